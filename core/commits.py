@@ -1,0 +1,207 @@
+"""Commits, references and their operations, as the store's callers see them.
+
+These are plain immutable values: the store turns its rows into them, so no
+database object escapes ``store/``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Generic, NamedTuple, TypeVar
+
+from core.conflicts import Conflict
+from core.content import Content, ContentType
+from core.keys import ContentKey
+
+# Nessie's well-known hash of the empty commit every new branch starts from.
+NO_ANCESTOR = "2e1cfa82b035c26cbbbdae632cea070514eb8b773f616aaeaf668e2f0be8f10d"
+DEFAULT_BRANCH = "main"
+
+
+class RefType(StrEnum):
+    BRANCH = "BRANCH"
+    TAG = "TAG"
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    name: str
+    type: RefType
+    hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedRef:
+    """What a reference spec pointed at: a commit, and the named ref if any.
+
+    ``writable`` is true only for a bare branch name: commits, merges and
+    transplants may target nothing else.
+    """
+
+    hash: str
+    name: str | None = None
+    type: RefType | None = None
+    writable: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CommitMeta:
+    message: str = ""
+    author: str | None = None
+    committer: str | None = None
+    properties: dict[str, str] = field(default_factory=dict)
+
+
+# -- operations a caller sends -------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Put:
+    """Create (content has no id) or update (content has the existing id, and
+    ``expected`` is the value the caller read) the value at ``key``."""
+
+    key: ContentKey
+    content: Content
+    expected: Content | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Delete:
+    key: ContentKey
+    expected: Content | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Unchanged:
+    """Asserts the key did not change since the commit's expected hash."""
+
+    key: ContentKey
+
+
+Operation = Put | Delete | Unchanged
+
+
+# -- what the store keeps and returns -----------------------------------------
+class IndexEntry(NamedTuple):
+    """What a key maps to in a commit's key index (a tuple: cheap to compare)."""
+
+    type: ContentType
+    content_id: str
+    value_hash: str
+
+
+class OpKind(StrEnum):
+    PUT = "PUT"
+    DELETE = "DELETE"
+
+
+@dataclass(frozen=True, slots=True)
+class CommitOperation:
+    kind: OpKind
+    key: ContentKey
+    entry: IndexEntry | None = None  # the new value of a PUT
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    hash: str
+    parents: tuple[str, ...]
+    message: str
+    author: str | None
+    committer: str | None
+    created_at: datetime
+    properties: dict[str, str]
+    operations: tuple[CommitOperation, ...]
+
+    @property
+    def parent(self) -> str | None:
+        return self.parents[0] if self.parents else None
+
+
+@dataclass(frozen=True, slots=True)
+class CommitResult:
+    hash: str
+    parent: str
+    created_at: datetime
+    # Content ids the store assigned to new values, by key.
+    assigned_ids: dict[ContentKey, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    key: ContentKey
+    type: ContentType
+    content_id: str
+    content: Content | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DiffEntry:
+    key: ContentKey
+    before: Content | None
+    after: Content | None
+
+
+@dataclass(frozen=True, slots=True)
+class ReflogEntry:
+    ref: str
+    ref_type: RefType
+    old_hash: str | None
+    new_hash: str | None
+    at: datetime
+    principal: str | None
+    reason: str
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Page(Generic[T]):
+    items: list[T]
+    next_token: str | None = None
+
+
+# -- merges and transplants ----------------------------------------------------
+class MergeBehavior(StrEnum):
+    NORMAL = "NORMAL"  # apply; a conflict fails the merge
+    FORCE = "FORCE"    # apply the source's change even over a conflict
+    DROP = "DROP"      # keep the target's value, ignore the source's change
+
+
+class KeyOutcome(StrEnum):
+    APPLIED = "APPLIED"      # the source's change was applied
+    FORCED = "FORCED"        # applied over a conflict (FORCE)
+    DROPPED = "DROPPED"      # the source's change was left out (DROP)
+    UNCHANGED = "UNCHANGED"  # both sides made the same change already
+    CONFLICT = "CONFLICT"    # refused; fails the merge
+
+
+@dataclass(frozen=True, slots=True)
+class KeyMergeDetail:
+    key: ContentKey
+    behavior: MergeBehavior
+    outcome: KeyOutcome
+    conflict: Conflict | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MergeResult:
+    target_branch: str
+    source_hash: str
+    expected_target_hash: str
+    common_ancestor: str | None
+    details: list[KeyMergeDetail]
+    dry_run: bool
+    # Hash of the new head (None when nothing was written).
+    result_hash: str | None = None
+    created_commits: list[str] = field(default_factory=list)
+
+    @property
+    def conflicts(self) -> list[Conflict]:
+        return [d.conflict for d in self.details
+                if d.outcome is KeyOutcome.CONFLICT and d.conflict is not None]
+
+    @property
+    def applied(self) -> bool:
+        return self.result_hash is not None

@@ -1,0 +1,133 @@
+"""Content values kept under keys: Iceberg tables, views, materialized views
+and namespaces. Field names follow Nessie's JSON (camelCase aliases).
+
+The Iceberg metadata itself lives in files; a content value points at it and
+caches the few fields that conflict checks need. Every value has a stable
+``id`` that the store assigns on creation and that survives renames and merges.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_serializer,
+    field_validator,
+)
+
+from core.dialects import Extension, dump_extension, parse_extensions
+from core.errors import InvalidContentError, InvalidExtensionError
+from core.keys import ContentKey
+
+
+class ContentType(StrEnum):
+    ICEBERG_TABLE = "ICEBERG_TABLE"
+    ICEBERG_VIEW = "ICEBERG_VIEW"
+    MATERIALIZED_VIEW = "MATERIALIZED_VIEW"
+    NAMESPACE = "NAMESPACE"
+
+
+class _Content(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, frozen=True, extra="forbid")
+
+    id: str | None = None
+
+    def with_id(self, content_id: str) -> Content:
+        return self.model_copy(update={"id": content_id})
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    def canonical_bytes(self) -> bytes:
+        return json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"),
+                          ensure_ascii=False).encode()
+
+    def value_hash(self) -> str:
+        """Hash of the whole value, id included: equal hashes mean equal values."""
+        return hashlib.sha256(self.canonical_bytes()).hexdigest()
+
+
+class IcebergTable(_Content):
+    type: Literal["ICEBERG_TABLE"] = "ICEBERG_TABLE"
+    metadata_location: str = Field(alias="metadataLocation", min_length=1)
+    snapshot_id: int = Field(-1, alias="snapshotId")
+    schema_id: int = Field(0, alias="schemaId")
+    spec_id: int = Field(0, alias="specId")
+    sort_order_id: int = Field(0, alias="sortOrderId")
+
+
+class _ViewLike(_Content):
+    metadata_location: str = Field(alias="metadataLocation", min_length=1)
+    version_id: int = Field(alias="versionId")
+    schema_id: int = Field(0, alias="schemaId")
+    # Dialect extensions of the current version, keyed by lower-case dialect.
+    extensions: dict[str, Any] = {}
+
+    @field_validator("extensions", mode="before")
+    @classmethod
+    def _check_extensions(cls, value: Any) -> dict[str, Extension]:
+        return parse_extensions(value)
+
+    @field_serializer("extensions")
+    def _dump_extensions(self, value: dict[str, Extension]) -> dict[str, Any]:
+        return {k: dump_extension(v) for k, v in sorted(value.items())}
+
+
+class IcebergView(_ViewLike):
+    type: Literal["ICEBERG_VIEW"] = "ICEBERG_VIEW"
+
+
+class RefreshState(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, frozen=True, extra="forbid")
+
+    refreshed_at_ms: int | None = Field(None, alias="refreshedAtMs")
+    view_version_id: int | None = Field(None, alias="viewVersionId")
+    # Snapshot id of every source table (by key path) that the refresh read.
+    source_snapshots: dict[str, int] = Field({}, alias="sourceSnapshots")
+
+
+class MaterializedView(_ViewLike):
+    type: Literal["MATERIALIZED_VIEW"] = "MATERIALIZED_VIEW"
+    storage_table: ContentKey = Field(alias="storageTable")
+    refresh_state: RefreshState = Field(RefreshState(), alias="refreshState")
+
+
+class Namespace(_Content):
+    type: Literal["NAMESPACE"] = "NAMESPACE"
+    properties: dict[str, str] = {}
+
+
+Content = Annotated[
+    IcebergTable | IcebergView | MaterializedView | Namespace, Field(discriminator="type")
+]
+_ADAPTER: TypeAdapter[Content] = TypeAdapter(Content)
+
+
+def parse_content(payload: Any) -> Content:
+    """Validate a content value from JSON-like data; errors name the field."""
+    if isinstance(payload, _Content):
+        return payload  # type: ignore[return-value]
+    try:
+        return _ADAPTER.validate_python(payload)
+    except ValidationError as e:
+        first = e.errors()[0]
+        cause = first.get("ctx", {}).get("error")
+        if isinstance(cause, InvalidExtensionError):
+            raise InvalidExtensionError(cause.message) from None
+        parts = [str(p) for p in first["loc"]]
+        if parts and parts[0] in ContentType.__members__:
+            parts = parts[1:]  # the union's tag, not a field
+        loc = ".".join(parts) or "type"
+        raise InvalidContentError(f"invalid content: field {loc!r}: {first['msg']}") from None
+
+
+def parse_content_json(raw: bytes | str) -> Content:
+    return parse_content(json.loads(raw))

@@ -1,0 +1,182 @@
+"""Planning a commit: Nessie's rules for operations, checked against a head."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+from core.commits import (
+    CommitMeta,
+    CommitResult,
+    Delete,
+    IndexEntry,
+    Operation,
+    Put,
+    Reference,
+    Unchanged,
+)
+from core.conflicts import Conflict, ConflictType
+from core.content import Content, ContentType
+from core.errors import CommitConflictError, InvalidOperationError
+from core.instants import from_micros
+from core.keys import ContentKey
+from core.merge import namespace_conflicts
+from store.history import History
+from store.index import KeyIndex, Ref
+from store.objects import CommitRecord, ObjectReader
+from store.writes import WriteSet, make_commit, operations_from
+
+
+def validate_operations(ops: Sequence[Operation]) -> None:
+    seen: set[ContentKey] = set()
+    for op in ops:
+        if not isinstance(op, Put | Delete | Unchanged):
+            raise InvalidOperationError(f"unknown operation {op!r}")
+        if op.key in seen:
+            raise InvalidOperationError(f"key '{op.key}' appears in more than one operation")
+        seen.add(op.key)
+
+
+class CommitPlanner:
+    def __init__(self, reader: ObjectReader, index: KeyIndex, history: History) -> None:
+        self.reader = reader
+        self.index = index
+        self.history = history
+
+    def plan(self, head: Reference, ops: Sequence[Operation], meta: CommitMeta,
+             expected: str | None, principal: str | None, now_us: int,
+             ) -> WriteSet[CommitResult]:
+        parent = self.reader.commit(head.hash)
+        conflicts: list[Conflict] = []
+        keys = [op.key.internal for op in ops]
+        if expected is not None and expected != head.hash:
+            conflicts += self._changed_since(head, parent, expected, keys)
+        names = set(keys)
+        for op in ops:
+            if isinstance(op, Put):
+                names.update(a.internal for a in op.key.ancestors())
+        current = self.index.get_many(parent.root, names)
+        deleted_ids = {current[op.key.internal].content_id for op in ops  # type: ignore[union-attr]
+                       if isinstance(op, Delete) and current[op.key.internal] is not None}
+
+        changes: dict[str, IndexEntry | None] = {}
+        contents: dict[str, Content] = {}
+        assigned: dict[ContentKey, str] = {}
+        for op in ops:
+            if isinstance(op, Unchanged):
+                continue  # only checked against the expected hash (above)
+            cur = current[op.key.internal]
+            if isinstance(op, Delete):
+                c = _check_delete(op, cur)
+                if c:
+                    conflicts.append(c)
+                else:
+                    changes[op.key.internal] = None
+                continue
+            content, conflict = _check_put(op, cur, deleted_ids)
+            if conflict:
+                conflicts.append(conflict)
+                continue
+            if content.id is None:
+                content = content.with_id(str(uuid.uuid4()))
+                assigned[op.key] = content.id  # type: ignore[assignment]
+            vh = content.value_hash()
+            contents[vh] = content
+            changes[op.key.internal] = IndexEntry(ContentType(content.type), content.id, vh)  # type: ignore[arg-type]
+
+        conflicts += self._namespace_conflicts(parent.root, changes, current)
+        if conflicts:
+            raise CommitConflictError(conflicts)
+
+        root = self.index.mutate(parent.root, changes)
+        root_hash, nodes = self.index.finalize(root)
+        rec = make_commit([parent], root_hash, meta, operations_from(changes), now_us,
+                          principal)
+        objects = [{"hash": h, "kind": "n", "data": data} for h, data, _ in nodes]
+        objects += [{"hash": vh, "kind": "c", "data": c.canonical_bytes()}
+                    for vh, c in contents.items()]
+        result = CommitResult(rec.hash, parent.hash, from_micros(rec.created_us), assigned)
+        return WriteSet(result, objects, [rec], [n for _, _, n in nodes], "commit")
+
+    def _changed_since(self, head: Reference, parent: CommitRecord, expected: str,
+                       keys: list[str]) -> list[Conflict]:
+        """Nessie's rule: a stale expected hash is fine if none of the keys moved."""
+        if not self.history.is_ancestor(expected, head.hash):
+            raise CommitConflictError([Conflict(
+                ConflictType.UNEXPECTED_HASH, None,
+                f"expected hash {expected} is not in the history of branch '{head.name}' "
+                f"(head {head.hash})")])
+        then = self.index.get_many(self.reader.commit(expected).root, keys)
+        now = self.index.get_many(parent.root, keys)
+        return [Conflict(ConflictType.VALUE_DIFFERS, ContentKey.from_internal(k),
+                         f"key '{ContentKey.from_internal(k)}' changed on branch "
+                         f"'{head.name}' after the expected commit {expected[:12]}")
+                for k in keys if then[k] != now[k]]
+
+    def _namespace_conflicts(self, root: Ref, changes: dict[str, IndexEntry | None],
+                             current: dict[str, IndexEntry | None]) -> list[Conflict]:
+        def lookup(key: ContentKey) -> IndexEntry | None:
+            k = key.internal
+            if k in changes:
+                return changes[k]
+            return current[k] if k in current else self.index.get(root, k)
+
+        return namespace_conflicts(
+            {ContentKey.from_internal(k): e for k, e in changes.items()}, lookup,
+            lambda ns: has_children(self.index, root, changes, ns))
+
+
+def has_children(index: KeyIndex, root: Ref, changes: dict[str, IndexEntry | None],
+                 ns: ContentKey) -> bool:
+    """Whether anything is left below ``ns`` once ``changes`` apply."""
+    prefix = ns.child_prefix()
+    if any(k.startswith(prefix) and e is not None for k, e in changes.items()):
+        return True
+    for k, _ in index.items(root, prefix):
+        if not k.startswith(prefix):
+            return False
+        if k not in changes:
+            return True
+    return False
+
+
+def _check_delete(op: Delete, cur: IndexEntry | None) -> Conflict | None:
+    if cur is None:
+        return Conflict(ConflictType.KEY_DOES_NOT_EXIST, op.key,
+                        f"key '{op.key}' does not exist")
+    if op.expected is not None and op.expected.value_hash() != cur.value_hash:
+        return Conflict(ConflictType.VALUE_DIFFERS, op.key,
+                        f"key '{op.key}' does not hold the expected content")
+    return None
+
+
+def _check_put(op: Put, cur: IndexEntry | None,
+               deleted_ids: set[str]) -> tuple[Content, Conflict | None]:
+    c = op.content
+    if cur is None:
+        if op.expected is not None:
+            return c, Conflict(ConflictType.KEY_DOES_NOT_EXIST, op.key,
+                               f"key '{op.key}' does not exist, but expected content was given")
+        if c.id is not None and c.id not in deleted_ids:
+            return c, Conflict(ConflictType.KEY_DOES_NOT_EXIST, op.key,
+                               f"key '{op.key}' does not exist; new content must not carry an "
+                               f"id (content {c.id} is not being renamed in this commit)")
+        return c, None
+    if c.id is None:
+        return c, Conflict(ConflictType.KEY_EXISTS, op.key,
+                           f"key '{op.key}' already exists (content {cur.content_id}); "
+                           "an update must carry its id and the expected content")
+    if c.id != cur.content_id:
+        return c, Conflict(ConflictType.CONTENT_ID_DIFFERS, op.key,
+                           f"key '{op.key}' holds content {cur.content_id}, not {c.id}")
+    if c.type != cur.type:
+        return c, Conflict(ConflictType.PAYLOAD_DIFFERS, op.key,
+                           f"key '{op.key}' holds a {cur.type}; cannot store a {c.type} there")
+    if op.expected is None:
+        raise InvalidOperationError(
+            f"Put on existing key '{op.key}' must carry the expected content (the value the "
+            "update was based on)")
+    if op.expected.value_hash() != cur.value_hash:
+        return c, Conflict(ConflictType.VALUE_DIFFERS, op.key,
+                           f"key '{op.key}' does not hold the expected content: it changed")
+    return c, None

@@ -1,0 +1,96 @@
+"""Engines and transactions for SQLite (file, WAL) and PostgreSQL.
+
+Two engines share one database: ``read`` runs each statement on its own
+(immutable objects need no isolation), ``write`` wraps a unit of work in one
+transaction. On SQLite a write transaction starts with BEGIN IMMEDIATE, so it
+takes the write lock up front instead of failing on a lock upgrade.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, Table, create_engine, event, text
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import make_url
+
+SQLITE_BUSY_TIMEOUT_S = 60
+
+
+def default_database_url(data_dir: str | os.PathLike[str]) -> str:
+    return f"sqlite:///{Path(data_dir).resolve() / 'sapwood.db'}"
+
+
+class Database:
+    def __init__(self, url: str) -> None:
+        parsed = make_url(url)
+        self.url = url
+        self.dialect = parsed.get_backend_name()
+        if self.dialect == "sqlite":
+            path = parsed.database
+            if not path or path == ":memory:":
+                raise ValueError("Sapwood needs a SQLite *file* (sqlite:///path/to/file.db)")
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            args: dict[str, Any] = {"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_S}
+            self.read_engine = create_engine(url, connect_args=args, pool_size=8,
+                                             max_overflow=32)
+            self.write_engine = create_engine(url, connect_args=args, pool_size=8,
+                                              max_overflow=32)
+            for eng in (self.read_engine, self.write_engine):
+                event.listen(eng, "connect", _sqlite_connect)
+            event.listen(self.write_engine, "begin", _sqlite_begin_immediate)
+        elif self.dialect == "postgresql":
+            if parsed.drivername == "postgresql":
+                url = parsed.set(drivername="postgresql+psycopg").render_as_string(
+                    hide_password=False)
+            self.read_engine = create_engine(url, isolation_level="AUTOCOMMIT", pool_size=8,
+                                             max_overflow=32, pool_pre_ping=True)
+            self.write_engine = create_engine(url, pool_size=8, max_overflow=32,
+                                              pool_pre_ping=True)
+        else:
+            raise ValueError(f"unsupported database {parsed.drivername!r}: "
+                             "use sqlite:///file.db or postgresql://…")
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        with self.read_engine.connect() as conn:
+            yield conn
+
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        with self.write_engine.begin() as conn:
+            yield conn
+
+    def insert_ignore(self, table: Table) -> Any:
+        """INSERT … ON CONFLICT DO NOTHING: content-addressed rows may exist."""
+        ins = (postgresql.insert(table) if self.dialect == "postgresql"
+               else sqlite.insert(table))
+        return ins.on_conflict_do_nothing()
+
+    def dispose(self) -> None:
+        self.read_engine.dispose()
+        self.write_engine.dispose()
+
+
+def _sqlite_connect(dbapi_conn: Any, _record: Any) -> None:
+    # Driver-level autocommit; transactions are begun explicitly (see begin hook).
+    dbapi_conn.isolation_level = None
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    # FULL: a commit the API acknowledged survives a power loss.
+    cur.execute("PRAGMA synchronous=FULL")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_S * 1000}")
+    cur.close()
+
+
+def _sqlite_begin_immediate(conn: Connection) -> None:
+    conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def sql(statement: str) -> Any:
+    return text(statement)

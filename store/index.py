@@ -1,0 +1,349 @@
+"""The persistent key index: a Merkle search tree (MST).
+
+Every key gets a height from its hash (leading zero bits // FANOUT_BITS, so
+about one key in 2**FANOUT_BITS climbs a level). A node at level L holds the
+keys of height L in its key range, with subtrees of level L-1 between them.
+The shape depends only on the set of keys, never on the order of the edits
+that made it, so equal maps have equal root hashes. Hence:
+
+* a lookup reads one node per level, O(log n), however long the history;
+* an edit rewrites one path of nodes, O(log n), sharing everything else;
+* a diff skips every subtree whose hash matches, descending only where the
+  two maps differ.
+
+Nodes are immutable. New ones live in memory until ``finalize`` hashes them
+bottom-up and returns the rows to write; loaded ones come from ``NodeSource``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from bisect import bisect_left
+from collections.abc import Iterable, Iterator
+from typing import Protocol
+
+from core.commits import IndexEntry
+from core.content import ContentType
+
+FANOUT_BITS = 5  # average node fan-out 32
+
+_TYPE_CODE = {ContentType.ICEBERG_TABLE: "T", ContentType.ICEBERG_VIEW: "V",
+              ContentType.MATERIALIZED_VIEW: "M", ContentType.NAMESPACE: "N"}
+_CODE_TYPE = {v: k for k, v in _TYPE_CODE.items()}
+
+
+class Node:
+    __slots__ = ("hash", "keys", "kids", "level", "vals")
+
+    def __init__(self, level: int, keys: list[str], vals: list[IndexEntry],
+                 kids: list[Ref], hash_: str | None = None) -> None:
+        self.level = level
+        self.keys = keys
+        self.vals = vals
+        self.kids = kids  # len(keys) + 1 subtrees; all None on level 0
+        self.hash = hash_
+
+
+Ref = Node | str | None  # an in-memory node, a stored node's hash, or empty
+
+
+class NodeSource(Protocol):
+    def load_node(self, hash_: str) -> Node: ...
+
+    def prefetch_nodes(self, hashes: Iterable[str]) -> None: ...
+
+
+def key_height(key: str) -> int:
+    top = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big")
+    zeros = 64 - top.bit_length()
+    return zeros // FANOUT_BITS
+
+
+def encode_node(node: Node, kid_hashes: list[str | None]) -> bytes:
+    vals = [[_TYPE_CODE[v.type], v.content_id, v.value_hash] for v in node.vals]
+    body = [node.level, node.keys, vals, kid_hashes if node.level else None]
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def decode_node(hash_: str, data: bytes) -> Node:
+    level, keys, vals, kids = json.loads(data)
+    entries = [IndexEntry(_CODE_TYPE[t], cid, vh) for t, cid, vh in vals]
+    return Node(level, keys, entries, kids if kids is not None else [None] * (len(keys) + 1),
+                hash_)
+
+
+def ref_hash(ref: Ref) -> str | None:
+    return ref if isinstance(ref, str) or ref is None else ref.hash
+
+
+class KeyIndex:
+    """Operations on index roots; keys are ContentKey.internal strings."""
+
+    def __init__(self, source: NodeSource) -> None:
+        self._src = source
+
+    def _node(self, ref: Node | str) -> Node:
+        return ref if isinstance(ref, Node) else self._src.load_node(ref)
+
+    # -- reads -----------------------------------------------------------------
+    def get(self, root: Ref, key: str) -> IndexEntry | None:
+        ref = root
+        while ref is not None:
+            n = self._node(ref)
+            i = bisect_left(n.keys, key)
+            if i < len(n.keys) and n.keys[i] == key:
+                return n.vals[i]
+            ref = n.kids[i]
+        return None
+
+    def get_many(self, root: Ref, keys: Iterable[str]) -> dict[str, IndexEntry | None]:
+        """Look up many keys, one batched node fetch per tree level."""
+        out: dict[str, IndexEntry | None] = {}
+        frontier: list[tuple[Ref, list[str]]] = [(root, sorted(set(keys)))]
+        while frontier:
+            self._src.prefetch_nodes(r for r, _ in frontier if isinstance(r, str))
+            nxt: list[tuple[Ref, list[str]]] = []
+            for ref, ks in frontier:
+                if ref is None:
+                    out.update(dict.fromkeys(ks))
+                    continue
+                n = self._node(ref)
+                groups: dict[int, list[str]] = {}
+                for k in ks:
+                    i = bisect_left(n.keys, k)
+                    if i < len(n.keys) and n.keys[i] == k:
+                        out[k] = n.vals[i]
+                    else:
+                        groups.setdefault(i, []).append(k)
+                nxt.extend((n.kids[i], g) for i, g in groups.items())
+            frontier = nxt
+        return out
+
+    def items(self, root: Ref, start: str | None = None,
+              stop: str | None = None) -> Iterator[tuple[str, IndexEntry]]:
+        """Entries with start <= key < stop, in key order."""
+        if root is None:
+            return
+        n = self._node(root)
+        i = bisect_left(n.keys, start) if start is not None else 0
+        for j in range(i, len(n.keys) + 1):
+            kid = n.kids[j]
+            if kid is not None:
+                yield from self.items(kid, start if j == i else None, stop)
+            if j == len(n.keys):
+                return
+            k = n.keys[j]
+            if stop is not None and k >= stop:
+                return
+            yield k, n.vals[j]
+
+    def first_with_prefix(self, root: Ref, prefix: str) -> str | None:
+        for k, _ in self.items(root, prefix):
+            return k if k.startswith(prefix) else None
+        return None
+
+    # -- edits -----------------------------------------------------------------
+    def mutate(self, root: Ref, changes: dict[str, IndexEntry | None]) -> Ref:
+        for key in sorted(changes):
+            entry = changes[key]
+            root = self.put(root, key, entry) if entry is not None else self.delete(root, key)
+        return root
+
+    def put(self, root: Ref, key: str, entry: IndexEntry) -> Ref:
+        h = key_height(key)
+        if root is None:
+            return _leafish(key, entry, h)
+        r = self._node(root)
+        if h > r.level:
+            left, right = self._split(r, key)
+            return Node(h, [key], [entry], [_lift(left, r.level, h - 1),
+                                             _lift(right, r.level, h - 1)])
+        return self._put(r, key, entry, h)
+
+    def _put(self, n: Node, key: str, entry: IndexEntry, h: int) -> Node:
+        i = bisect_left(n.keys, key)
+        if i < len(n.keys) and n.keys[i] == key:
+            if n.vals[i] == entry:
+                return n
+            vals = n.vals.copy()
+            vals[i] = entry
+            return Node(n.level, n.keys, vals, n.kids)
+        if h == n.level:
+            left, right = self._split(n.kids[i], key)
+            return Node(n.level, [*n.keys[:i], key, *n.keys[i:]],
+                        [*n.vals[:i], entry, *n.vals[i:]],
+                        [*n.kids[:i], left, right, *n.kids[i + 1:]])
+        kid = n.kids[i]
+        new_kid = (_lift(_leafish(key, entry, h), h, n.level - 1) if kid is None
+                   else self._put(self._node(kid), key, entry, h))
+        kids = n.kids.copy()
+        kids[i] = new_kid
+        return Node(n.level, n.keys, n.vals, kids)
+
+    def _split(self, ref: Ref, key: str) -> tuple[Ref, Ref]:
+        """Split a subtree at a key it does not hold: (keys < key, keys > key)."""
+        if ref is None:
+            return None, None
+        n = self._node(ref)
+        i = bisect_left(n.keys, key)
+        left, right = self._split(n.kids[i], key)
+        return (_norm(Node(n.level, n.keys[:i], n.vals[:i], [*n.kids[:i], left])),
+                _norm(Node(n.level, n.keys[i:], n.vals[i:], [right, *n.kids[i + 1:]])))
+
+    def delete(self, root: Ref, key: str) -> Ref:
+        if root is None:
+            return None
+        r = self._node(root)
+        new = self._delete(r, key, key_height(key))
+        if new is r:
+            return root
+        while new is not None and not new.keys:  # a root needs a key of its own
+            new = self._node(new.kids[0]) if new.kids[0] is not None else None
+        return new
+
+    def _delete(self, n: Node, key: str, h: int) -> Node | None:
+        i = bisect_left(n.keys, key)
+        if i < len(n.keys) and n.keys[i] == key:
+            merged = self._merge(n.kids[i], n.kids[i + 1])
+            return _norm(Node(n.level, n.keys[:i] + n.keys[i + 1:], n.vals[:i] + n.vals[i + 1:],
+                              [*n.kids[:i], merged, *n.kids[i + 2:]]))
+        kid = n.kids[i]
+        if h >= n.level or kid is None:
+            return n  # absent
+        k = self._node(kid)
+        new_kid = self._delete(k, key, h)
+        if new_kid is k:
+            return n
+        kids = n.kids.copy()
+        kids[i] = new_kid
+        return _norm(Node(n.level, n.keys, n.vals, kids))
+
+    def _merge(self, a: Ref, b: Ref) -> Ref:
+        """Join two adjacent subtrees of one level (all of a < all of b)."""
+        if a is None:
+            return b
+        if b is None:
+            return a
+        na, nb = self._node(a), self._node(b)
+        mid = self._merge(na.kids[-1], nb.kids[0])
+        return Node(na.level, na.keys + nb.keys, na.vals + nb.vals,
+                    [*na.kids[:-1], mid, *nb.kids[1:]])
+
+    def finalize(self, root: Ref) -> tuple[str | None, list[tuple[str, bytes, Node]]]:
+        """Hash new nodes bottom-up; returns the root hash and the rows to write."""
+        rows: list[tuple[str, bytes, Node]] = []
+
+        def walk(ref: Ref) -> str | None:
+            if ref is None or isinstance(ref, str):
+                return ref
+            if ref.hash is not None:
+                return ref.hash
+            kid_hashes = [walk(k) for k in ref.kids]
+            data = encode_node(ref, kid_hashes)
+            ref.hash = hashlib.sha256(data).hexdigest()
+            ref.kids = kid_hashes  # drop references to in-memory children
+            rows.append((ref.hash, data, ref))
+            return ref.hash
+
+        return walk(root), rows
+
+    # -- diff ------------------------------------------------------------------
+    def diff(self, a: Ref, b: Ref) -> list[tuple[str, IndexEntry | None, IndexEntry | None]]:
+        """Keys whose entries differ between two roots, sorted by key.
+
+        Subtrees over the same key range are compared level by level (one
+        batched fetch per level); equal hashes are skipped whole. Where the
+        two shapes do not line up, a merge-walk takes over for that range.
+        """
+        out: list[tuple[str, IndexEntry | None, IndexEntry | None]] = []
+        frontier: list[tuple[Ref, Ref]] = [(a, b)]
+        while frontier:
+            self._src.prefetch_nodes(
+                r for pair in frontier for r in pair if isinstance(r, str))
+            nxt: list[tuple[Ref, Ref]] = []
+            for x, y in frontier:
+                if ref_hash(x) is not None and ref_hash(x) == ref_hash(y):
+                    continue
+                nx = self._node(x) if x is not None else None
+                ny = self._node(y) if y is not None else None
+                if nx is not None and ny is not None and nx.level == ny.level \
+                        and nx.keys == ny.keys:
+                    for k, vx, vy in zip(nx.keys, nx.vals, ny.vals, strict=True):
+                        if vx != vy:
+                            out.append((k, vx, vy))
+                    nxt.extend((kx, ky) for kx, ky in zip(nx.kids, ny.kids, strict=True)
+                               if kx != ky and ref_hash(kx) != ref_hash(ky))
+                else:
+                    out.extend(self._walk_diff(nx, ny))
+            frontier = nxt
+        out.sort(key=lambda t: t[0])
+        return out
+
+    def _walk_diff(self, a: Node | None, b: Node | None,
+                   ) -> Iterator[tuple[str, IndexEntry | None, IndexEntry | None]]:
+        # Two streams of (subtree | entry) in key order; a pair of subtrees
+        # with one hash at the heads of both streams holds the same entries.
+        sa: list[object] = [a] if a is not None else []
+        sb: list[object] = [b] if b is not None else []
+        while sa or sb:
+            x = sa[-1] if sa else None
+            y = sb[-1] if sb else None
+            x_node = x is not None and not isinstance(x, tuple)
+            y_node = y is not None and not isinstance(y, tuple)
+            if x_node and y_node:
+                if ref_hash(x) is not None and ref_hash(x) == ref_hash(y):  # type: ignore[arg-type]
+                    sa.pop()
+                    sb.pop()
+                    continue
+                nx, ny = self._node(x), self._node(y)  # type: ignore[arg-type]
+                if nx.level >= ny.level:
+                    _expand(sa, nx)
+                if ny.level >= nx.level:
+                    _expand(sb, ny)
+            elif x_node:
+                _expand(sa, self._node(x))  # type: ignore[arg-type]
+            elif y_node:
+                _expand(sb, self._node(y))  # type: ignore[arg-type]
+            else:
+                ex: tuple[str, IndexEntry] | None = x  # type: ignore[assignment]
+                ey: tuple[str, IndexEntry] | None = y  # type: ignore[assignment]
+                if ey is None or (ex is not None and ex[0] < ey[0]):
+                    sa.pop()
+                    yield ex[0], ex[1], None  # type: ignore[index]
+                elif ex is None or ey[0] < ex[0]:
+                    sb.pop()
+                    yield ey[0], None, ey[1]
+                else:
+                    sa.pop()
+                    sb.pop()
+                    if ex[1] != ey[1]:
+                        yield ex[0], ex[1], ey[1]
+
+
+def _expand(stack: list[object], n: Node) -> None:
+    stack.pop()
+    for i in range(len(n.keys), -1, -1):
+        kid = n.kids[i]
+        if kid is not None:
+            stack.append(kid)
+        if i > 0:
+            stack.append((n.keys[i - 1], n.vals[i - 1]))
+
+
+def _leafish(key: str, entry: IndexEntry, h: int) -> Node:
+    return Node(h, [key], [entry], [None, None])
+
+
+def _lift(ref: Ref, level: int, to_level: int) -> Ref:
+    """Wrap a subtree of ``level`` in key-less nodes up to ``to_level``."""
+    if ref is None:
+        return None
+    while level < to_level:
+        level += 1
+        ref = Node(level, [], [], [ref])
+    return ref
+
+
+def _norm(n: Node) -> Node | None:
+    return None if not n.keys and n.kids[0] is None else n

@@ -1,0 +1,162 @@
+"""Planning merges and transplants: per-key three-way decisions (core.merge)
+fed with what the key index says at the base, the source and the target."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from core.commits import (
+    CommitMeta,
+    IndexEntry,
+    KeyMergeDetail,
+    KeyOutcome,
+    MergeBehavior,
+    MergeResult,
+    Reference,
+)
+from core.errors import InvalidOperationError, MergeConflictError
+from core.keys import ContentKey
+from core.merge import decide, namespace_conflicts, three_way
+from store.committing import has_children
+from store.history import History
+from store.index import KeyIndex, Node, Ref
+from store.objects import CommitRecord, ObjectReader
+from store.writes import WriteSet, make_commit, operations_from
+
+_TAKES_SOURCE = (KeyOutcome.APPLIED, KeyOutcome.FORCED)
+
+
+class _Pending:
+    """Node source that also sees nodes hashed in this plan but not yet stored."""
+
+    def __init__(self, reader: ObjectReader) -> None:
+        self.reader = reader
+        self.nodes: dict[str, Node] = {}
+
+    def load_node(self, hash_: str) -> Node:
+        return self.nodes.get(hash_) or self.reader.load_node(hash_)
+
+    def prefetch_nodes(self, hashes: Iterable[str]) -> None:
+        self.reader.prefetch_nodes(h for h in hashes if h not in self.nodes)
+
+
+class MergePlanner:
+    def __init__(self, reader: ObjectReader, index: KeyIndex, history: History) -> None:
+        self.reader = reader
+        self.index = index
+        self.history = history
+
+    def plan_merge(self, head: Reference, source_hash: str, source_name: str | None,
+                   default: MergeBehavior, modes: dict[ContentKey, MergeBehavior],
+                   dry_run: bool, meta: CommitMeta | None, principal: str | None,
+                   now_us: int, raise_on_conflict: bool = True) -> WriteSet[MergeResult]:
+        target = self.reader.commit(head.hash)
+        source = self.reader.commit(source_hash)
+        base_hash = self.history.merge_base(head.hash, source_hash)
+        if base_hash == source_hash:  # already contained in the target
+            return WriteSet(MergeResult(head.name, source_hash, head.hash, base_hash, [],
+                                        dry_run))
+        base = self.reader.commit(base_hash) if base_hash else None
+        changed = self.index.diff(base.root if base else None, source.root)
+        details, changes = self._decide(target.root, changed, default, modes)
+        result = MergeResult(head.name, source_hash, head.hash, base_hash, details, dry_run)
+        if result.conflicts:
+            if raise_on_conflict:
+                raise MergeConflictError(result)
+            return WriteSet(result)
+        if dry_run:
+            return WriteSet(result)
+        label = source_name or source_hash[:12]
+        meta = meta or CommitMeta(message=f"merge {label} into {head.name}")
+        if not meta.message:
+            meta = CommitMeta(f"merge {label} into {head.name}", meta.author, meta.committer,
+                              meta.properties)
+        root = self.index.mutate(target.root, changes)
+        root_hash, nodes = self.index.finalize(root)
+        rec = make_commit([target, source], root_hash, meta, operations_from(changes), now_us,
+                          principal)
+        result = MergeResult(head.name, source_hash, head.hash, base_hash, details, False,
+                             rec.hash, [rec.hash])
+        objects = [{"hash": h, "kind": "n", "data": d} for h, d, _ in nodes]
+        return WriteSet(result, objects, [rec], [n for _, _, n in nodes], "merge")
+
+    def plan_transplant(self, head: Reference, hashes: Sequence[str],
+                        default: MergeBehavior, modes: dict[ContentKey, MergeBehavior],
+                        dry_run: bool, principal: str | None, now_us: int,
+                        raise_on_conflict: bool = True) -> WriteSet[MergeResult]:
+        if not hashes:
+            raise InvalidOperationError("transplant needs at least one commit hash")
+        pending = _Pending(self.reader)
+        index = KeyIndex(pending)
+        parent = self.reader.commit(head.hash)
+        root: Ref = parent.root
+        details: list[KeyMergeDetail] = []
+        recs: list[CommitRecord] = []
+        objects: list[dict[str, object]] = []
+        new_nodes: list[Node] = []
+        for h in hashes:
+            src = self.reader.commit(h)
+            if not src.parents:
+                raise InvalidOperationError(f"commit {h} has no parent and cannot be transplanted")
+            before = self.reader.commit(src.parents[0])
+            keys = [op.key.internal for op in src.operations]
+            base_vals = index.get_many(before.root, keys)
+            changed = [(op.key.internal, base_vals[op.key.internal], op.entry)
+                       for op in src.operations]
+            d, changes = self._decide(root, changed, default, modes, index)
+            details += d
+            if any(x.outcome is KeyOutcome.CONFLICT for x in details):
+                continue  # keep going only to report every conflict
+            root = index.mutate(root, changes)
+            root_hash, nodes = index.finalize(root)
+            for nh, data, node in nodes:
+                pending.nodes[nh] = node
+                objects.append({"hash": nh, "kind": "n", "data": data})
+                new_nodes.append(node)
+            meta = CommitMeta(src.message, src.author, None, src.properties)
+            rec = make_commit([parent], root_hash, meta, operations_from(changes), now_us,
+                              principal)
+            recs.append(rec)
+            parent = rec
+        result = MergeResult(head.name, hashes[-1], head.hash, None, details, dry_run)
+        if result.conflicts:
+            if raise_on_conflict:
+                raise MergeConflictError(result)
+            return WriteSet(result)
+        if dry_run:
+            return WriteSet(result)
+        result = MergeResult(head.name, hashes[-1], head.hash, None, details, False,
+                             recs[-1].hash, [r.hash for r in recs])
+        return WriteSet(result, objects, recs, new_nodes, "transplant")
+
+    def _decide(self, target_root: Ref,
+                changed: list[tuple[str, IndexEntry | None, IndexEntry | None]],
+                default: MergeBehavior, modes: dict[ContentKey, MergeBehavior],
+                index: KeyIndex | None = None,
+                ) -> tuple[list[KeyMergeDetail], dict[str, IndexEntry | None]]:
+        index = index or self.index
+        tvals = index.get_many(target_root, [k for k, _, _ in changed])
+        details: dict[str, KeyMergeDetail] = {}
+        changes: dict[str, IndexEntry | None] = {}
+        for k, base, src in changed:
+            key = ContentKey.from_internal(k)
+            behavior = modes.get(key, default)
+            conflict = three_way(key, base, src, tvals[k])
+            outcome = decide(behavior, src, tvals[k], conflict)
+            if outcome in _TAKES_SOURCE:
+                changes[k] = src
+            shown = conflict if outcome in (KeyOutcome.CONFLICT, KeyOutcome.FORCED) else None
+            details[k] = KeyMergeDetail(key, behavior, outcome, shown)
+        # Namespace rules hold on the merged state; they cannot be forced.
+        ns = namespace_conflicts(
+            {ContentKey.from_internal(k): e for k, e in changes.items()},
+            lambda key: changes[key.internal] if key.internal in changes
+            else index.get(target_root, key.internal),
+            lambda key: has_children(index, target_root, changes, key))
+        for c in ns:
+            k = c.key.internal  # type: ignore[union-attr]
+            changes.pop(k, None)
+            details[k] = KeyMergeDetail(c.key, details[k].behavior,  # type: ignore[arg-type]
+                                        KeyOutcome.CONFLICT, c)
+        return [details[k] for k in sorted(details)], changes
+

@@ -1,0 +1,52 @@
+"""Schema migrations (Alembic), run on open. Concurrent openers serialise on a
+lock (PostgreSQL advisory lock; SQLite's write lock), so the schema is
+created exactly once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Connection, insert, select, text
+
+from core.commits import DEFAULT_BRANCH, NO_ANCESTOR, RefType
+from store.db import Database
+from store.schema import COMMITS, REFLOG, REFS
+
+_LOCK_ID = 0x5A9_0001
+
+
+def upgrade(db: Database) -> None:
+    cfg = Config()
+    cfg.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
+    with db.write() as conn:
+        if db.dialect == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:id)"), {"id": _LOCK_ID})
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "head")
+
+
+def bootstrap(db: Database, now_us: int) -> None:
+    """The empty root commit and the default branch, if absent."""
+    with db.write() as conn:
+        if db.dialect == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:id)"), {"id": _LOCK_ID})
+        _ensure_root(conn)
+        if conn.execute(select(REFS.c.name).where(REFS.c.name == DEFAULT_BRANCH)).first():
+            return
+        if conn.execute(select(REFLOG.c.id).where(REFLOG.c.ref == DEFAULT_BRANCH)).first():
+            return  # main existed once and was removed by hand: do not resurrect it silently
+        conn.execute(insert(REFS).values(name=DEFAULT_BRANCH, type=RefType.BRANCH.value,
+                                         head=NO_ANCESTOR, created_us=now_us))
+        conn.execute(insert(REFLOG).values(ref=DEFAULT_BRANCH, ref_type=RefType.BRANCH.value,
+                                           old_hash=None, new_hash=NO_ANCESTOR, at_us=now_us,
+                                           principal=None, reason="create"))
+
+
+def _ensure_root(conn: Connection) -> None:
+    if conn.execute(select(COMMITS.c.hash).where(COMMITS.c.hash == NO_ANCESTOR)).first():
+        return
+    conn.execute(insert(COMMITS).values(
+        hash=NO_ANCESTOR, parent=None, merge_parents=None, generation=0, created_us=0,
+        author=None, committer=None, message="", properties="{}", operations="[]", root=None))

@@ -1,0 +1,199 @@
+"""Read side: resolving reference specs, and entries, contents, log and diff
+at whatever commit a spec names."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sqlalchemy import select
+
+from core.commits import (
+    NO_ANCESTOR,
+    Commit,
+    DiffEntry,
+    Entry,
+    Page,
+    RefType,
+    ResolvedRef,
+)
+from core.content import Content, ContentType
+from core.errors import AmbiguousHashError, CommitNotFoundError, ContentNotFoundError
+from core.instants import to_micros
+from core.keys import ContentKey
+from core.refs import HASH_LENGTH, Ancestor, AtInstant, Parent, RefSpec, parse_ref
+from store.db import Database
+from store.history import History
+from store.index import KeyIndex
+from store.objects import ObjectReader
+from store.refs import Refs, _page_size, decode_token, encode_token
+from store.schema import COMMITS
+
+_LOG_BATCH = 200
+
+
+class Reads:
+    def __init__(self, db: Database, reader: ObjectReader, index: KeyIndex, refs: Refs,
+                 history: History) -> None:
+        self.db = db
+        self.reader = reader
+        self.index = index
+        self.refs = refs
+        self.history = history
+
+    # -- resolution --------------------------------------------------------------
+    def resolve(self, spec: str | RefSpec) -> ResolvedRef:
+        if isinstance(spec, str):
+            spec = parse_ref(spec)
+        parts = list(spec.parts)
+        ref_type: RefType | None = None
+        if spec.hash is not None:
+            if spec.name is not None:
+                ref_type = self.refs.get(spec.name).type
+            h = self.full_hash(spec.hash)
+        elif spec.reflog_instant is not None:
+            h, ref_type = self.refs.head_at(spec.name, to_micros(spec.reflog_instant))  # type: ignore[arg-type]
+            parts = parts[1:]
+        else:
+            ref = self.refs.get(spec.name)  # type: ignore[arg-type]
+            h, ref_type = ref.hash, ref.type
+        for part in parts:
+            h = self._step(spec, h, part)
+        return ResolvedRef(h, spec.name, ref_type,
+                           writable=spec.is_plain and ref_type is RefType.BRANCH)
+
+    def _step(self, spec: RefSpec, h: str, part: Ancestor | Parent | AtInstant) -> str:
+        if isinstance(part, Ancestor):
+            nxt = self.history.nth_ancestor(h, part.n)
+            if nxt is None:
+                raise CommitNotFoundError(
+                    f"'{spec}': commit {h[:12]} has fewer than {part.n} ancestors")
+            return nxt
+        if isinstance(part, Parent):
+            parents = self.reader.commit(h).parents
+            if part.n > len(parents):
+                raise CommitNotFoundError(
+                    f"'{spec}': commit {h[:12]} has {len(parents)} parent(s), no parent #{part.n}")
+            return parents[part.n - 1]
+        nxt = self.history.newest_at_or_before(h, to_micros(part.at))
+        if nxt is None:
+            raise CommitNotFoundError(f"'{spec}': no commit at or before {part}")
+        return nxt
+
+    def full_hash(self, prefix: str) -> str:
+        if len(prefix) == HASH_LENGTH:
+            self.reader.commit(prefix)
+            return prefix
+        q = (select(COMMITS.c.hash)
+             .where(COMMITS.c.hash >= prefix, COMMITS.c.hash < prefix + "g")
+             .order_by(COMMITS.c.hash).limit(2))
+        with self.db.read() as conn:
+            found = conn.execute(q).scalars().all()
+        if not found:
+            raise CommitNotFoundError(f"no commit hash starts with {prefix}")
+        if len(found) > 1:
+            raise AmbiguousHashError(f"hash prefix {prefix} matches more than one commit")
+        return found[0]
+
+    def root_of(self, spec: str | RefSpec) -> tuple[ResolvedRef, str | None]:
+        resolved = self.resolve(spec)
+        return resolved, self.reader.commit(resolved.hash).root
+
+    # -- entries and contents ------------------------------------------------------
+    def entries(self, spec: str | RefSpec, namespace: ContentKey | None = None,
+                depth: int | None = None, types: Iterable[ContentType] | None = None,
+                page_token: str | None = None, page_size: int | None = None,
+                with_content: bool = False) -> Page[Entry]:
+        """Keys below ``namespace`` (all, or ``depth`` levels down), in key order."""
+        _, root = self.root_of(spec)
+        size = _page_size(page_size)
+        prefix = namespace.child_prefix() if namespace else ""
+        base_len = len(namespace.elements) if namespace else 0
+        wanted = set(types) if types else None
+        start = max(prefix, decode_token(page_token)) if page_token else prefix
+        found: list[tuple[str, object]] = []
+        for k, e in self.index.items(root, start):
+            if not k.startswith(prefix):
+                break
+            key = ContentKey.from_internal(k)
+            if depth is not None and len(key.elements) - base_len > depth:
+                continue
+            if wanted is not None and e.type not in wanted:
+                continue
+            found.append((k, e))
+            if len(found) > size:
+                break
+        token = encode_token(found[size][0]) if len(found) > size else None
+        found = found[:size]
+        values = (self.reader.load_contents(e.value_hash for _, e in found)  # type: ignore[attr-defined]
+                  if with_content else {})
+        items = [Entry(ContentKey.from_internal(k), e.type, e.content_id,  # type: ignore[attr-defined]
+                       values.get(e.value_hash))  # type: ignore[attr-defined]
+                 for k, e in found]
+        return Page(items, token)
+
+    def contents(self, spec: str | RefSpec, keys: Iterable[ContentKey],
+                 ) -> dict[ContentKey, Content]:
+        _, root = self.root_of(spec)
+        keys = list(keys)
+        entries = self.index.get_many(root, (k.internal for k in keys))
+        values = self.reader.load_contents(e.value_hash for e in entries.values() if e)
+        return {k: values[e.value_hash] for k in keys
+                if (e := entries[k.internal]) is not None}
+
+    def content(self, spec: str | RefSpec, key: ContentKey) -> Content:
+        found = self.contents(spec, [key])
+        if key not in found:
+            raise ContentNotFoundError(f"key '{key}' does not exist at '{spec}'")
+        return found[key]
+
+    # -- log and diff ----------------------------------------------------------------
+    def log(self, spec: str | RefSpec, page_token: str | None = None,
+            page_size: int | None = None, key: ContentKey | None = None,
+            author: str | None = None, since_us: int | None = None,
+            until_us: int | None = None) -> Page[Commit]:
+        """First-parent history, newest first; filters apply as it walks."""
+        size = _page_size(page_size)
+        start = self.full_hash(decode_token(page_token)) if page_token else \
+            self.resolve(spec).hash
+        out: list[Commit] = []
+        cursor: str | None = start
+        while cursor and cursor != NO_ANCESTOR:
+            batch = self.history.chain(cursor, _LOG_BATCH)
+            for rec in batch:
+                if rec.hash == NO_ANCESTOR:
+                    cursor = None
+                    break
+                if since_us is not None and rec.created_us < since_us:
+                    cursor = None  # times only fall along first parents
+                    break
+                if until_us is not None and rec.created_us > until_us:
+                    continue
+                if author is not None and rec.author != author:
+                    continue
+                if key is not None and all(op.key != key for op in rec.operations):
+                    continue
+                if len(out) == size:
+                    return Page(out, encode_token(rec.hash))
+                out.append(rec.to_commit())
+            else:
+                cursor = batch[-1].parents[0] if batch and batch[-1].parents else None
+        return Page(out, None)
+
+    def diff(self, from_spec: str | RefSpec, to_spec: str | RefSpec,
+             page_token: str | None = None, page_size: int | None = None,
+             ) -> Page[DiffEntry]:
+        _, a = self.root_of(from_spec)
+        _, b = self.root_of(to_spec)
+        size = _page_size(page_size)
+        changed = self.index.diff(a, b)
+        if page_token:
+            after = decode_token(page_token)
+            changed = [c for c in changed if c[0] >= after]
+        token = encode_token(changed[size][0]) if len(changed) > size else None
+        changed = changed[:size]
+        values = self.reader.load_contents(
+            e.value_hash for _, x, y in changed for e in (x, y) if e is not None)
+        items = [DiffEntry(ContentKey.from_internal(k),
+                           values[x.value_hash] if x else None,
+                           values[y.value_hash] if y else None) for k, x, y in changed]
+        return Page(items, token)

@@ -1,0 +1,168 @@
+"""Branches, tags and the reflog. A ref's head is the only mutable row in the
+store, and it only moves by compare-and-swap; every move is journaled."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+
+from sqlalchemy import Connection, delete, func, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from core.commits import DEFAULT_BRANCH, Page, Reference, ReflogEntry, RefType
+from core.errors import (
+    CommitNotFoundError,
+    InvalidInputError,
+    NoSuchRefAtInstantError,
+    ProtectedReferenceError,
+    ReferenceAlreadyExistsError,
+    ReferenceConflictError,
+    ReferenceNotFoundError,
+)
+from core.instants import format_instant, from_micros
+from core.refs import validate_ref_name
+from store.db import Database
+from store.schema import COMMITS, REFLOG, REFS
+
+MAX_PAGE = 1000
+
+
+class Refs:
+    def __init__(self, db: Database, clock: Callable[[], int]) -> None:
+        self.db = db
+        self.clock = clock
+
+    def get(self, name: str) -> Reference:
+        with self.db.read() as conn:
+            row = conn.execute(select(REFS.c.type, REFS.c.head)
+                               .where(REFS.c.name == name)).first()
+        if row is None:
+            raise ReferenceNotFoundError(f"reference '{name}' does not exist")
+        return Reference(name, RefType(row.type), row.head)
+
+    def locked_head(self, conn: Connection, name: str) -> Reference:
+        """Read a head inside a write transaction, locking it until the end."""
+        row = conn.execute(select(REFS.c.type, REFS.c.head).where(REFS.c.name == name)
+                           .with_for_update()).first()
+        if row is None:
+            raise ReferenceNotFoundError(f"reference '{name}' does not exist")
+        return Reference(name, RefType(row.type), row.head)
+
+    def list(self, page_token: str | None = None, page_size: int | None = None,
+             ) -> Page[Reference]:
+        size = _page_size(page_size)
+        q = select(REFS.c.name, REFS.c.type, REFS.c.head).order_by(REFS.c.name)
+        if page_token:
+            q = q.where(REFS.c.name > decode_token(page_token))
+        with self.db.read() as conn:
+            rows = conn.execute(q.limit(size + 1)).all()
+        refs = [Reference(r.name, RefType(r.type), r.head) for r in rows[:size]]
+        token = encode_token(refs[-1].name) if len(rows) > size else None
+        return Page(refs, token)
+
+    def create(self, name: str, ref_type: RefType, hash_: str, principal: str | None,
+               reason: str = "create") -> Reference:
+        validate_ref_name(name)
+        now = self.clock()
+        try:
+            with self.db.write() as conn:
+                exists = conn.execute(select(COMMITS.c.hash).where(COMMITS.c.hash == hash_)).first()
+                if exists is None:
+                    raise CommitNotFoundError(f"commit {hash_} does not exist")
+                conn.execute(insert(REFS).values(name=name, type=ref_type.value, head=hash_,
+                                                 created_us=now))
+                self.journal(conn, name, ref_type, None, hash_, now, principal, reason)
+        except IntegrityError:
+            raise ReferenceAlreadyExistsError(f"reference '{name}' already exists") from None
+        return Reference(name, ref_type, hash_)
+
+    def assign(self, name: str, expected: str, new: str, principal: str | None,
+               ref_type: RefType | None = None) -> Reference:
+        now = self.clock()
+        with self.db.write() as conn:
+            if conn.execute(select(COMMITS.c.hash).where(COMMITS.c.hash == new)).first() is None:
+                raise CommitNotFoundError(f"commit {new} does not exist")
+            current = self._check(conn, name, expected, ref_type)
+            conn.execute(update(REFS).where(REFS.c.name == name, REFS.c.head == expected)
+                         .values(head=new))
+            self.journal(conn, name, current.type, expected, new, now, principal, "assign")
+        return Reference(name, current.type, new)
+
+    def delete(self, name: str, expected: str, principal: str | None,
+               ref_type: RefType | None = None) -> None:
+        if name == DEFAULT_BRANCH:
+            raise ProtectedReferenceError(f"the default branch '{name}' cannot be deleted")
+        now = self.clock()
+        with self.db.write() as conn:
+            current = self._check(conn, name, expected, ref_type)
+            conn.execute(delete(REFS).where(REFS.c.name == name, REFS.c.head == expected))
+            self.journal(conn, name, current.type, expected, None, now, principal, "delete")
+
+    def _check(self, conn: Connection, name: str, expected: str,
+               ref_type: RefType | None) -> Reference:
+        current = self.locked_head(conn, name)
+        if ref_type is not None and current.type is not ref_type:
+            raise InvalidInputError(
+                f"reference '{name}' is a {current.type.lower()}, not a {ref_type.lower()}")
+        if current.hash != expected:
+            raise ReferenceConflictError(
+                f"reference '{name}' is at {current.hash}, not at the expected {expected}",
+                expected=expected, actual=current.hash)
+        return current
+
+    def cas(self, conn: Connection, name: str, expected: str, new: str) -> bool:
+        res = conn.execute(update(REFS).where(REFS.c.name == name, REFS.c.head == expected,
+                                              REFS.c.type == RefType.BRANCH.value)
+                           .values(head=new))
+        return res.rowcount == 1
+
+    def journal(self, conn: Connection, ref: str, ref_type: RefType, old: str | None,
+                new: str | None, at_us: int, principal: str | None, reason: str) -> None:
+        conn.execute(insert(REFLOG).values(ref=ref, ref_type=ref_type.value, old_hash=old,
+                                           new_hash=new, at_us=at_us, principal=principal,
+                                           reason=reason))
+
+    def head_at(self, name: str, at_us: int) -> tuple[str, RefType]:
+        """The head ``name`` had at an instant: one indexed reflog look-up."""
+        q = (select(REFLOG.c.new_hash, REFLOG.c.ref_type)
+             .where(REFLOG.c.ref == name, REFLOG.c.at_us <= at_us)
+             .order_by(REFLOG.c.at_us.desc(), REFLOG.c.id.desc()).limit(1))
+        with self.db.read() as conn:
+            row = conn.execute(q).first()
+        when = format_instant(from_micros(at_us))
+        if row is None:
+            raise NoSuchRefAtInstantError(f"no such ref '{name}' at {when}: it did not exist yet")
+        if row.new_hash is None:
+            raise NoSuchRefAtInstantError(f"no such ref '{name}' at {when}: it had been deleted")
+        return row.new_hash, RefType(row.ref_type)
+
+    def reflog(self, name: str, limit: int = 100) -> list[ReflogEntry]:
+        q = (select(REFLOG).where(REFLOG.c.ref == name)
+             .order_by(REFLOG.c.at_us.desc(), REFLOG.c.id.desc()).limit(limit))
+        with self.db.read() as conn:
+            rows = conn.execute(q).all()
+        return [ReflogEntry(r.ref, RefType(r.ref_type), r.old_hash, r.new_hash,
+                            from_micros(r.at_us), r.principal, r.reason) for r in rows]
+
+    def count(self) -> int:
+        with self.db.read() as conn:
+            return int(conn.execute(select(func.count()).select_from(REFS)).scalar_one())
+
+
+def encode_token(value: str) -> str:
+    return base64.urlsafe_b64encode(value.encode()).decode().rstrip("=")
+
+
+def decode_token(token: str) -> str:
+    try:
+        return base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
+    except (ValueError, UnicodeDecodeError):
+        raise InvalidInputError(f"invalid page token {token!r}") from None
+
+
+def _page_size(size: int | None) -> int:
+    if size is None:
+        return MAX_PAGE
+    if size < 1:
+        raise InvalidInputError(f"page size must be at least 1, got {size}")
+    return min(size, MAX_PAGE)

@@ -1,0 +1,72 @@
+"""Tables of the commit-log store. Rows never leave ``store/``: callers get
+the immutable values of ``core.commits``.
+
+Everything but ``refs`` is insert-only: ``objects`` and ``commits`` are
+content-addressed (the key is the hash of the bytes), ``reflog`` is a journal.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import BigInteger, Index, Integer, LargeBinary, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+# "C" collation on PostgreSQL: hash-prefix range scans must compare bytes.
+HASH = String(64).with_variant(String(64, collation="C"), "postgresql")
+REF_NAME = String(255)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class ObjectRow(Base):
+    """Index nodes (kind 'n') and content values (kind 'c')."""
+
+    __tablename__ = "objects"
+    hash: Mapped[str] = mapped_column(HASH, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(1))
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class CommitRow(Base):
+    __tablename__ = "commits"
+    hash: Mapped[str] = mapped_column(HASH, primary_key=True)
+    parent: Mapped[str | None] = mapped_column(HASH)          # first parent
+    merge_parents: Mapped[str | None] = mapped_column(Text)   # JSON list of the others
+    generation: Mapped[int] = mapped_column(BigInteger)       # 1 + max(parents')
+    created_us: Mapped[int] = mapped_column(BigInteger)
+    author: Mapped[str | None] = mapped_column(Text)
+    committer: Mapped[str | None] = mapped_column(Text)
+    message: Mapped[str] = mapped_column(Text)
+    properties: Mapped[str] = mapped_column(Text)             # JSON object
+    operations: Mapped[str] = mapped_column(Text)             # JSON list
+    root: Mapped[str | None] = mapped_column(HASH)            # key index root node
+
+
+class RefRow(Base):
+    __tablename__ = "refs"
+    name: Mapped[str] = mapped_column(REF_NAME, primary_key=True)
+    type: Mapped[str] = mapped_column(String(6))
+    head: Mapped[str] = mapped_column(HASH)
+    created_us: Mapped[int] = mapped_column(BigInteger)
+
+
+class ReflogRow(Base):
+    __tablename__ = "reflog"
+    id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    ref: Mapped[str] = mapped_column(REF_NAME)
+    ref_type: Mapped[str] = mapped_column(String(6))
+    old_hash: Mapped[str | None] = mapped_column(HASH)
+    new_hash: Mapped[str | None] = mapped_column(HASH)   # NULL: the ref was deleted
+    at_us: Mapped[int] = mapped_column(BigInteger)
+    principal: Mapped[str | None] = mapped_column(Text)
+    reason: Mapped[str] = mapped_column(Text)
+
+    __table_args__ = (Index("ix_reflog_ref_at", "ref", "at_us", "id"),)
+
+
+OBJECTS = ObjectRow.__table__
+COMMITS = CommitRow.__table__
+REFS = RefRow.__table__
+REFLOG = ReflogRow.__table__

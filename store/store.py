@@ -1,0 +1,146 @@
+"""The store's front door: one object that the API layer holds."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+from core.commits import (
+    DEFAULT_BRANCH,
+    CommitMeta,
+    CommitResult,
+    MergeBehavior,
+    MergeResult,
+    Operation,
+    Reference,
+    ReflogEntry,
+    RefType,
+)
+from core.errors import ReadOnlyReferenceError
+from core.keys import ContentKey
+from core.refs import normalize_hash, parse_ref
+from store.committing import CommitPlanner, validate_operations
+from store.db import Database
+from store.history import History
+from store.index import KeyIndex
+from store.merging import MergePlanner
+from store.migrate import bootstrap, upgrade
+from store.objects import ObjectReader
+from store.reads import Reads
+from store.refs import Refs
+from store.writes import BranchWriter
+
+
+def _now_us() -> int:
+    return time.time_ns() // 1000
+
+
+class Store(Reads):
+    def __init__(self, url: str, *, clock: Callable[[], int] = _now_us,
+                 node_cache_size: int = 20_000) -> None:
+        db = Database(url)
+        upgrade(db)
+        bootstrap(db, clock())
+        reader = ObjectReader(db, node_cache_size=node_cache_size)
+        index = KeyIndex(reader)
+        refs = Refs(db, clock)
+        history = History(db, reader)
+        super().__init__(db, reader, index, refs, history)
+        self.clock = clock
+        self.writer = BranchWriter(db, refs, reader)
+        self.commits = CommitPlanner(reader, index, history)
+        self.merges = MergePlanner(reader, index, history)
+
+    def close(self) -> None:
+        self.db.dispose()
+
+    # -- references ------------------------------------------------------------------
+    def list_references(self, page_token: str | None = None,
+                        page_size: int | None = None):  # noqa: ANN201 - Page[Reference]
+        return self.refs.list(page_token, page_size)
+
+    def get_reference(self, name: str) -> Reference:
+        return self.refs.get(name)
+
+    def create_reference(self, name: str, ref_type: RefType = RefType.BRANCH,
+                         source: str = DEFAULT_BRANCH, principal: str | None = None,
+                         ) -> Reference:
+        return self.refs.create(name, ref_type, self.resolve(source).hash, principal)
+
+    def assign_reference(self, name: str, expected_hash: str, target: str,
+                         principal: str | None = None, ref_type: RefType | None = None,
+                         ) -> Reference:
+        expected = self.full_hash(normalize_hash(expected_hash))
+        return self.refs.assign(name, expected, self.resolve(target).hash, principal, ref_type)
+
+    def delete_reference(self, name: str, expected_hash: str, principal: str | None = None,
+                         ref_type: RefType | None = None) -> None:
+        expected = self.full_hash(normalize_hash(expected_hash))
+        self.refs.delete(name, expected, principal, ref_type)
+
+    def reflog(self, name: str, limit: int = 100) -> list[ReflogEntry]:
+        return self.refs.reflog(name, limit)
+
+    # -- writes ------------------------------------------------------------------------
+    def commit(self, branch: str, operations: Sequence[Operation],
+               meta: CommitMeta | None = None, expected_hash: str | None = None,
+               principal: str | None = None) -> CommitResult:
+        name = _branch_name(branch)
+        validate_operations(operations)
+        expected = self.full_hash(normalize_hash(expected_hash)) if expected_hash else None
+        meta = meta or CommitMeta()
+        return self.writer.run(
+            name, lambda head: self.commits.plan(head, operations, meta, expected, principal,
+                                                 self.clock()), principal)
+
+    def merge(self, source: str, into: str, *, expected_hash: str | None = None,
+              default_mode: MergeBehavior = MergeBehavior.NORMAL,
+              key_modes: dict[ContentKey, MergeBehavior] | None = None,
+              dry_run: bool = False, meta: CommitMeta | None = None,
+              principal: str | None = None, raise_on_conflict: bool = True) -> MergeResult:
+        name = _branch_name(into)
+        resolved = self.resolve(source)
+        modes = dict(key_modes or {})
+        self._check_expected(name, expected_hash)
+        return self.writer.run(
+            name, lambda head: self.merges.plan_merge(
+                head, resolved.hash, source, default_mode, modes, dry_run, meta, principal,
+                self.clock(), raise_on_conflict), principal)
+
+    def transplant(self, hashes: Sequence[str], onto: str, *,
+                   expected_hash: str | None = None,
+                   default_mode: MergeBehavior = MergeBehavior.NORMAL,
+                   key_modes: dict[ContentKey, MergeBehavior] | None = None,
+                   dry_run: bool = False, principal: str | None = None,
+                   raise_on_conflict: bool = True) -> MergeResult:
+        name = _branch_name(onto)
+        full = [self.full_hash(normalize_hash(h)) for h in hashes]
+        modes = dict(key_modes or {})
+        self._check_expected(name, expected_hash)
+        return self.writer.run(
+            name, lambda head: self.merges.plan_transplant(
+                head, full, default_mode, modes, dry_run, principal, self.clock(),
+                raise_on_conflict), principal)
+
+    def _check_expected(self, branch: str, expected_hash: str | None) -> None:
+        """A merge's expected target hash must be the head or one of its ancestors."""
+        if expected_hash is None:
+            return
+        expected = self.full_hash(normalize_hash(expected_hash))
+        head = self.refs.get(branch).hash
+        if not self.history.is_ancestor(expected, head):
+            from core.conflicts import Conflict, ConflictType
+            from core.errors import CommitConflictError
+
+            raise CommitConflictError([Conflict(
+                ConflictType.UNEXPECTED_HASH, None,
+                f"expected hash {expected} is not in the history of branch '{branch}'")])
+
+
+def _branch_name(ref: str) -> str:
+    spec = parse_ref(ref)
+    if not spec.is_plain:
+        raise ReadOnlyReferenceError(
+            f"'{ref}' names a fixed commit (hash, ancestor or instant) and is read-only: "
+            "writes need a plain branch name")
+    return spec.name  # type: ignore[return-value]

@@ -62,9 +62,10 @@ class CommitPlanner:
         changes: dict[str, IndexEntry | None] = {}
         contents: dict[str, Content] = {}
         assigned: dict[ContentKey, str] = {}
+        moved = {c.key for c in conflicts}
         for op in ops:
-            if isinstance(op, Unchanged):
-                continue  # only checked against the expected hash (above)
+            if isinstance(op, Unchanged) or op.key in moved:
+                continue  # Unchanged only takes part in the expected-hash check
             cur = current[op.key.internal]
             if isinstance(op, Delete):
                 c = _check_delete(op, cur)

@@ -155,9 +155,13 @@ def encode_token(value: str) -> str:
 
 def decode_token(token: str) -> str:
     try:
-        return base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
+        raw = base64.b64decode(token + "=" * (-len(token) % 4), altchars=b"-_", validate=True)
+        value = raw.decode()
     except (ValueError, UnicodeDecodeError):
         raise InvalidInputError(f"invalid page token {token!r}") from None
+    if not value:
+        raise InvalidInputError(f"invalid page token {token!r}")
+    return value
 
 
 def _page_size(size: int | None) -> int:

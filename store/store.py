@@ -12,6 +12,7 @@ from core.commits import (
     MergeBehavior,
     MergeResult,
     Operation,
+    Page,
     Reference,
     ReflogEntry,
     RefType,
@@ -56,7 +57,7 @@ class Store(Reads):
 
     # -- references ------------------------------------------------------------------
     def list_references(self, page_token: str | None = None,
-                        page_size: int | None = None):  # noqa: ANN201 - Page[Reference]
+                        page_size: int | None = None) -> Page[Reference]:
         return self.refs.list(page_token, page_size)
 
     def get_reference(self, name: str) -> Reference:

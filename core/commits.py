@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Generic, NamedTuple, TypeVar
+from typing import Generic, TypeVar
 
 from core.conflicts import Conflict
 from core.content import Content, ContentType
@@ -82,12 +82,35 @@ Operation = Put | Delete | Unchanged
 
 
 # -- what the store keeps and returns -----------------------------------------
-class IndexEntry(NamedTuple):
-    """What a key maps to in a commit's key index (a tuple: cheap to compare)."""
+class IndexEntry:
+    """What a key maps to in a commit's key index.
 
-    type: ContentType
-    content_id: str
-    value_hash: str
+    ``loc`` says where the value is stored (the commit whose pack holds it;
+    None while it is being written). It is not part of the entry's identity:
+    the same value stored twice is the same value.
+    """
+
+    __slots__ = ("content_id", "loc", "type", "value_hash")
+
+    def __init__(self, type: ContentType, content_id: str, value_hash: str,
+                 loc: str | None = None) -> None:
+        self.type = type
+        self.content_id = content_id
+        self.value_hash = value_hash
+        self.loc = loc
+
+    def with_loc(self, loc: str) -> IndexEntry:
+        return IndexEntry(self.type, self.content_id, self.value_hash, loc)
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, IndexEntry) and self.value_hash == other.value_hash
+                and self.content_id == other.content_id and self.type == other.type)
+
+    def __hash__(self) -> int:
+        return hash(self.value_hash)
+
+    def __repr__(self) -> str:
+        return f"IndexEntry({self.type}, {self.content_id}, {self.value_hash[:12]})"
 
 
 class OpKind(StrEnum):

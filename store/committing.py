@@ -24,7 +24,7 @@ from core.merge import namespace_conflicts
 from store.history import History
 from store.index import KeyIndex, Ref
 from store.objects import CommitRecord, ObjectReader
-from store.writes import WriteSet, make_commit, operations_from
+from store.writes import WriteSet, seal
 
 
 def validate_operations(ops: Sequence[Operation]) -> None:
@@ -89,15 +89,13 @@ class CommitPlanner:
         if conflicts:
             raise CommitConflictError(conflicts)
 
-        root = self.index.mutate(parent.root, changes)
-        root_hash, nodes = self.index.finalize(root)
-        rec = make_commit([parent], root_hash, meta, operations_from(changes), now_us,
-                          principal)
-        objects = [{"hash": h, "kind": "n", "data": data} for h, data, _ in nodes]
-        objects += [{"hash": vh, "kind": "c", "data": c.canonical_bytes()}
-                    for vh, c in contents.items()]
+        root, nodes = self.index.finalize(self.index.mutate(parent.root, changes))
+        new = seal([parent], root, nodes, {vh: c.canonical_bytes() for vh, c in
+                                           contents.items()}, meta, changes, now_us, principal)
+        self.reader.remember_contents(contents)
+        rec = new.record
         result = CommitResult(rec.hash, parent.hash, from_micros(rec.created_us), assigned)
-        return WriteSet(result, objects, [rec], [n for _, _, n in nodes], "commit")
+        return WriteSet(result, [new], "commit")
 
     def _changed_since(self, head: Reference, parent: CommitRecord, expected: str,
                        keys: list[str]) -> list[Conflict]:

@@ -10,9 +10,9 @@ from sqlalchemy import text
 
 from core.commits import NO_ANCESTOR
 from store.db import Database
-from store.objects import CommitRecord, ObjectReader, record_from_row
+from store.objects import COMMIT_COLUMNS, CommitRecord, ObjectReader, record_from_row
 
-_CHAIN = text("""
+_CHAIN_SQL = """
 WITH RECURSIVE chain(hash, parent, depth) AS (
     SELECT hash, parent, 0 FROM commits WHERE hash = :start
     UNION ALL
@@ -20,8 +20,9 @@ WITH RECURSIVE chain(hash, parent, depth) AS (
     FROM commits c JOIN chain ON c.hash = chain.parent
     WHERE chain.depth < :last
 )
-SELECT c.* FROM chain JOIN commits c ON c.hash = chain.hash ORDER BY chain.depth
-""")
+SELECT {columns} FROM chain JOIN commits c ON c.hash = chain.hash ORDER BY chain.depth
+"""
+_CHAIN = text(_CHAIN_SQL.format(columns=", ".join(f"c.{c.name}" for c in COMMIT_COLUMNS)))
 
 _NTH = text("""
 WITH RECURSIVE chain(hash, parent, depth) AS (

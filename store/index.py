@@ -12,13 +12,15 @@ that made it, so equal maps have equal root hashes. Hence:
   two maps differ.
 
 Nodes are immutable. New ones live in memory until ``finalize`` hashes them
-bottom-up and returns the rows to write; loaded ones come from ``NodeSource``.
+bottom-up; the store then writes them into the pack of the commit that made
+them. A stored node is referred to as (hash, loc): its identity and the pack
+(commit) that holds it. Identity hashes leave locations out, so the same map
+has the same root hash wherever its nodes happen to be stored.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from typing import Protocol
@@ -31,27 +33,33 @@ FANOUT_BITS = 5  # average node fan-out 32
 _TYPE_CODE = {ContentType.ICEBERG_TABLE: "T", ContentType.ICEBERG_VIEW: "V",
               ContentType.MATERIALIZED_VIEW: "M", ContentType.NAMESPACE: "N"}
 _CODE_TYPE = {v: k for k, v in _TYPE_CODE.items()}
+# Field separators: keys and ids never hold characters below 0x20 (but the
+# internal key separator 0x00), so these cannot occur inside a field.
+_REC, _ITEM, _PART = "\x1e", "\x1f", "\x1d"
+
+StoredRef = tuple[str, str | None]  # (node hash, loc of the pack holding it)
 
 
 class Node:
-    __slots__ = ("hash", "keys", "kids", "level", "vals")
+    __slots__ = ("hash", "keys", "kids", "level", "loc", "vals")
 
     def __init__(self, level: int, keys: list[str], vals: list[IndexEntry],
-                 kids: list[Ref], hash_: str | None = None) -> None:
+                 kids: list[Ref], hash_: str | None = None, loc: str | None = None) -> None:
         self.level = level
         self.keys = keys
         self.vals = vals
         self.kids = kids  # len(keys) + 1 subtrees; all None on level 0
         self.hash = hash_
+        self.loc = loc  # the pack holding it; None until written
 
 
-Ref = Node | str | None  # an in-memory node, a stored node's hash, or empty
+Ref = Node | StoredRef | None  # in-memory node, stored node, or empty
 
 
 class NodeSource(Protocol):
-    def load_node(self, hash_: str) -> Node: ...
+    def load_node(self, ref: StoredRef) -> Node: ...
 
-    def prefetch_nodes(self, hashes: Iterable[str]) -> None: ...
+    def prefetch_nodes(self, refs: Iterable[StoredRef]) -> None: ...
 
 
 def key_height(key: str) -> int:
@@ -60,21 +68,63 @@ def key_height(key: str) -> int:
     return zeros // FANOUT_BITS
 
 
-def encode_node(node: Node, kid_hashes: list[str | None]) -> bytes:
-    vals = [[_TYPE_CODE[v.type], v.content_id, v.value_hash] for v in node.vals]
-    body = [node.level, node.keys, vals, kid_hashes if node.level else None]
-    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
-
-
-def decode_node(hash_: str, data: bytes) -> Node:
-    level, keys, vals, kids = json.loads(data)
-    entries = [IndexEntry(_CODE_TYPE[t], cid, vh) for t, cid, vh in vals]
-    return Node(level, keys, entries, kids if kids is not None else [None] * (len(keys) + 1),
-                hash_)
-
-
 def ref_hash(ref: Ref) -> str | None:
-    return ref if isinstance(ref, str) or ref is None else ref.hash
+    if ref is None:
+        return None
+    return ref.hash if isinstance(ref, Node) else ref[0]
+
+
+def _entry_id(v: IndexEntry) -> str:
+    return f"{_TYPE_CODE[v.type]}{v.content_id}{_PART}{v.value_hash}"
+
+
+def node_identity(level: int, keys: list[str], vals: list[IndexEntry],
+                  kid_hashes: list[str | None]) -> str:
+    body = _REC.join((str(level), _ITEM.join(keys), _ITEM.join(map(_entry_id, vals)),
+                      _ITEM.join(h or "" for h in kid_hashes)))
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
+def encode_node(node: Node, pack_loc: str) -> str:
+    """A stored node; locations equal to the pack's own are written empty."""
+    vals = _ITEM.join(f"{_entry_id(v)}{_PART}{'' if v.loc == pack_loc else v.loc}"
+                      for v in node.vals)
+    kids = "" if node.level == 0 else _ITEM.join(
+        "" if k is None else f"{k[0]}{_PART}{'' if k[1] == pack_loc else k[1]}"  # type: ignore[index]
+        for k in node.kids)
+    return _REC.join((str(node.level), _ITEM.join(node.keys), vals, kids))
+
+
+def decode_node(hash_: str, body: str, pack_loc: str) -> Node:
+    level_s, keys_s, vals_s, kids_s = body.split(_REC)
+    level = int(level_s)
+    keys = keys_s.split(_ITEM) if keys_s else []
+    vals = []
+    if vals_s:
+        for item in vals_s.split(_ITEM):
+            head, vhash, loc = item.split(_PART)
+            vals.append(IndexEntry(_CODE_TYPE[head[0]], head[1:], vhash, loc or pack_loc))
+    if level == 0:
+        kids: list[Ref] = [None] * (len(keys) + 1)
+    else:
+        kids = []
+        for item in kids_s.split(_ITEM):
+            if item:
+                h, loc = item.split(_PART)
+                kids.append((h, loc or pack_loc))
+            else:
+                kids.append(None)
+    return Node(level, keys, vals, kids, hash_, pack_loc)
+
+
+def stamp(nodes: Iterable[Node], locs: dict[str, str]) -> None:
+    """Give freshly written nodes, and the new entries and children they point
+    at, the locations of the packs they were written to (``locs`` by hash)."""
+    for n in nodes:
+        n.loc = locs[n.hash]  # type: ignore[index]
+        n.vals = [v if v.loc is not None else v.with_loc(locs[v.value_hash]) for v in n.vals]
+        n.kids = [(k[0], locs[k[0]]) if isinstance(k, tuple) and k[1] is None else k
+                  for k in n.kids]
 
 
 class KeyIndex:
@@ -83,7 +133,7 @@ class KeyIndex:
     def __init__(self, source: NodeSource) -> None:
         self._src = source
 
-    def _node(self, ref: Node | str) -> Node:
+    def _node(self, ref: Node | StoredRef) -> Node:
         return ref if isinstance(ref, Node) else self._src.load_node(ref)
 
     # -- reads -----------------------------------------------------------------
@@ -102,7 +152,7 @@ class KeyIndex:
         out: dict[str, IndexEntry | None] = {}
         frontier: list[tuple[Ref, list[str]]] = [(root, sorted(set(keys)))]
         while frontier:
-            self._src.prefetch_nodes(r for r, _ in frontier if isinstance(r, str))
+            self._src.prefetch_nodes(r for r, _ in frontier if isinstance(r, tuple))
             nxt: list[tuple[Ref, list[str]]] = []
             for ref, ks in frontier:
                 if ref is None:
@@ -175,8 +225,13 @@ class KeyIndex:
                         [*n.vals[:i], entry, *n.vals[i:]],
                         [*n.kids[:i], left, right, *n.kids[i + 1:]])
         kid = n.kids[i]
-        new_kid = (_lift(_leafish(key, entry, h), h, n.level - 1) if kid is None
-                   else self._put(self._node(kid), key, entry, h))
+        if kid is None:
+            new_kid: Ref = _lift(_leafish(key, entry, h), h, n.level - 1)
+        else:
+            old = self._node(kid)
+            new_kid = self._put(old, key, entry, h)
+            if new_kid is old:
+                return n
         kids = n.kids.copy()
         kids[i] = new_kid
         return Node(n.level, n.keys, n.vals, kids)
@@ -230,23 +285,26 @@ class KeyIndex:
         return Node(na.level, na.keys + nb.keys, na.vals + nb.vals,
                     [*na.kids[:-1], mid, *nb.kids[1:]])
 
-    def finalize(self, root: Ref) -> tuple[str | None, list[tuple[str, bytes, Node]]]:
-        """Hash new nodes bottom-up; returns the root hash and the rows to write."""
-        rows: list[tuple[str, bytes, Node]] = []
+    def finalize(self, root: Ref) -> tuple[StoredRef | None, list[Node]]:
+        """Hash new nodes bottom-up. Returns the root and the new nodes, whose
+        references to each other are (hash, None) until ``stamp`` gives them
+        the location of the pack they are written to."""
+        new: list[Node] = []
 
-        def walk(ref: Ref) -> str | None:
-            if ref is None or isinstance(ref, str):
-                return ref
-            if ref.hash is not None:
-                return ref.hash
-            kid_hashes = [walk(k) for k in ref.kids]
-            data = encode_node(ref, kid_hashes)
-            ref.hash = hashlib.sha256(data).hexdigest()
-            ref.kids = kid_hashes  # drop references to in-memory children
-            rows.append((ref.hash, data, ref))
+        def walk(ref: Node) -> str:
+            if ref.hash is None:
+                kids = [k if k is None or isinstance(k, tuple) else (walk(k), k.loc)
+                        for k in ref.kids]
+                ref.hash = node_identity(ref.level, ref.keys, ref.vals,
+                                         [None if k is None else k[0] for k in kids])
+                ref.kids = kids
+                new.append(ref)
             return ref.hash
 
-        return walk(root), rows
+        if root is None or isinstance(root, tuple):
+            return root, new
+        h = walk(root)
+        return (h, root.loc), new
 
     # -- diff ------------------------------------------------------------------
     def diff(self, a: Ref, b: Ref) -> list[tuple[str, IndexEntry | None, IndexEntry | None]]:
@@ -260,7 +318,7 @@ class KeyIndex:
         frontier: list[tuple[Ref, Ref]] = [(a, b)]
         while frontier:
             self._src.prefetch_nodes(
-                r for pair in frontier for r in pair if isinstance(r, str))
+                r for pair in frontier for r in pair if isinstance(r, tuple))
             nxt: list[tuple[Ref, Ref]] = []
             for x, y in frontier:
                 if ref_hash(x) is not None and ref_hash(x) == ref_hash(y):
@@ -273,7 +331,7 @@ class KeyIndex:
                         if vx != vy:
                             out.append((k, vx, vy))
                     nxt.extend((kx, ky) for kx, ky in zip(nx.kids, ny.kids, strict=True)
-                               if kx != ky and ref_hash(kx) != ref_hash(ky))
+                               if ref_hash(kx) != ref_hash(ky))
                 else:
                     out.extend(self._walk_diff(nx, ny))
             frontier = nxt
@@ -289,8 +347,8 @@ class KeyIndex:
         while sa or sb:
             x = sa[-1] if sa else None
             y = sb[-1] if sb else None
-            x_node = x is not None and not isinstance(x, tuple)
-            y_node = y is not None and not isinstance(y, tuple)
+            x_node = x is not None and not isinstance(x, _Item)
+            y_node = y is not None and not isinstance(y, _Item)
             if x_node and y_node:
                 if ref_hash(x) is not None and ref_hash(x) == ref_hash(y):  # type: ignore[arg-type]
                     sa.pop()
@@ -321,6 +379,15 @@ class KeyIndex:
                         yield ex[0], ex[1], ey[1]
 
 
+class _Item(tuple):
+    """A (key, entry) in a diff stream, told apart from stored refs (tuples too)."""
+
+    __slots__ = ()
+
+    def __new__(cls, key: str, entry: IndexEntry) -> _Item:
+        return super().__new__(cls, (key, entry))
+
+
 def _expand(stack: list[object], n: Node) -> None:
     stack.pop()
     for i in range(len(n.keys), -1, -1):
@@ -328,7 +395,7 @@ def _expand(stack: list[object], n: Node) -> None:
         if kid is not None:
             stack.append(kid)
         if i > 0:
-            stack.append((n.keys[i - 1], n.vals[i - 1]))
+            stack.append(_Item(n.keys[i - 1], n.vals[i - 1]))
 
 
 def _leafish(key: str, entry: IndexEntry, h: int) -> Node:

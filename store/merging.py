@@ -19,9 +19,9 @@ from core.keys import ContentKey
 from core.merge import decide, namespace_conflicts, three_way
 from store.committing import has_children
 from store.history import History
-from store.index import KeyIndex, Node, Ref
-from store.objects import CommitRecord, ObjectReader
-from store.writes import WriteSet, make_commit, operations_from
+from store.index import KeyIndex, Node, Ref, StoredRef
+from store.objects import ObjectReader
+from store.writes import NewCommit, WriteSet, seal
 
 _TAKES_SOURCE = (KeyOutcome.APPLIED, KeyOutcome.FORCED)
 
@@ -33,11 +33,11 @@ class _Pending:
         self.reader = reader
         self.nodes: dict[str, Node] = {}
 
-    def load_node(self, hash_: str) -> Node:
-        return self.nodes.get(hash_) or self.reader.load_node(hash_)
+    def load_node(self, ref: StoredRef) -> Node:
+        return self.nodes.get(ref[0]) or self.reader.load_node(ref)
 
-    def prefetch_nodes(self, hashes: Iterable[str]) -> None:
-        self.reader.prefetch_nodes(h for h in hashes if h not in self.nodes)
+    def prefetch_nodes(self, refs: Iterable[StoredRef]) -> None:
+        self.reader.prefetch_nodes(r for r in refs if r[0] not in self.nodes)
 
 
 class MergePlanner:
@@ -71,14 +71,11 @@ class MergePlanner:
         if not meta.message:
             meta = CommitMeta(f"merge {label} into {head.name}", meta.author, meta.committer,
                               meta.properties)
-        root = self.index.mutate(target.root, changes)
-        root_hash, nodes = self.index.finalize(root)
-        rec = make_commit([target, source], root_hash, meta, operations_from(changes), now_us,
-                          principal)
+        root, nodes = self.index.finalize(self.index.mutate(target.root, changes))
+        new = seal([target, source], root, nodes, {}, meta, changes, now_us, principal)
         result = MergeResult(head.name, source_hash, head.hash, base_hash, details, False,
-                             rec.hash, [rec.hash])
-        objects = [{"hash": h, "kind": "n", "data": d} for h, d, _ in nodes]
-        return WriteSet(result, objects, [rec], [n for _, _, n in nodes], "merge")
+                             new.record.hash, [new.record.hash])
+        return WriteSet(result, [new], "merge")
 
     def plan_transplant(self, head: Reference, hashes: Sequence[str],
                         default: MergeBehavior, modes: dict[ContentKey, MergeBehavior],
@@ -91,9 +88,7 @@ class MergePlanner:
         parent = self.reader.commit(head.hash)
         root: Ref = parent.root
         details: list[KeyMergeDetail] = []
-        recs: list[CommitRecord] = []
-        objects: list[dict[str, object]] = []
-        new_nodes: list[Node] = []
+        sealed: list[NewCommit] = []
         for h in hashes:
             src = self.reader.commit(h)
             if not src.parents:
@@ -107,17 +102,13 @@ class MergePlanner:
             details += d
             if any(x.outcome is KeyOutcome.CONFLICT for x in details):
                 continue  # keep going only to report every conflict
-            root = index.mutate(root, changes)
-            root_hash, nodes = index.finalize(root)
-            for nh, data, node in nodes:
-                pending.nodes[nh] = node
-                objects.append({"hash": nh, "kind": "n", "data": data})
-                new_nodes.append(node)
+            root, nodes = index.finalize(index.mutate(root, changes))
             meta = CommitMeta(src.message, src.author, None, src.properties)
-            rec = make_commit([parent], root_hash, meta, operations_from(changes), now_us,
-                              principal)
-            recs.append(rec)
-            parent = rec
+            new = seal([parent], root, nodes, {}, meta, changes, now_us, principal)
+            for node in nodes:
+                pending.nodes[node.hash] = node  # type: ignore[index]
+            sealed.append(new)
+            parent = new.record
         result = MergeResult(head.name, hashes[-1], head.hash, None, details, dry_run)
         if result.conflicts:
             if raise_on_conflict:
@@ -125,9 +116,10 @@ class MergePlanner:
             return WriteSet(result)
         if dry_run:
             return WriteSet(result)
+        created = [c.record.hash for c in sealed]
         result = MergeResult(head.name, hashes[-1], head.hash, None, details, False,
-                             recs[-1].hash, [r.hash for r in recs])
-        return WriteSet(result, objects, recs, new_nodes, "transplant")
+                             created[-1], created)
+        return WriteSet(result, sealed, "transplant")
 
     def _decide(self, target_root: Ref,
                 changed: list[tuple[str, IndexEntry | None, IndexEntry | None]],

@@ -1,6 +1,12 @@
 """Loading immutable objects (index nodes, content values, commits), with
 in-process caches. Being content-addressed, a cached object never goes stale,
-so any number of API processes may cache independently."""
+so any number of API processes may cache independently.
+
+The index nodes and content values a commit creates are stored together in
+that commit's row (its *pack*): one row per commit keeps the write path as
+short as a raw insert. An object's location is the first ``LOC_LEN`` hex
+characters of the hash of the commit whose pack holds it.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from sqlalchemy import select
+from sqlalchemy import and_, or_, select
 
 from core.commits import CommitOperation, IndexEntry, OpKind
 from core.content import Content, ContentType, parse_content_json
@@ -19,10 +25,13 @@ from core.errors import CommitNotFoundError
 from core.instants import from_micros
 from core.keys import ContentKey
 from store.db import Database
-from store.index import Node, decode_node
-from store.schema import COMMITS, OBJECTS
+from store.index import Node, StoredRef, decode_node, encode_node
+from store.schema import COMMITS, PACKS
 
 K = TypeVar("K")
+LOC_LEN = 16
+PACK_OBJECTS = 8  # a cold read decodes one pack: keep it small
+_OBJ = "\x1c"  # between objects in a pack; never inside JSON text or a node
 V = TypeVar("V")
 
 
@@ -67,7 +76,7 @@ class CommitRecord:
     message: str
     properties: dict[str, str]
     operations: tuple[CommitOperation, ...]
-    root: str | None
+    root: StoredRef | None
 
     def to_commit(self):  # noqa: ANN201 - core.commits.Commit
         from core.commits import Commit
@@ -81,7 +90,8 @@ def encode_operations(ops: Iterable[CommitOperation]) -> str:
     for op in ops:
         item: list[object] = [op.kind.value, op.key.internal]
         if op.entry is not None:
-            item += [op.entry.type.value, op.entry.content_id, op.entry.value_hash]
+            item += [op.entry.type.value, op.entry.content_id, op.entry.value_hash,
+                     op.entry.loc]
         out.append(item)
     return json.dumps(out, separators=(",", ":"), ensure_ascii=False)
 
@@ -89,7 +99,8 @@ def encode_operations(ops: Iterable[CommitOperation]) -> str:
 def decode_operations(raw: str) -> tuple[CommitOperation, ...]:
     ops = []
     for item in json.loads(raw):
-        entry = (IndexEntry(ContentType(item[2]), item[3], item[4]) if len(item) > 2 else None)
+        entry = (IndexEntry(ContentType(item[2]), item[3], item[4], item[5])
+                 if len(item) > 2 else None)
         ops.append(CommitOperation(OpKind(item[0]), ContentKey.from_internal(item[1]), entry))
     return tuple(ops)
 
@@ -102,7 +113,45 @@ def record_from_row(row: object) -> CommitRecord:
         row.hash, parents, row.generation, row.created_us,  # type: ignore[attr-defined]
         row.author, row.committer, row.message,  # type: ignore[attr-defined]
         json.loads(row.properties), decode_operations(row.operations),  # type: ignore[attr-defined]
-        row.root)  # type: ignore[attr-defined]
+        (row.root, row.root_loc) if row.root else None)  # type: ignore[attr-defined]
+
+
+COMMIT_COLUMNS = [c for c in COMMITS.c if c.name != "pack"]
+
+
+def loc_of(commit_hash: str) -> str:
+    return commit_hash[:LOC_LEN]
+
+
+def plan_packs(nodes: list[Node], contents: dict[str, bytes], base: str,
+               ) -> tuple[dict[str, str], list[tuple[str, list[Node], list[str]]]]:
+    """Group a commit's new objects into packs of at most PACK_OBJECTS.
+
+    Nodes come in post-order, so a pack holds neighbouring subtrees. The
+    first pack is located by the commit itself (``base``), the others as
+    ``base.k``. Returns the location of every object and the packs.
+    """
+    objs: list[tuple[str, Node | str]] = [("n", n) for n in nodes]
+    objs += [("c", h) for h in contents]
+    locs: dict[str, str] = {}
+    packs = []
+    for k, i in enumerate(range(0, len(objs), PACK_OBJECTS)):
+        loc = base if k == 0 else f"{base}.{k:x}"
+        chunk = objs[i:i + PACK_OBJECTS]
+        pack_nodes = [o for kind, o in chunk if kind == "n"]
+        pack_contents = [o for kind, o in chunk if kind == "c"]
+        for n in pack_nodes:
+            locs[n.hash] = loc  # type: ignore[union-attr,index]
+        for h in pack_contents:
+            locs[h] = loc  # type: ignore[index]
+        packs.append((loc, pack_nodes, pack_contents))  # type: ignore[arg-type]
+    return locs, packs
+
+
+def encode_pack(loc: str, nodes: list[Node], contents: dict[str, bytes]) -> bytes:
+    parts = [f"n{n.hash}{encode_node(n, loc)}" for n in nodes]
+    parts += [f"c{h}{data.decode()}" for h, data in contents.items()]
+    return _OBJ.join(parts).encode()
 
 
 class ObjectReader:
@@ -119,49 +168,65 @@ class ObjectReader:
         self.contents.clear()
 
     # -- nodes (NodeSource) ----------------------------------------------------
-    def load_node(self, hash_: str) -> Node:
-        n = self.nodes.get(hash_)
+    def load_node(self, ref: StoredRef) -> Node:
+        n = self.nodes.get(ref[0])
         if n is None:
-            self.prefetch_nodes([hash_])
-            n = self.nodes.get(hash_)
+            self.prefetch_nodes([ref])
+            n = self.nodes.get(ref[0])
             if n is None:
-                raise LookupError(f"index node {hash_} is missing from the object store")
+                raise LookupError(f"index node {ref[0]} is missing from pack {ref[1]}")
         return n
 
-    def prefetch_nodes(self, hashes: Iterable[str]) -> None:
-        missing = [h for h in set(hashes) if self.nodes.get(h) is None]
-        if not missing:
-            return
-        with self.db.read() as conn:
-            rows = conn.execute(select(OBJECTS.c.hash, OBJECTS.c.data)
-                                .where(OBJECTS.c.hash.in_(missing))).all()
-        for h, data in rows:
-            self.nodes.put(h, decode_node(h, bytes(data)))
+    def prefetch_nodes(self, refs: Iterable[StoredRef]) -> None:
+        self._load_packs({loc for h, loc in refs if self.nodes.get(h) is None and loc})
 
     def remember_nodes(self, nodes: Iterable[Node]) -> None:
         for n in nodes:
             if n.hash is not None:
                 self.nodes.put(n.hash, n)
 
-    # -- content values ----------------------------------------------------------
-    def load_contents(self, hashes: Iterable[str]) -> dict[str, Content]:
-        out: dict[str, Content] = {}
-        missing = []
-        for h in set(hashes):
-            c = self.contents.get(h)
-            if c is None:
-                missing.append(h)
+    def _load_packs(self, locs: set[str]) -> None:
+        if not locs:
+            return
+        in_commits = [loc for loc in locs if "." not in loc]
+        overflow = [loc for loc in locs if "." in loc]
+        with self.db.read() as conn:
+            if in_commits:
+                ranges = [and_(COMMITS.c.hash >= loc, COMMITS.c.hash < loc + "g")
+                          for loc in in_commits]
+                for commit_hash, pack in conn.execute(select(COMMITS.c.hash, COMMITS.c.pack)
+                                                      .where(or_(*ranges))):
+                    if pack:
+                        self._unpack(loc_of(commit_hash), bytes(pack).decode())
+            if overflow:
+                for loc, pack in conn.execute(select(PACKS.c.loc, PACKS.c.data)
+                                              .where(PACKS.c.loc.in_(overflow))):
+                    self._unpack(loc, bytes(pack).decode())
+
+    def _unpack(self, loc: str, pack: str) -> None:
+        for obj in pack.split(_OBJ):
+            kind, h, body = obj[0], obj[1:65], obj[65:]
+            if kind == "n":
+                self.nodes.put(h, decode_node(h, body, loc))
             else:
-                out[h] = c
-        if missing:
-            with self.db.read() as conn:
-                rows = conn.execute(select(OBJECTS.c.hash, OBJECTS.c.data)
-                                    .where(OBJECTS.c.hash.in_(missing))).all()
-            for h, data in rows:
-                c = parse_content_json(bytes(data))
-                self.contents.put(h, c)
-                out[h] = c
+                self.contents.put(h, parse_content_json(body))
+
+    # -- content values ----------------------------------------------------------
+    def load_contents(self, entries: Iterable[IndexEntry]) -> dict[str, Content]:
+        entries = list(entries)
+        missing = {e.loc for e in entries if self.contents.get(e.value_hash) is None}
+        self._load_packs({loc for loc in missing if loc})
+        out: dict[str, Content] = {}
+        for e in entries:
+            c = self.contents.get(e.value_hash)
+            if c is None:
+                raise LookupError(f"content {e.value_hash} is missing from pack {e.loc}")
+            out[e.value_hash] = c
         return out
+
+    def remember_contents(self, contents: dict[str, Content]) -> None:
+        for h, c in contents.items():
+            self.contents.put(h, c)
 
     # -- commits -----------------------------------------------------------------
     def commit(self, hash_: str) -> CommitRecord:
@@ -169,7 +234,7 @@ class ObjectReader:
         if rec is not None:
             return rec
         with self.db.read() as conn:
-            row = conn.execute(select(COMMITS).where(COMMITS.c.hash == hash_)).first()
+            row = conn.execute(select(*COMMIT_COLUMNS).where(COMMITS.c.hash == hash_)).first()
         if row is None:
             raise CommitNotFoundError(f"commit {hash_} does not exist")
         rec = record_from_row(row)

@@ -23,7 +23,7 @@ from core.keys import ContentKey
 from core.refs import HASH_LENGTH, Ancestor, AtInstant, Parent, RefSpec, parse_ref
 from store.db import Database
 from store.history import History
-from store.index import KeyIndex
+from store.index import KeyIndex, StoredRef
 from store.objects import ObjectReader
 from store.refs import Refs, _page_size, decode_token, encode_token
 from store.schema import COMMITS
@@ -94,7 +94,7 @@ class Reads:
             raise AmbiguousHashError(f"hash prefix {prefix} matches more than one commit")
         return found[0]
 
-    def root_of(self, spec: str | RefSpec) -> tuple[ResolvedRef, str | None]:
+    def root_of(self, spec: str | RefSpec) -> tuple[ResolvedRef, StoredRef | None]:
         resolved = self.resolve(spec)
         return resolved, self.reader.commit(resolved.hash).root
 
@@ -124,7 +124,7 @@ class Reads:
                 break
         token = encode_token(found[size][0]) if len(found) > size else None
         found = found[:size]
-        values = (self.reader.load_contents(e.value_hash for _, e in found)  # type: ignore[attr-defined]
+        values = (self.reader.load_contents(e for _, e in found)  # type: ignore[misc]
                   if with_content else {})
         items = [Entry(ContentKey.from_internal(k), e.type, e.content_id,  # type: ignore[attr-defined]
                        values.get(e.value_hash))  # type: ignore[attr-defined]
@@ -136,7 +136,7 @@ class Reads:
         _, root = self.root_of(spec)
         keys = list(keys)
         entries = self.index.get_many(root, (k.internal for k in keys))
-        values = self.reader.load_contents(e.value_hash for e in entries.values() if e)
+        values = self.reader.load_contents(e for e in entries.values() if e)
         return {k: values[e.value_hash] for k in keys
                 if (e := entries[k.internal]) is not None}
 
@@ -192,7 +192,7 @@ class Reads:
         token = encode_token(changed[size][0]) if len(changed) > size else None
         changed = changed[:size]
         values = self.reader.load_contents(
-            e.value_hash for _, x, y in changed for e in (x, y) if e is not None)
+            e for _, x, y in changed for e in (x, y) if e is not None)
         items = [DiffEntry(ContentKey.from_internal(k),
                            values[x.value_hash] if x else None,
                            values[y.value_hash] if y else None) for k, x, y in changed]

@@ -1,8 +1,8 @@
 """Tables of the commit-log store. Rows never leave ``store/``: callers get
 the immutable values of ``core.commits``.
 
-Everything but ``refs`` is insert-only: ``objects`` and ``commits`` are
-content-addressed (the key is the hash of the bytes), ``reflog`` is a journal.
+Everything but ``refs`` is insert-only: ``commits`` are content-addressed
+(the key is the hash of the commit), ``reflog`` is a journal.
 """
 
 from __future__ import annotations
@@ -19,15 +19,6 @@ class Base(DeclarativeBase):
     pass
 
 
-class ObjectRow(Base):
-    """Index nodes (kind 'n') and content values (kind 'c')."""
-
-    __tablename__ = "objects"
-    hash: Mapped[str] = mapped_column(HASH, primary_key=True)
-    kind: Mapped[str] = mapped_column(String(1))
-    data: Mapped[bytes] = mapped_column(LargeBinary)
-
-
 class CommitRow(Base):
     __tablename__ = "commits"
     hash: Mapped[str] = mapped_column(HASH, primary_key=True)
@@ -41,6 +32,17 @@ class CommitRow(Base):
     properties: Mapped[str] = mapped_column(Text)             # JSON object
     operations: Mapped[str] = mapped_column(Text)             # JSON list
     root: Mapped[str | None] = mapped_column(HASH)            # key index root node
+    root_loc: Mapped[str | None] = mapped_column(String(32))  # the pack holding it
+    # Index nodes and content values this commit created (see store.objects).
+    pack: Mapped[bytes | None] = mapped_column(LargeBinary)
+
+
+class PackRow(Base):
+    """Overflow packs of a commit that created many objects (bulk loads)."""
+
+    __tablename__ = "packs"
+    loc: Mapped[str] = mapped_column(String(32), primary_key=True)
+    data: Mapped[bytes] = mapped_column(LargeBinary)
 
 
 class RefRow(Base):
@@ -66,7 +68,7 @@ class ReflogRow(Base):
     __table_args__ = (Index("ix_reflog_ref_at", "ref", "at_us", "id"),)
 
 
-OBJECTS = ObjectRow.__table__
 COMMITS = CommitRow.__table__
+PACKS = PackRow.__table__
 REFS = RefRow.__table__
 REFLOG = ReflogRow.__table__

@@ -72,11 +72,13 @@ class Store(Reads):
                          principal: str | None = None, ref_type: RefType | None = None,
                          ) -> Reference:
         expected = self.full_hash(normalize_hash(expected_hash))
+        self.writer.forget(name)
         return self.refs.assign(name, expected, self.resolve(target).hash, principal, ref_type)
 
     def delete_reference(self, name: str, expected_hash: str, principal: str | None = None,
                          ref_type: RefType | None = None) -> None:
         expected = self.full_hash(normalize_hash(expected_hash))
+        self.writer.forget(name)
         self.refs.delete(name, expected, principal, ref_type)
 
     def reflog(self, name: str, limit: int = 100) -> list[ReflogEntry]:

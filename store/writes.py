@@ -1,17 +1,20 @@
 """Turning a planned change into rows, and landing it on a branch.
 
-A plan is computed against a head, then written in one transaction that
-inserts the new immutable rows and moves the branch by compare-and-swap. The
-first try is optimistic (plan outside any lock). If the branch moved, later
-tries re-plan inside the write transaction with the ref row locked, so a busy
-branch costs one extra round rather than a storm of retries — and nothing is
-ever half-written: a failed swap rolls the whole transaction back.
+A plan is computed against a head, then written in one transaction: the new
+commit rows (each carrying its pack of new index nodes and content values),
+the compare-and-swap of the branch head, and the reflog entry. The first try
+is optimistic: it plans against the head this process last saw, outside any
+lock. If the branch moved, later tries re-plan inside the write transaction
+with the ref row locked, so a busy branch costs one extra round rather than a
+storm of retries — and nothing is ever half-written: a failed swap rolls the
+whole transaction back.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,64 +22,94 @@ from typing import Generic, TypeVar
 
 from sqlalchemy import Connection
 
-from core.commits import CommitMeta, CommitOperation, IndexEntry, OpKind, Reference, RefType
-from core.errors import ReadOnlyReferenceError, RetryLimitError
+from core.commits import (
+    CommitMeta,
+    CommitOperation,
+    IndexEntry,
+    OpKind,
+    Reference,
+    RefType,
+)
+from core.errors import ReadOnlyReferenceError, RetryLimitError, SapwoodError
 from core.keys import ContentKey
 from store.db import Database
-from store.index import Node
-from store.objects import CommitRecord, ObjectReader, encode_operations
+from store.index import Node, StoredRef, stamp
+from store.objects import (
+    CommitRecord,
+    ObjectReader,
+    encode_operations,
+    encode_pack,
+    loc_of,
+    plan_packs,
+)
 from store.refs import Refs
-from store.schema import COMMITS, OBJECTS
 
 R = TypeVar("R")
 LOCKED_ATTEMPTS = 3
 
 
 @dataclass
+class NewCommit:
+    record: CommitRecord
+    pack: bytes | None  # the first pack, stored in the commit row
+    overflow: list[tuple[str, bytes]]  # further packs (loc, data), for bulk commits
+    nodes: list[Node]
+
+
+@dataclass
 class WriteSet(Generic[R]):
     result: R
-    objects: list[dict[str, object]] = field(default_factory=list)
-    commits: list[CommitRecord] = field(default_factory=list)
-    nodes: list[Node] = field(default_factory=list)
+    commits: list[NewCommit] = field(default_factory=list)
     reason: str = "commit"
 
     @property
     def new_head(self) -> str | None:
-        return self.commits[-1].hash if self.commits else None
+        return self.commits[-1].record.hash if self.commits else None
 
 
-def make_commit(parents: list[CommitRecord], root: str | None, meta: CommitMeta,
-                operations: list[CommitOperation], now_us: int,
-                principal: str | None) -> CommitRecord:
-    """A new commit on ``parents[0]``; its time never goes below its parent's."""
+def seal(parents: list[CommitRecord], root: StoredRef | None, new_nodes: list[Node],
+         contents: dict[str, bytes], meta: CommitMeta, changes: dict[str, IndexEntry | None],
+         now_us: int, principal: str | None) -> NewCommit:
+    """Build a commit on ``parents[0]`` and give its new objects their location.
+
+    The commit hash covers identities only (root hash, value hashes), so it
+    can be computed before the objects know which pack they live in. Its time
+    never goes below its parent's.
+    """
     created = max(now_us, parents[0].created_us + 1)
     committer = meta.committer or principal
     author = meta.author or committer
-    ops_json = encode_operations(operations)
-    body = [[p.hash for p in parents], root, created, author, committer, meta.message,
-            sorted(meta.properties.items()), ops_json]
+    ops = [[k, e.value_hash if e else None] for k, e in sorted(changes.items())]
+    body = [[p.hash for p in parents], root[0] if root else None, created, author, committer,
+            meta.message, sorted(meta.properties.items()), ops]
     digest = hashlib.sha256(json.dumps(body, separators=(",", ":"),
                                        ensure_ascii=False).encode()).hexdigest()
-    return CommitRecord(digest, tuple(p.hash for p in parents),
-                        1 + max(p.generation for p in parents), created, author, committer,
-                        meta.message, dict(meta.properties), tuple(operations), root)
+    locs, packs = plan_packs(new_nodes, contents, loc_of(digest))
+    stamp(new_nodes, locs)
+    operations = tuple(
+        CommitOperation(OpKind.PUT if e is not None else OpKind.DELETE,
+                        ContentKey.from_internal(k),
+                        None if e is None else e if e.loc is not None
+                        else e.with_loc(locs[e.value_hash]))
+        for k, e in sorted(changes.items()))
+    if root is not None and root[1] is None:
+        root = (root[0], locs[root[0]])
+    rec = CommitRecord(digest, tuple(p.hash for p in parents),
+                       1 + max(p.generation for p in parents), created, author, committer,
+                       meta.message, dict(meta.properties), operations, root)
+    encoded = [(loc, encode_pack(loc, nodes, {h: contents[h] for h in hs}))
+               for loc, nodes, hs in packs]
+    first = encoded[0][1] if encoded else None
+    return NewCommit(rec, first, encoded[1:], new_nodes)
 
 
-def operations_from(changes: dict[str, IndexEntry | None]) -> list[CommitOperation]:
-    return [CommitOperation(OpKind.PUT if e is not None else OpKind.DELETE,
-                            ContentKey.from_internal(k), e)
-            for k, e in sorted(changes.items())]
-
-
-def commit_row(rec: CommitRecord) -> dict[str, object]:
-    return {
-        "hash": rec.hash, "parent": rec.parents[0] if rec.parents else None,
-        "merge_parents": json.dumps(list(rec.parents[1:])) if len(rec.parents) > 1 else None,
-        "generation": rec.generation, "created_us": rec.created_us, "author": rec.author,
-        "committer": rec.committer, "message": rec.message,
-        "properties": json.dumps(rec.properties, sort_keys=True),
-        "operations": encode_operations(rec.operations), "root": rec.root,
-    }
+def _commit_params(c: NewCommit) -> tuple[object, ...]:
+    rec = c.record
+    return (rec.hash, rec.parents[0] if rec.parents else None,
+            json.dumps(list(rec.parents[1:])) if len(rec.parents) > 1 else None,
+            rec.generation, rec.created_us, rec.author, rec.committer, rec.message,
+            json.dumps(rec.properties, sort_keys=True), encode_operations(rec.operations),
+            rec.root[0] if rec.root else None, rec.root[1] if rec.root else None, c.pack)
 
 
 class _Moved(Exception):
@@ -88,23 +121,55 @@ class BranchWriter:
         self.db = db
         self.refs = refs
         self.reader = reader
-        self._insert_objects = db.insert_ignore(OBJECTS)
-        self._insert_commits = db.insert_ignore(COMMITS)
+        # The hot path runs prebuilt driver-level SQL: a commit costs about as
+        # much as the raw insert-plus-conditional-update it boils down to.
+        p = "?" if db.dialect == "sqlite" else "%s"
+        cols = ("hash, parent, merge_parents, generation, created_us, author, committer, "
+                "message, properties, operations, root, root_loc, pack")
+        self._sql_commit = (f"INSERT INTO commits ({cols}) VALUES ({', '.join([p] * 13)}) "
+                            "ON CONFLICT (hash) DO NOTHING")
+        self._sql_cas = (f"UPDATE refs SET head = {p} WHERE name = {p} AND head = {p} "
+                         "AND type = 'BRANCH'")
+        self._sql_reflog = ("INSERT INTO reflog (ref, ref_type, old_hash, new_hash, at_us, "
+                            f"principal, reason) VALUES ({', '.join([p] * 7)})")
+        self._sql_pack = f"INSERT INTO packs (loc, data) VALUES ({p}, {p})"
+        self._heads: dict[str, Reference] = {}
+        self._heads_lock = threading.Lock()
 
     def run(self, branch: str, plan: Callable[[Reference], WriteSet[R]],
             principal: str | None) -> R:
+        with self._heads_lock:
+            guess = self._heads.get(branch)
+        if guess is not None:
+            # Planned against the head this process last wrote. Only a write is
+            # trusted (the swap checks the head); a refusal or a no-op might be
+            # an artefact of a stale guess, so those are planned again fresh.
+            try:
+                ws = plan(guess)
+            except SapwoodError:
+                ws = None
+            if ws is not None and ws.new_head is not None:
+                try:
+                    return self._write(guess, ws, principal)
+                except _Moved:
+                    return self._locked(branch, plan, principal)
         head = self.refs.get(branch)
         _require_branch(head)
         ws = plan(head)
         if ws.new_head is None:
             return ws.result
         try:
-            with self.db.write() as conn:
-                self._apply(conn, head, ws, principal)
-            self._remember(ws)
-            return ws.result
+            return self._write(head, ws, principal)
         except _Moved:
-            pass
+            return self._locked(branch, plan, principal)
+
+    def _write(self, head: Reference, ws: WriteSet[R], principal: str | None) -> R:
+        with self.db.write() as conn:
+            self._apply(conn, head, ws, principal)
+        return self._landed(head.name, ws)
+
+    def _locked(self, branch: str, plan: Callable[[Reference], WriteSet[R]],
+                principal: str | None) -> R:
         for _ in range(LOCKED_ATTEMPTS):
             try:
                 with self.db.write() as conn:
@@ -114,29 +179,38 @@ class BranchWriter:
                     if ws.new_head is None:
                         return ws.result
                     self._apply(conn, head, ws, principal)
-                self._remember(ws)
-                return ws.result
+                return self._landed(branch, ws)
             except _Moved:
                 time.sleep(0.001)
         raise RetryLimitError(
             f"branch '{branch}' kept moving; gave up after {LOCKED_ATTEMPTS + 1} attempts")
 
+    def forget(self, branch: str) -> None:
+        with self._heads_lock:
+            self._heads.pop(branch, None)
+
     def _apply(self, conn: Connection, head: Reference, ws: WriteSet[R],
                principal: str | None) -> None:
-        if ws.objects:
-            conn.execute(self._insert_objects, ws.objects)
-        conn.execute(self._insert_commits, [commit_row(c) for c in ws.commits])
+        conn.exec_driver_sql(self._sql_commit, [_commit_params(c) for c in ws.commits])
+        overflow = [p for c in ws.commits for p in c.overflow]
+        if overflow:
+            conn.exec_driver_sql(self._sql_pack, overflow)
         new = ws.new_head
-        assert new is not None
-        if not self.refs.cas(conn, head.name, head.hash, new):
+        if conn.exec_driver_sql(self._sql_cas, (new, head.name, head.hash)).rowcount != 1:
+            with self._heads_lock:
+                self._heads.pop(head.name, None)
             raise _Moved
-        self.refs.journal(conn, head.name, RefType.BRANCH, head.hash, new,
-                          ws.commits[-1].created_us, principal, ws.reason)
+        conn.exec_driver_sql(self._sql_reflog, (
+            head.name, RefType.BRANCH.value, head.hash, new,
+            ws.commits[-1].record.created_us, principal, ws.reason))
 
-    def _remember(self, ws: WriteSet[R]) -> None:
-        self.reader.remember_nodes(ws.nodes)
+    def _landed(self, branch: str, ws: WriteSet[R]) -> R:
         for c in ws.commits:
-            self.reader.remember_commit(c)
+            self.reader.remember_nodes(c.nodes)
+            self.reader.remember_commit(c.record)
+        with self._heads_lock:
+            self._heads[branch] = Reference(branch, RefType.BRANCH, ws.new_head)  # type: ignore[arg-type]
+        return ws.result
 
 
 def _require_branch(ref: Reference) -> None:

@@ -1,76 +1,89 @@
-"""The key index against a dict model, on the real object store (SQLite)."""
+"""The key index, driven through real commits and checked against a dict."""
 
-import hashlib
 import itertools
 import math
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import func, select
+from sqlalchemy import select
 
-from core.commits import CommitMeta, IndexEntry, Put
-from core.content import ContentType
+from core.commits import CommitMeta, Delete, Put
 from store import Store
-from store.index import FANOUT_BITS, Ref
-from store.schema import OBJECTS
+from store.index import FANOUT_BITS
+from store.objects import PACK_OBJECTS
+from store.schema import COMMITS
 from tests.store.helpers import K, table, with_ns
 
-
-@pytest.fixture(scope="module")
-def sqlite_store(tmp_path_factory):
-    s = Store(f"sqlite:///{tmp_path_factory.mktemp('ix') / 'ix.db'}")
-    yield s
-    s.close()
-
-
-def _persist(store: Store, root: Ref) -> str | None:
-    h, rows = store.index.finalize(root)
-    if rows:
-        with store.db.write() as conn:
-            conn.execute(store.db.insert_ignore(OBJECTS),
-                         [{"hash": r[0], "kind": "n", "data": r[1]} for r in rows])
-    store.reader.clear_caches()  # read everything back from the database
-    return h
-
-
-def _entry(n: int) -> IndexEntry:
-    return IndexEntry(ContentType.ICEBERG_TABLE, f"id{n}", hashlib.sha256(b"%d" % n).hexdigest())
-
-
 ops = st.lists(st.tuples(st.integers(0, 300), st.none() | st.integers(0, 10**6)),
-               min_size=1, max_size=120)
+               min_size=1, max_size=80)
 
 
-@settings(max_examples=40, deadline=None,
+def _nodes_in_pack(store: Store, commit_hash: str) -> int:
+    with store.db.read() as conn:
+        pack = conn.execute(select(COMMITS.c.pack).where(COMMITS.c.hash == commit_hash)).scalar()
+    return sum(1 for obj in bytes(pack or b"").decode().split("\x1c") if obj[:1] == "n")
+
+
+@settings(max_examples=25, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(ops, min_size=1, max_size=4))
-def test_edits_match_a_dict_and_shape_is_history_independent(sqlite_store, batches):
-    ix = sqlite_store.index
-    model: dict[str, IndexEntry] = {}
-    root: Ref = None
-    roots = [(None, {})]
-    for batch in batches:
-        for k, v in batch:
-            key = f"k{k:04d}"
-            if v is None:
-                model.pop(key, None)
-                root = ix.delete(root, key)
-            else:
-                model[key] = _entry(v)
-                root = ix.put(root, key, _entry(v))
-        root = _persist(sqlite_store, root)
-        roots.append((root, dict(model)))
-        assert dict(ix.items(root)) == model
-    # Same map, built in one go in another order: the very same root.
-    rebuilt = ix.mutate(None, dict(reversed(list(model.items()))))
-    assert _persist(sqlite_store, rebuilt) == root
-    for (ra, ma), (rb, mb) in itertools.pairwise(roots):
-        expected = sorted((k, ma.get(k), mb.get(k)) for k in ma.keys() | mb.keys()
-                          if ma.get(k) != mb.get(k))
-        assert ix.diff(ra, rb) == expected
-        got = ix.get_many(rb, [*mb, "absent"])
-        assert {k: v for k, v in got.items() if v} == mb
+@given(batches=st.lists(ops, min_size=1, max_size=4))
+def test_commits_match_a_dict_and_shape_is_history_independent(tmp_path_factory, batches):
+    store = Store(f"sqlite:///{tmp_path_factory.mktemp('ix') / 'ix.db'}")
+    try:
+        with_ns(store, "main", "ns")
+        model: dict[str, object] = {}
+        states = [(store.get_reference("main").hash, {})]
+        for batch in batches:
+            changes: dict[str, int | None] = {}
+            for k, v in batch:
+                changes[f"ns.k{k:04d}"] = v
+            operations = []
+            for key, v in changes.items():
+                if v is None:
+                    if key in model:
+                        operations.append(Delete(K(key)))
+                        del model[key]
+                elif key in model:
+                    new = model[key].model_copy(update={"metadata_location": str(v)})
+                    operations.append(Put(K(key), new, expected=model[key]))
+                    model[key] = new
+                else:
+                    operations.append(Put(K(key), table(str(v))))
+                    model[key] = None
+            res = store.commit("main", operations, CommitMeta("batch"))
+            for key, cid in res.assigned_ids.items():
+                model[str(key)] = store.content("main", key)
+                assert model[str(key)].id == cid
+            store.reader.clear_caches()  # read everything back from the database
+            got = {str(e.key): e.content for e in store.entries("main", namespace=K("ns"),
+                                                                  with_content=True).items}
+            assert got == model
+            states.append((res.hash, dict(model)))
+        for (ha, ma), (hb, mb) in itertools.pairwise(states):
+            expected = sorted(k for k in ma.keys() | mb.keys() if ma.get(k) != mb.get(k))
+            assert [str(d.key) for d in store.diff(f"@{ha}", f"@{hb}").items] == expected
+    finally:
+        store.close()
+
+
+def test_equal_maps_have_equal_roots_whatever_the_order(store: Store):
+    with_ns(store, "main", "ns")
+    store.commit("main", [Put(K(f"ns.t{i:03d}"), table(str(i))) for i in range(300)])
+    store.create_reference("other")
+    values = {i: store.content("main", K(f"ns.t{i:03d}")) for i in range(300)}
+
+    def rename(branch: str, ids: list[int]) -> None:
+        store.commit(branch, [op for i in ids for op in (
+            Delete(K(f"ns.t{i:03d}")), Put(K(f"ns.u{i:03d}"), values[i]))])
+
+    rename("main", list(range(300)))
+    for chunk in (range(200, 300), range(0, 100), range(100, 200)):
+        rename("other", list(reversed(chunk)))
+    a = store.reader.commit(store.get_reference("main").hash).root
+    b = store.reader.commit(store.get_reference("other").hash).root
+    assert a[0] == b[0]
+    assert a[1] != b[1]  # stored in different packs, still the same identity
+    assert store.diff("main", "other").items == []
 
 
 def test_lookup_and_commit_touch_a_logarithmic_number_of_nodes(store: Store):
@@ -85,32 +98,38 @@ def test_lookup_and_commit_touch_a_logarithmic_number_of_nodes(store: Store):
 
     store.reader.clear_caches()
     assert store.index.get(root, K("ns.t01234").internal) is not None
-    assert len(store.reader.nodes) <= depth
+    # one pack per level of the path, each of at most PACK_OBJECTS objects
+    assert len(store.reader.nodes) <= depth * PACK_OBJECTS
 
-    with store.db.read() as conn:
-        before = conn.execute(select(func.count()).select_from(OBJECTS)).scalar_one()
     cur = store.content("main", K("ns.t00042"))
-    store.commit("main", [Put(K("ns.t00042"), cur.model_copy(
+    res = store.commit("main", [Put(K("ns.t00042"), cur.model_copy(
         update={"metadata_location": "changed"}), expected=cur)])
-    with store.db.read() as conn:
-        after = conn.execute(select(func.count()).select_from(OBJECTS)).scalar_one()
-    assert after - before <= depth + 1  # the rewritten path plus one content value
+    assert 1 <= _nodes_in_pack(store, res.hash) <= depth
 
 
 def test_diff_descends_only_where_hashes_differ(store: Store):
     with_ns(store, "main", "ns")
-    store.commit("main", [Put(K(f"ns.t{i:05d}"), table(str(i))) for i in range(2000)])
+    store.commit("main", [Put(K(f"ns.t{i:05d}"), table(str(i))) for i in range(8000)])
     a = store.get_reference("main").hash
     store.create_reference("dev")
-    for i in (5, 700, 1999):
+    for i in (5, 700, 7999):
         cur = store.content("dev", K(f"ns.t{i:05d}"))
-        store.commit("dev", [Put(cur_key := K(f"ns.t{i:05d}"), cur.model_copy(
+        store.commit("dev", [Put(K(f"ns.t{i:05d}"), cur.model_copy(
             update={"metadata_location": "x"}), expected=cur)])
-        assert cur_key
     store.reader.clear_caches()
     d = store.diff(f"@{a}", "dev")
-    assert [str(e.key) for e in d.items] == ["ns.t00005", "ns.t00700", "ns.t01999"]
+    decoded = len(store.reader.nodes)
+    assert [str(e.key) for e in d.items] == ["ns.t00005", "ns.t00700", "ns.t07999"]
     root = store.reader.commit(a).root
     depth = store.reader.load_node(root).level + 1
-    # two trees, at most one path per changed key in each
-    assert len(store.reader.nodes) <= 2 * 3 * depth
+    # At most one pack per node on the changed paths of both trees; a full
+    # walk would decode every node of the 8,000-key tree.
+    changed_paths = 2 * 3 * depth
+    assert decoded <= changed_paths * PACK_OBJECTS
+    all_nodes = 0
+    todo = [root]
+    while todo:
+        n = store.reader.load_node(todo.pop())
+        all_nodes += 1
+        todo += [k for k in n.kids if k is not None]
+    assert decoded < all_nodes / 2

@@ -1,4 +1,4 @@
-"""The commit-log store: objects, commits, refs, reflog.
+"""The commit-log store: commits (with their packs), refs, reflog.
 
 Revision ID: 0001
 Revises:
@@ -17,12 +17,6 @@ HASH = sa.String(64).with_variant(sa.String(64, collation="C"), "postgresql")
 
 def upgrade() -> None:
     op.create_table(
-        "objects",
-        sa.Column("hash", HASH, primary_key=True),
-        sa.Column("kind", sa.String(1), nullable=False),
-        sa.Column("data", sa.LargeBinary(), nullable=False),
-    )
-    op.create_table(
         "commits",
         sa.Column("hash", HASH, primary_key=True),
         sa.Column("parent", HASH),
@@ -35,6 +29,13 @@ def upgrade() -> None:
         sa.Column("properties", sa.Text(), nullable=False),
         sa.Column("operations", sa.Text(), nullable=False),
         sa.Column("root", HASH),
+        sa.Column("root_loc", sa.String(32)),
+        sa.Column("pack", sa.LargeBinary()),
+    )
+    op.create_table(
+        "packs",
+        sa.Column("loc", sa.String(32), primary_key=True),
+        sa.Column("data", sa.LargeBinary(), nullable=False),
     )
     op.create_table(
         "refs",
@@ -60,5 +61,5 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_index("ix_reflog_ref_at", table_name="reflog")
-    for table in ("reflog", "refs", "commits", "objects"):
+    for table in ("reflog", "refs", "packs", "commits"):
         op.drop_table(table)

@@ -90,17 +90,30 @@ class IndexEntry:
     the same value stored twice is the same value.
     """
 
-    __slots__ = ("content_id", "loc", "type", "value_hash")
+    __slots__ = ("_identity", "content_id", "loc", "type", "value_hash")
 
     def __init__(self, type: ContentType, content_id: str, value_hash: str,
-                 loc: str | None = None) -> None:
+                 loc: str | None = None, identity: str | None = None) -> None:
         self.type = type
         self.content_id = content_id
         self.value_hash = value_hash
         self.loc = loc
+        self._identity = identity
+
+    @property
+    def identity(self) -> str:
+        """Canonical text of type, id and value hash (what equality compares)."""
+        if self._identity is None:
+            self._identity = f"{self.type.code}{self.content_id}:{self.value_hash}"
+        return self._identity
+
+    @classmethod
+    def from_identity(cls, identity: str, loc: str | None) -> IndexEntry:
+        content_id, value_hash = identity[1:].split(":")
+        return cls(ContentType.from_code(identity[0]), content_id, value_hash, loc, identity)
 
     def with_loc(self, loc: str) -> IndexEntry:
-        return IndexEntry(self.type, self.content_id, self.value_hash, loc)
+        return IndexEntry(self.type, self.content_id, self.value_hash, loc, self._identity)
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, IndexEntry) and self.value_hash == other.value_hash

@@ -34,6 +34,20 @@ class ContentType(StrEnum):
     MATERIALIZED_VIEW = "MATERIALIZED_VIEW"
     NAMESPACE = "NAMESPACE"
 
+    @property
+    def code(self) -> str:
+        """One-letter code used in compact encodings."""
+        return _CODES[self]
+
+    @staticmethod
+    def from_code(code: str) -> ContentType:
+        return _BY_CODE[code]
+
+
+_CODES = {ContentType.ICEBERG_TABLE: "T", ContentType.ICEBERG_VIEW: "V",
+          ContentType.MATERIALIZED_VIEW: "M", ContentType.NAMESPACE: "N"}
+_BY_CODE = {v: k for k, v in _CODES.items()}
+
 
 class _Content(BaseModel):
     model_config = ConfigDict(populate_by_name=True, frozen=True, extra="forbid")
@@ -53,6 +67,11 @@ class _Content(BaseModel):
     def value_hash(self) -> str:
         """Hash of the whole value, id included: equal hashes mean equal values."""
         return hashlib.sha256(self.canonical_bytes()).hexdigest()
+
+    def hashed(self) -> tuple[str, bytes]:
+        """(value hash, canonical bytes), computing the bytes once."""
+        data = self.canonical_bytes()
+        return hashlib.sha256(data).hexdigest(), data
 
 
 class IcebergTable(_Content):

@@ -60,7 +60,7 @@ class CommitPlanner:
                        if isinstance(op, Delete) and current[op.key.internal] is not None}
 
         changes: dict[str, IndexEntry | None] = {}
-        contents: dict[str, Content] = {}
+        contents: dict[str, tuple[Content, bytes]] = {}
         assigned: dict[ContentKey, str] = {}
         moved = {c.key for c in conflicts}
         for op in ops:
@@ -81,8 +81,8 @@ class CommitPlanner:
             if content.id is None:
                 content = content.with_id(str(uuid.uuid4()))
                 assigned[op.key] = content.id  # type: ignore[assignment]
-            vh = content.value_hash()
-            contents[vh] = content
+            vh, data = content.hashed()
+            contents[vh] = (content, data)
             changes[op.key.internal] = IndexEntry(ContentType(content.type), content.id, vh)  # type: ignore[arg-type]
 
         conflicts += self._namespace_conflicts(parent.root, changes, current)
@@ -90,9 +90,9 @@ class CommitPlanner:
             raise CommitConflictError(conflicts)
 
         root, nodes = self.index.finalize(self.index.mutate(parent.root, changes))
-        new = seal([parent], root, nodes, {vh: c.canonical_bytes() for vh, c in
-                                           contents.items()}, meta, changes, now_us, principal)
-        self.reader.remember_contents(contents)
+        new = seal([parent], root, nodes, {vh: d for vh, (_, d) in contents.items()}, meta,
+                   changes, now_us, principal)
+        self.reader.remember_contents({vh: c for vh, (c, _) in contents.items()})
         rec = new.record
         result = CommitResult(rec.hash, parent.hash, from_micros(rec.created_us), assigned)
         return WriteSet(result, [new], "commit")

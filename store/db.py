@@ -18,6 +18,8 @@ from sqlalchemy import Connection, Table, create_engine, event, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 
+from core.errors import InvalidInputError
+
 SQLITE_BUSY_TIMEOUT_S = 60
 
 
@@ -33,7 +35,8 @@ class Database:
         if self.dialect == "sqlite":
             path = parsed.database
             if not path or path == ":memory:":
-                raise ValueError("Sapwood needs a SQLite *file* (sqlite:///path/to/file.db)")
+                raise InvalidInputError(
+                    "Sapwood needs a SQLite *file* (sqlite:///path/to/file.db)")
             Path(path).parent.mkdir(parents=True, exist_ok=True)
             args: dict[str, Any] = {"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_S}
             self.read_engine = create_engine(url, connect_args=args, pool_size=8,
@@ -52,8 +55,8 @@ class Database:
             self.write_engine = create_engine(url, pool_size=8, max_overflow=32,
                                               pool_pre_ping=True)
         else:
-            raise ValueError(f"unsupported database {parsed.drivername!r}: "
-                             "use sqlite:///file.db or postgresql://…")
+            raise InvalidInputError(f"unsupported database {parsed.drivername!r}: "
+                                    "use sqlite:///file.db or postgresql://…")
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
@@ -64,6 +67,29 @@ class Database:
     def write(self) -> Iterator[Connection]:
         with self.write_engine.begin() as conn:
             yield conn
+
+    @contextmanager
+    def raw_write(self) -> Iterator[Any]:
+        """One transaction on a pooled DBAPI connection, for the hot write path
+        (prebuilt SQL, no statement compilation). Yields a cursor."""
+        conn = self.write_engine.raw_connection()
+        cur = conn.cursor()
+        try:
+            if self.dialect == "sqlite":
+                cur.execute("BEGIN IMMEDIATE")
+            yield cur
+            conn.commit()
+        except BaseException:
+            conn.rollback()
+            raise
+        finally:
+            cur.close()
+            conn.close()
+
+    @property
+    def param(self) -> str:
+        """The driver's placeholder, for prebuilt SQL."""
+        return "?" if self.dialect == "sqlite" else "%s"
 
     def insert_ignore(self, table: Table) -> Any:
         """INSERT … ON CONFLICT DO NOTHING: content-addressed rows may exist."""

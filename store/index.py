@@ -26,13 +26,9 @@ from collections.abc import Iterable, Iterator
 from typing import Protocol
 
 from core.commits import IndexEntry
-from core.content import ContentType
 
 FANOUT_BITS = 5  # average node fan-out 32
 
-_TYPE_CODE = {ContentType.ICEBERG_TABLE: "T", ContentType.ICEBERG_VIEW: "V",
-              ContentType.MATERIALIZED_VIEW: "M", ContentType.NAMESPACE: "N"}
-_CODE_TYPE = {v: k for k, v in _TYPE_CODE.items()}
 # Field separators: keys and ids never hold characters below 0x20 (but the
 # internal key separator 0x00), so these cannot occur inside a field.
 _REC, _ITEM, _PART = "\x1e", "\x1f", "\x1d"
@@ -74,21 +70,17 @@ def ref_hash(ref: Ref) -> str | None:
     return ref.hash if isinstance(ref, Node) else ref[0]
 
 
-def _entry_id(v: IndexEntry) -> str:
-    return f"{_TYPE_CODE[v.type]}{v.content_id}{_PART}{v.value_hash}"
-
-
 def node_identity(level: int, keys: list[str], vals: list[IndexEntry],
                   kid_hashes: list[str | None]) -> str:
-    body = _REC.join((str(level), _ITEM.join(keys), _ITEM.join(map(_entry_id, vals)),
-                      _ITEM.join(h or "" for h in kid_hashes)))
+    body = _REC.join((str(level), _ITEM.join(keys), _ITEM.join([v.identity for v in vals]),
+                      _ITEM.join([h or "" for h in kid_hashes])))
     return hashlib.sha256(body.encode()).hexdigest()
 
 
 def encode_node(node: Node, pack_loc: str) -> str:
     """A stored node; locations equal to the pack's own are written empty."""
-    vals = _ITEM.join(f"{_entry_id(v)}{_PART}{'' if v.loc == pack_loc else v.loc}"
-                      for v in node.vals)
+    vals = _ITEM.join([f"{v.identity}{_PART}{'' if v.loc == pack_loc else v.loc}"
+                       for v in node.vals])
     kids = "" if node.level == 0 else _ITEM.join(
         "" if k is None else f"{k[0]}{_PART}{'' if k[1] == pack_loc else k[1]}"  # type: ignore[index]
         for k in node.kids)
@@ -102,8 +94,8 @@ def decode_node(hash_: str, body: str, pack_loc: str) -> Node:
     vals = []
     if vals_s:
         for item in vals_s.split(_ITEM):
-            head, vhash, loc = item.split(_PART)
-            vals.append(IndexEntry(_CODE_TYPE[head[0]], head[1:], vhash, loc or pack_loc))
+            ident, loc = item.split(_PART)
+            vals.append(IndexEntry.from_identity(ident, loc or pack_loc))
     if level == 0:
         kids: list[Ref] = [None] * (len(keys) + 1)
     else:

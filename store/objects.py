@@ -14,7 +14,6 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from sqlalchemy import and_, or_, select
@@ -63,20 +62,39 @@ class LRU(Generic[K, V]):
         return len(self._d)
 
 
-@dataclass(frozen=True, slots=True)
 class CommitRecord:
-    """A commit row as the store's internals use it."""
+    """A commit row as the store's internals use it. Operations are decoded on
+    first use: a bulk-load commit can carry many thousands of them."""
 
-    hash: str
-    parents: tuple[str, ...]
-    generation: int
-    created_us: int
-    author: str | None
-    committer: str | None
-    message: str
-    properties: dict[str, str]
-    operations: tuple[CommitOperation, ...]
-    root: StoredRef | None
+    __slots__ = ("_operations", "_ops_raw", "author", "committer", "created_us", "generation",
+                 "hash", "message", "parents", "properties", "root")
+
+    def __init__(self, hash_: str, parents: tuple[str, ...], generation: int, created_us: int,
+                 author: str | None, committer: str | None, message: str,
+                 properties: dict[str, str],
+                 operations: tuple[CommitOperation, ...] | str,
+                 root: StoredRef | None) -> None:
+        self.hash = hash_
+        self.parents = parents
+        self.generation = generation
+        self.created_us = created_us
+        self.author = author
+        self.committer = committer
+        self.message = message
+        self.properties = properties
+        self.root = root
+        if isinstance(operations, str):
+            self._ops_raw: str | None = operations
+            self._operations: tuple[CommitOperation, ...] | None = None
+        else:
+            self._ops_raw = None
+            self._operations = operations
+
+    @property
+    def operations(self) -> tuple[CommitOperation, ...]:
+        if self._operations is None:
+            self._operations = decode_operations(self._ops_raw or "[]")
+        return self._operations
 
     def to_commit(self):  # noqa: ANN201 - core.commits.Commit
         from core.commits import Commit
@@ -112,7 +130,7 @@ def record_from_row(row: object) -> CommitRecord:
     return CommitRecord(
         row.hash, parents, row.generation, row.created_us,  # type: ignore[attr-defined]
         row.author, row.committer, row.message,  # type: ignore[attr-defined]
-        json.loads(row.properties), decode_operations(row.operations),  # type: ignore[attr-defined]
+        json.loads(row.properties), row.operations,  # type: ignore[attr-defined]
         (row.root, row.root_loc) if row.root else None)  # type: ignore[attr-defined]
 
 
@@ -159,11 +177,15 @@ class ObjectReader:
                  commit_cache_size: int = 20_000, content_cache_size: int = 20_000) -> None:
         self.db = db
         self.nodes: LRU[str, Node] = LRU(node_cache_size)
+        # Undecoded objects of loaded packs: (kind, body, loc) by hash. A pack
+        # is fetched whole but its objects are decoded only when asked for.
+        self.raw: LRU[str, tuple[str, str, str]] = LRU(node_cache_size * 2)
         self.commits: LRU[str, CommitRecord] = LRU(commit_cache_size)
         self.contents: LRU[str, Content] = LRU(content_cache_size)
 
     def clear_caches(self) -> None:
         self.nodes.clear()
+        self.raw.clear()
         self.commits.clear()
         self.contents.clear()
 
@@ -171,14 +193,19 @@ class ObjectReader:
     def load_node(self, ref: StoredRef) -> Node:
         n = self.nodes.get(ref[0])
         if n is None:
-            self.prefetch_nodes([ref])
-            n = self.nodes.get(ref[0])
-            if n is None:
-                raise LookupError(f"index node {ref[0]} is missing from pack {ref[1]}")
+            raw = self.raw.get(ref[0])
+            if raw is None:
+                self._load_packs({ref[1]} if ref[1] else set())
+                raw = self.raw.get(ref[0])
+                if raw is None:
+                    raise LookupError(f"index node {ref[0]} is missing from pack {ref[1]}")
+            n = decode_node(ref[0], raw[1], raw[2])
+            self.nodes.put(ref[0], n)
         return n
 
     def prefetch_nodes(self, refs: Iterable[StoredRef]) -> None:
-        self._load_packs({loc for h, loc in refs if self.nodes.get(h) is None and loc})
+        self._load_packs({loc for h, loc in refs if loc and self.nodes.get(h) is None
+                          and self.raw.get(h) is None})
 
     def remember_nodes(self, nodes: Iterable[Node]) -> None:
         for n in nodes:
@@ -205,22 +232,22 @@ class ObjectReader:
 
     def _unpack(self, loc: str, pack: str) -> None:
         for obj in pack.split(_OBJ):
-            kind, h, body = obj[0], obj[1:65], obj[65:]
-            if kind == "n":
-                self.nodes.put(h, decode_node(h, body, loc))
-            else:
-                self.contents.put(h, parse_content_json(body))
+            self.raw.put(obj[1:65], (obj[0], obj[65:], loc))
 
     # -- content values ----------------------------------------------------------
     def load_contents(self, entries: Iterable[IndexEntry]) -> dict[str, Content]:
         entries = list(entries)
-        missing = {e.loc for e in entries if self.contents.get(e.value_hash) is None}
-        self._load_packs({loc for loc in missing if loc})
+        self._load_packs({e.loc for e in entries if e.loc and self.contents.get(e.value_hash)
+                          is None and self.raw.get(e.value_hash) is None})
         out: dict[str, Content] = {}
         for e in entries:
             c = self.contents.get(e.value_hash)
             if c is None:
-                raise LookupError(f"content {e.value_hash} is missing from pack {e.loc}")
+                raw = self.raw.get(e.value_hash)
+                if raw is None:
+                    raise LookupError(f"content {e.value_hash} is missing from pack {e.loc}")
+                c = parse_content_json(raw[1])
+                self.contents.put(e.value_hash, c)
             out[e.value_hash] = c
         return out
 

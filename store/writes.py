@@ -18,9 +18,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
-
-from sqlalchemy import Connection
+from typing import Any, Generic, TypeVar
 
 from core.commits import (
     CommitMeta,
@@ -30,7 +28,12 @@ from core.commits import (
     Reference,
     RefType,
 )
-from core.errors import ReadOnlyReferenceError, RetryLimitError, SapwoodError
+from core.errors import (
+    ReadOnlyReferenceError,
+    ReferenceNotFoundError,
+    RetryLimitError,
+    SapwoodError,
+)
 from core.keys import ContentKey
 from store.db import Database
 from store.index import Node, StoredRef, stamp
@@ -123,7 +126,7 @@ class BranchWriter:
         self.reader = reader
         # The hot path runs prebuilt driver-level SQL: a commit costs about as
         # much as the raw insert-plus-conditional-update it boils down to.
-        p = "?" if db.dialect == "sqlite" else "%s"
+        p = db.param
         cols = ("hash, parent, merge_parents, generation, created_us, author, committer, "
                 "message, properties, operations, root, root_loc, pack")
         self._sql_commit = (f"INSERT INTO commits ({cols}) VALUES ({', '.join([p] * 13)}) "
@@ -133,6 +136,8 @@ class BranchWriter:
         self._sql_reflog = ("INSERT INTO reflog (ref, ref_type, old_hash, new_hash, at_us, "
                             f"principal, reason) VALUES ({', '.join([p] * 7)})")
         self._sql_pack = f"INSERT INTO packs (loc, data) VALUES ({p}, {p})"
+        lock = " FOR UPDATE" if db.dialect == "postgresql" else ""
+        self._sql_head = f"SELECT type, head FROM refs WHERE name = {p}{lock}"
         self._heads: dict[str, Reference] = {}
         self._heads_lock = threading.Lock()
 
@@ -164,21 +169,25 @@ class BranchWriter:
             return self._locked(branch, plan, principal)
 
     def _write(self, head: Reference, ws: WriteSet[R], principal: str | None) -> R:
-        with self.db.write() as conn:
-            self._apply(conn, head, ws, principal)
+        with self.db.raw_write() as cur:
+            self._apply(cur, head, ws, principal)
         return self._landed(head.name, ws)
 
     def _locked(self, branch: str, plan: Callable[[Reference], WriteSet[R]],
                 principal: str | None) -> R:
         for _ in range(LOCKED_ATTEMPTS):
             try:
-                with self.db.write() as conn:
-                    head = self.refs.locked_head(conn, branch)
+                with self.db.raw_write() as cur:
+                    cur.execute(self._sql_head, (branch,))
+                    row = cur.fetchone()
+                    if row is None:
+                        raise ReferenceNotFoundError(f"reference '{branch}' does not exist")
+                    head = Reference(branch, RefType(row[0]), row[1])
                     _require_branch(head)
                     ws = plan(head)
                     if ws.new_head is None:
                         return ws.result
-                    self._apply(conn, head, ws, principal)
+                    self._apply(cur, head, ws, principal)
                 return self._landed(branch, ws)
             except _Moved:
                 time.sleep(0.001)
@@ -189,18 +198,22 @@ class BranchWriter:
         with self._heads_lock:
             self._heads.pop(branch, None)
 
-    def _apply(self, conn: Connection, head: Reference, ws: WriteSet[R],
+    def _apply(self, cur: Any, head: Reference, ws: WriteSet[R],
                principal: str | None) -> None:
-        conn.exec_driver_sql(self._sql_commit, [_commit_params(c) for c in ws.commits])
+        if len(ws.commits) == 1:
+            cur.execute(self._sql_commit, _commit_params(ws.commits[0]))
+        else:
+            cur.executemany(self._sql_commit, [_commit_params(c) for c in ws.commits])
         overflow = [p for c in ws.commits for p in c.overflow]
         if overflow:
-            conn.exec_driver_sql(self._sql_pack, overflow)
+            cur.executemany(self._sql_pack, overflow)
         new = ws.new_head
-        if conn.exec_driver_sql(self._sql_cas, (new, head.name, head.hash)).rowcount != 1:
+        cur.execute(self._sql_cas, (new, head.name, head.hash))
+        if cur.rowcount != 1:
             with self._heads_lock:
                 self._heads.pop(head.name, None)
             raise _Moved
-        conn.exec_driver_sql(self._sql_reflog, (
+        cur.execute(self._sql_reflog, (
             head.name, RefType.BRANCH.value, head.hash, new,
             ws.commits[-1].record.created_us, principal, ws.reason))
 

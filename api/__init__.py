@@ -1,0 +1,1 @@
+"""Sapwood's outer layer: the HTTP APIs and the ``sapwood`` command line."""

@@ -1,0 +1,233 @@
+"""Store benchmark: every figure is a ratio against a baseline measured in the
+same run, so a noisy shared machine does not move the verdict. Medians.
+
+    python bench/store_bench.py            # full run (< 5 min here)
+    python bench/store_bench.py --quick    # smaller sizes, for a smoke test
+
+(a) key lookup at a commit with 100,000 commits of history / with 100 commits
+    (both over the same 1,000 live keys; node cache cleared before each lookup)
+(b) diff and merge of a branch with 10 changed keys, main holding 100,000 keys
+    / 1,000 keys (caches cleared before each operation)
+(c) commits/s on one branch (SQLite) and the ratio to a raw-SQL floor: one
+    INSERT of a 1 KB commit-sized row + one conditional UPDATE per commit,
+    same database, same driver connection pool
+(d) the same on PostgreSQL (a server this script starts in a temp folder)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from core.commits import CommitMeta, Put
+from core.content import IcebergTable, Namespace
+from core.keys import ContentKey
+from store import Store
+
+NS = ContentKey.of("bench")
+
+
+def key(i: int) -> ContentKey:
+    return ContentKey.of("bench", f"t{i:06d}")
+
+
+class Loaded:
+    """A store with ``n`` keys under one namespace, tracking current values."""
+
+    def __init__(self, url: str, n: int) -> None:
+        self.store = Store(url)
+        self.store.commit("main", [Put(NS, Namespace())], CommitMeta("namespace"))
+        self.values: dict[ContentKey, IcebergTable] = {}
+        for start in range(0, n, 10_000):
+            ops = [Put(key(i), IcebergTable(metadata_location=f"s3://w/t{i}/m0.json"))
+                   for i in range(start, min(n, start + 10_000))]
+            res = self.store.commit("main", ops, CommitMeta("load"))
+            for op in ops:
+                self.values[op.key] = op.content.with_id(res.assigned_ids[op.key])  # type: ignore[assignment]
+        self.n = n
+
+    def update(self, branch: str, i: int, tag: str) -> str:
+        k = key(i)
+        cur = self.values[k]
+        new = cur.model_copy(update={"metadata_location": f"s3://w/t{i}/{tag}.json"})
+        res = self.store.commit(branch, [Put(k, new, expected=cur)], CommitMeta(tag))
+        self.values[k] = new
+        return res.hash
+
+
+def timed(fn: Callable[[], object]) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def progress(msg: str) -> None:
+    print(f"  … {msg}", file=sys.stderr, flush=True)
+
+
+def bench_lookup(tmp: Path, deep: int, shallow: int, keys: int, rounds: int) -> dict:
+    stores = {}
+    for name, history in (("shallow", shallow), ("deep", deep)):
+        progress(f"lookup: building {history:,} commits of history over {keys:,} keys")
+        ld = Loaded(f"sqlite:///{tmp / f'lookup_{name}.db'}", keys)
+        rnd = random.Random(1)
+        hashes = [ld.update("main", rnd.randrange(keys), f"h{j}") for j in range(history)]
+        stores[name] = (ld, hashes)
+    times: dict[str, list[float]] = {"shallow": [], "deep": []}
+    rnd = random.Random(2)
+    for _ in range(rounds):
+        for name in ("shallow", "deep"):
+            ld, hashes = stores[name]
+            h, k = rnd.choice(hashes), key(rnd.randrange(keys))
+            ld.store.reader.clear_caches()
+            times[name].append(timed(lambda s=ld.store, h=h, k=k: s.content(f"@{h}", k)))
+    med = {n: statistics.median(t) for n, t in times.items()}
+    for ld, _ in stores.values():
+        ld.store.close()
+    return {"lookup_shallow_ms": med["shallow"] * 1e3, "lookup_deep_ms": med["deep"] * 1e3,
+            "lookup_deep_vs_shallow": med["deep"] / med["shallow"]}
+
+
+def bench_diff_merge(tmp: Path, large: int, small: int, rounds: int) -> dict:
+    stores = {}
+    for name, n in (("small", small), ("large", large)):
+        progress(f"diff/merge: loading {n:,} keys")
+        stores[name] = Loaded(f"sqlite:///{tmp / f'dm_{name}.db'}", n)
+    times: dict[str, list[float]] = {f"{op}_{n}": [] for op in ("diff", "merge")
+                                     for n in ("small", "large")}
+    rnd = random.Random(3)
+    for r in range(rounds):
+        for name, ld in stores.items():
+            branch = f"b{r}"
+            ld.store.create_reference(branch)
+            for i in rnd.sample(range(ld.n), 10):
+                ld.update(branch, i, f"{branch}-{i}")
+            ld.store.reader.clear_caches()
+            times[f"diff_{name}"].append(timed(lambda s=ld.store, b=branch: s.diff("main", b)))
+            ld.store.reader.clear_caches()
+            times[f"merge_{name}"].append(
+                timed(lambda s=ld.store, b=branch: s.merge(b, "main")))
+    med = {k: statistics.median(v) for k, v in times.items()}
+    for ld in stores.values():
+        ld.store.close()
+    return {"diff_small_ms": med["diff_small"] * 1e3, "diff_large_ms": med["diff_large"] * 1e3,
+            "merge_small_ms": med["merge_small"] * 1e3,
+            "merge_large_ms": med["merge_large"] * 1e3,
+            "diff_large_vs_small": med["diff_large"] / med["diff_small"],
+            "merge_large_vs_small": med["merge_large"] / med["merge_small"]}
+
+
+def _floor_sql(store: Store) -> tuple[str, str, str]:
+    p = store.db.param
+    return (f"INSERT INTO bench_floor (hash, data) VALUES ({p}, {p})",
+            f"UPDATE bench_floor_ref SET head = {p} WHERE name = 'main' AND head = {p}",
+            "BEGIN IMMEDIATE" if store.db.dialect == "sqlite" else "")
+
+
+def bench_commits(url: str, label: str, keys: int, per_round: int, rounds: int) -> dict:
+    progress(f"commits on {label}: {rounds} rounds of {per_round} commits, Sapwood vs floor")
+    ld = Loaded(url, keys)
+    raw = ld.store.db.write_engine.raw_connection()
+    cur = raw.cursor()
+    blob = "bytea" if ld.store.db.dialect == "postgresql" else "BLOB"
+    cur.execute(f"CREATE TABLE bench_floor (id INTEGER PRIMARY KEY, hash VARCHAR(64), "
+                f"data {blob})" if ld.store.db.dialect == "sqlite" else
+                f"CREATE TABLE bench_floor (id BIGSERIAL PRIMARY KEY, hash VARCHAR(64), "
+                f"data {blob})")
+    cur.execute("CREATE TABLE bench_floor_ref (name VARCHAR(255) PRIMARY KEY, head BIGINT)")
+    cur.execute("INSERT INTO bench_floor_ref VALUES ('main', 0)")
+    raw.commit()
+    insert, update, begin = _floor_sql(ld.store)
+    payload = os.urandom(1024)
+    head = 0
+
+    def floor_round() -> float:
+        nonlocal head
+        t = time.perf_counter()
+        for _ in range(per_round):
+            if begin:
+                cur.execute(begin)
+            cur.execute(insert, (os.urandom(32).hex(), payload))
+            cur.execute(update, (head + 1, head))
+            assert cur.rowcount == 1
+            raw.commit()
+            head += 1
+        return per_round / (time.perf_counter() - t)
+
+    rnd = random.Random(4)
+
+    def sapwood_round(r: int) -> float:
+        picks = [rnd.randrange(keys) for _ in range(per_round)]
+        t = time.perf_counter()
+        for j, i in enumerate(picks):
+            ld.update("main", i, f"c{r}-{j}")
+        return per_round / (time.perf_counter() - t)
+
+    sap, floor, ratios = [], [], []
+    for r in range(rounds):
+        s, f = sapwood_round(r), floor_round()
+        sap.append(s)
+        floor.append(f)
+        ratios.append(s / f)
+    cur.close()
+    raw.close()
+    ld.store.close()
+    return {f"commits_per_s_{label}": statistics.median(sap),
+            f"floor_per_s_{label}": statistics.median(floor),
+            f"commit_vs_raw_{label}": statistics.median(ratios)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
+    args = ap.parse_args()
+    q = args.quick
+    started = time.perf_counter()
+    results: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="sapwood-bench-") as d:
+        tmp = Path(d)
+        results |= bench_lookup(tmp, deep=2_000 if q else 100_000, shallow=100, keys=1_000,
+                                rounds=50 if q else 300)
+        results |= bench_diff_merge(tmp, large=10_000 if q else 100_000, small=1_000,
+                                    rounds=3 if q else 15)
+        results |= bench_commits(f"sqlite:///{tmp / 'commits.db'}", "sqlite", 1_000,
+                                 per_round=100 if q else 300, rounds=3 if q else 7)
+        try:
+            sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+            from tests.pg import TempPostgres
+
+            pg = TempPostgres()
+            base = pg.start()
+            try:
+                url = pg.create_database("bench")
+                results |= bench_commits(url, "postgres", 1_000,
+                                         per_round=100 if q else 300, rounds=3 if q else 7)
+            finally:
+                pg.stop()
+            assert base
+        except (ImportError, RuntimeError) as e:
+            print(f"PostgreSQL part skipped: {e}", file=sys.stderr)
+    print(f"\nstore benchmark ({'quick' if q else 'full'}), "
+          f"{time.perf_counter() - started:.0f} s; medians\n")
+    width = max(len(k) for k in results)
+    for k, v in results.items():
+        print(f"  {k:<{width}}  {v:10.3f}")
+    print()
+    for name in ("lookup_deep_vs_shallow", "diff_large_vs_small", "merge_large_vs_small",
+                 "commits_per_s_sqlite", "commit_vs_raw_sqlite", "commits_per_s_postgres",
+                 "commit_vs_raw_postgres"):
+        value = results.get(name)
+        print(f"{name}: {'n/a' if value is None else f'{value:.3f}'}")
+
+
+if __name__ == "__main__":
+    main()

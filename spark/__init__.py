@@ -1,0 +1,1 @@
+"""PySpark side of Sapwood; talks to the catalog over HTTP only."""

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The test command (README): installs what the suite needs, then runs it.
+#   bash tests/run.sh [pytest args]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+
+# PostgreSQL's server binaries (initdb, pg_ctl) come from Debian's package.
+if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing PostgreSQL (Debian package 'postgresql')" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+  else
+    echo "note: PostgreSQL not found; install the 'postgresql' package to run those tests" >&2
+  fi
+fi
+
+"$PY" -m pip install --quiet --disable-pip-version-check -e '.[test]' || exit 1
+"$PY" -m ruff check . || exit 1
+"$PY" -m pytest -q "$@"
+rc=$?
+if [ "$rc" = 5 ]; then
+  echo "pytest collected no tests: that is a failure here" >&2
+  exit 1
+fi
+exit "$rc"

@@ -1,0 +1,29 @@
+import shutil
+import subprocess
+
+
+def _sapwood(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    exe = shutil.which("sapwood")
+    assert exe, "the sapwood console script is not installed (pip install -e .)"
+    return subprocess.run([exe, *args], capture_output=True, text=True, timeout=120, env=env)
+
+
+def test_version():
+    out = _sapwood("version")
+    assert out.returncode == 0 and out.stdout.strip() == "0.1.0"
+
+
+def test_init_creates_the_catalog_and_is_repeatable(tmp_path):
+    url = f"sqlite:///{tmp_path / 'cat.db'}"
+    first = _sapwood("init", "--database", url)
+    assert first.returncode == 0, first.stderr
+    assert "main is at 2e1cfa82b035" in first.stdout
+    again = _sapwood("init", "--database", url)
+    assert again.returncode == 0 and again.stdout == first.stdout
+
+
+def test_init_refuses_a_bad_database_url(tmp_path):
+    out = _sapwood("init", "--database", "mysql://nope/x")
+    assert out.returncode == 1
+    assert out.stderr.strip() == ("error: unsupported database 'mysql': use sqlite:///file.db "
+                                  "or postgresql://…")

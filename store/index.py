@@ -37,16 +37,25 @@ StoredRef = tuple[str, str | None]  # (node hash, loc of the pack holding it)
 
 
 class Node:
-    __slots__ = ("hash", "keys", "kids", "level", "loc", "vals")
+    """An index node. Entries are kept as two parallel lists of strings, their
+    identities (type, content id, value hash) and locations, so nodes compare
+    and copy at C speed; ``IndexEntry`` objects are built only for callers."""
 
-    def __init__(self, level: int, keys: list[str], vals: list[IndexEntry],
-                 kids: list[Ref], hash_: str | None = None, loc: str | None = None) -> None:
+    __slots__ = ("hash", "idents", "keys", "kids", "level", "loc", "locs")
+
+    def __init__(self, level: int, keys: list[str], idents: list[str],
+                 locs: list[str | None], kids: list[Ref], hash_: str | None = None,
+                 loc: str | None = None) -> None:
         self.level = level
         self.keys = keys
-        self.vals = vals
+        self.idents = idents
+        self.locs = locs
         self.kids = kids  # len(keys) + 1 subtrees; all None on level 0
         self.hash = hash_
         self.loc = loc  # the pack holding it; None until written
+
+    def entry(self, i: int) -> IndexEntry:
+        return IndexEntry.from_identity(self.idents[i], self.locs[i])
 
 
 Ref = Node | StoredRef | None  # in-memory node, stored node, or empty
@@ -70,32 +79,32 @@ def ref_hash(ref: Ref) -> str | None:
     return ref.hash if isinstance(ref, Node) else ref[0]
 
 
-def node_identity(level: int, keys: list[str], vals: list[IndexEntry],
+def node_identity(level: int, keys: list[str], idents: list[str],
                   kid_hashes: list[str | None]) -> str:
-    body = _REC.join((str(level), _ITEM.join(keys), _ITEM.join([v.identity for v in vals]),
+    body = _REC.join((str(level), _ITEM.join(keys), _ITEM.join(idents),
                       _ITEM.join([h or "" for h in kid_hashes])))
     return hashlib.sha256(body.encode()).hexdigest()
 
 
 def encode_node(node: Node, pack_loc: str) -> str:
     """A stored node; locations equal to the pack's own are written empty."""
-    vals = _ITEM.join([f"{v.identity}{_PART}{'' if v.loc == pack_loc else v.loc}"
-                       for v in node.vals])
+    locs = _ITEM.join(["" if loc == pack_loc else loc for loc in node.locs])  # type: ignore[misc]
     kids = "" if node.level == 0 else _ITEM.join(
         "" if k is None else f"{k[0]}{_PART}{'' if k[1] == pack_loc else k[1]}"  # type: ignore[index]
         for k in node.kids)
-    return _REC.join((str(node.level), _ITEM.join(node.keys), vals, kids))
+    return _REC.join((str(node.level), _ITEM.join(node.keys), _ITEM.join(node.idents), locs,
+                      kids))
 
 
 def decode_node(hash_: str, body: str, pack_loc: str) -> Node:
-    level_s, keys_s, vals_s, kids_s = body.split(_REC)
+    level_s, keys_s, idents_s, locs_s, kids_s = body.split(_REC)
     level = int(level_s)
-    keys = keys_s.split(_ITEM) if keys_s else []
-    vals = []
-    if vals_s:
-        for item in vals_s.split(_ITEM):
-            ident, loc = item.split(_PART)
-            vals.append(IndexEntry.from_identity(ident, loc or pack_loc))
+    if keys_s:
+        keys = keys_s.split(_ITEM)
+        idents = idents_s.split(_ITEM)
+        locs: list[str | None] = [loc or pack_loc for loc in locs_s.split(_ITEM)]
+    else:
+        keys, idents, locs = [], [], []
     if level == 0:
         kids: list[Ref] = [None] * (len(keys) + 1)
     else:
@@ -106,7 +115,11 @@ def decode_node(hash_: str, body: str, pack_loc: str) -> Node:
                 kids.append((h, loc or pack_loc))
             else:
                 kids.append(None)
-    return Node(level, keys, vals, kids, hash_, pack_loc)
+    return Node(level, keys, idents, locs, kids, hash_, pack_loc)
+
+
+def value_hash_of(ident: str) -> str:
+    return ident[ident.rindex(":") + 1:]
 
 
 def stamp(nodes: Iterable[Node], locs: dict[str, str]) -> None:
@@ -114,7 +127,8 @@ def stamp(nodes: Iterable[Node], locs: dict[str, str]) -> None:
     at, the locations of the packs they were written to (``locs`` by hash)."""
     for n in nodes:
         n.loc = locs[n.hash]  # type: ignore[index]
-        n.vals = [v if v.loc is not None else v.with_loc(locs[v.value_hash]) for v in n.vals]
+        n.locs = [loc if loc is not None else locs[value_hash_of(ident)]
+                  for ident, loc in zip(n.idents, n.locs, strict=True)]
         n.kids = [(k[0], locs[k[0]]) if isinstance(k, tuple) and k[1] is None else k
                   for k in n.kids]
 
@@ -135,7 +149,7 @@ class KeyIndex:
             n = self._node(ref)
             i = bisect_left(n.keys, key)
             if i < len(n.keys) and n.keys[i] == key:
-                return n.vals[i]
+                return n.entry(i)
             ref = n.kids[i]
         return None
 
@@ -155,7 +169,7 @@ class KeyIndex:
                 for k in ks:
                     i = bisect_left(n.keys, k)
                     if i < len(n.keys) and n.keys[i] == k:
-                        out[k] = n.vals[i]
+                        out[k] = n.entry(i)
                     else:
                         groups.setdefault(i, []).append(k)
                 nxt.extend((n.kids[i], g) for i, g in groups.items())
@@ -178,7 +192,7 @@ class KeyIndex:
             k = n.keys[j]
             if stop is not None and k >= stop:
                 return
-            yield k, n.vals[j]
+            yield k, n.entry(j)
 
     def first_with_prefix(self, root: Ref, prefix: str) -> str | None:
         for k, _ in self.items(root, prefix):
@@ -194,39 +208,40 @@ class KeyIndex:
 
     def put(self, root: Ref, key: str, entry: IndexEntry) -> Ref:
         h = key_height(key)
+        ident, loc = entry.identity, entry.loc
         if root is None:
-            return _leafish(key, entry, h)
+            return _leafish(key, ident, loc, h)
         r = self._node(root)
         if h > r.level:
             left, right = self._split(r, key)
-            return Node(h, [key], [entry], [_lift(left, r.level, h - 1),
-                                             _lift(right, r.level, h - 1)])
-        return self._put(r, key, entry, h)
+            return Node(h, [key], [ident], [loc], [_lift(left, r.level, h - 1),
+                                                   _lift(right, r.level, h - 1)])
+        return self._put(r, key, ident, loc, h)
 
-    def _put(self, n: Node, key: str, entry: IndexEntry, h: int) -> Node:
+    def _put(self, n: Node, key: str, ident: str, loc: str | None, h: int) -> Node:
         i = bisect_left(n.keys, key)
         if i < len(n.keys) and n.keys[i] == key:
-            if n.vals[i] == entry:
+            if n.idents[i] == ident:
                 return n
-            vals = n.vals.copy()
-            vals[i] = entry
-            return Node(n.level, n.keys, vals, n.kids)
+            idents, locs = n.idents.copy(), n.locs.copy()
+            idents[i], locs[i] = ident, loc
+            return Node(n.level, n.keys, idents, locs, n.kids)
         if h == n.level:
             left, right = self._split(n.kids[i], key)
             return Node(n.level, [*n.keys[:i], key, *n.keys[i:]],
-                        [*n.vals[:i], entry, *n.vals[i:]],
+                        [*n.idents[:i], ident, *n.idents[i:]], [*n.locs[:i], loc, *n.locs[i:]],
                         [*n.kids[:i], left, right, *n.kids[i + 1:]])
         kid = n.kids[i]
         if kid is None:
-            new_kid: Ref = _lift(_leafish(key, entry, h), h, n.level - 1)
+            new_kid: Ref = _lift(_leafish(key, ident, loc, h), h, n.level - 1)
         else:
             old = self._node(kid)
-            new_kid = self._put(old, key, entry, h)
+            new_kid = self._put(old, key, ident, loc, h)
             if new_kid is old:
                 return n
         kids = n.kids.copy()
         kids[i] = new_kid
-        return Node(n.level, n.keys, n.vals, kids)
+        return Node(n.level, n.keys, n.idents, n.locs, kids)
 
     def _split(self, ref: Ref, key: str) -> tuple[Ref, Ref]:
         """Split a subtree at a key it does not hold: (keys < key, keys > key)."""
@@ -235,8 +250,9 @@ class KeyIndex:
         n = self._node(ref)
         i = bisect_left(n.keys, key)
         left, right = self._split(n.kids[i], key)
-        return (_norm(Node(n.level, n.keys[:i], n.vals[:i], [*n.kids[:i], left])),
-                _norm(Node(n.level, n.keys[i:], n.vals[i:], [right, *n.kids[i + 1:]])))
+        return (_norm(Node(n.level, n.keys[:i], n.idents[:i], n.locs[:i], [*n.kids[:i], left])),
+                _norm(Node(n.level, n.keys[i:], n.idents[i:], n.locs[i:],
+                           [right, *n.kids[i + 1:]])))
 
     def delete(self, root: Ref, key: str) -> Ref:
         if root is None:
@@ -253,7 +269,8 @@ class KeyIndex:
         i = bisect_left(n.keys, key)
         if i < len(n.keys) and n.keys[i] == key:
             merged = self._merge(n.kids[i], n.kids[i + 1])
-            return _norm(Node(n.level, n.keys[:i] + n.keys[i + 1:], n.vals[:i] + n.vals[i + 1:],
+            return _norm(Node(n.level, n.keys[:i] + n.keys[i + 1:],
+                              n.idents[:i] + n.idents[i + 1:], n.locs[:i] + n.locs[i + 1:],
                               [*n.kids[:i], merged, *n.kids[i + 2:]]))
         kid = n.kids[i]
         if h >= n.level or kid is None:
@@ -264,7 +281,7 @@ class KeyIndex:
             return n
         kids = n.kids.copy()
         kids[i] = new_kid
-        return _norm(Node(n.level, n.keys, n.vals, kids))
+        return _norm(Node(n.level, n.keys, n.idents, n.locs, kids))
 
     def _merge(self, a: Ref, b: Ref) -> Ref:
         """Join two adjacent subtrees of one level (all of a < all of b)."""
@@ -274,7 +291,7 @@ class KeyIndex:
             return a
         na, nb = self._node(a), self._node(b)
         mid = self._merge(na.kids[-1], nb.kids[0])
-        return Node(na.level, na.keys + nb.keys, na.vals + nb.vals,
+        return Node(na.level, na.keys + nb.keys, na.idents + nb.idents, na.locs + nb.locs,
                     [*na.kids[:-1], mid, *nb.kids[1:]])
 
     def finalize(self, root: Ref) -> tuple[StoredRef | None, list[Node]]:
@@ -287,7 +304,7 @@ class KeyIndex:
             if ref.hash is None:
                 kids = [k if k is None or isinstance(k, tuple) else (walk(k), k.loc)
                         for k in ref.kids]
-                ref.hash = node_identity(ref.level, ref.keys, ref.vals,
+                ref.hash = node_identity(ref.level, ref.keys, ref.idents,
                                          [None if k is None else k[0] for k in kids])
                 ref.kids = kids
                 new.append(ref)
@@ -319,9 +336,9 @@ class KeyIndex:
                 ny = self._node(y) if y is not None else None
                 if nx is not None and ny is not None and nx.level == ny.level \
                         and nx.keys == ny.keys:
-                    for k, vx, vy in zip(nx.keys, nx.vals, ny.vals, strict=True):
-                        if vx != vy:
-                            out.append((k, vx, vy))
+                    for i, (ix, iy) in enumerate(zip(nx.idents, ny.idents, strict=True)):
+                        if ix != iy:
+                            out.append((nx.keys[i], nx.entry(i), ny.entry(i)))
                     nxt.extend((kx, ky) for kx, ky in zip(nx.kids, ny.kids, strict=True)
                                if ref_hash(kx) != ref_hash(ky))
                 else:
@@ -387,11 +404,11 @@ def _expand(stack: list[object], n: Node) -> None:
         if kid is not None:
             stack.append(kid)
         if i > 0:
-            stack.append(_Item(n.keys[i - 1], n.vals[i - 1]))
+            stack.append(_Item(n.keys[i - 1], n.entry(i - 1)))
 
 
-def _leafish(key: str, entry: IndexEntry, h: int) -> Node:
-    return Node(h, [key], [entry], [None, None])
+def _leafish(key: str, ident: str, loc: str | None, h: int) -> Node:
+    return Node(h, [key], [ident], [loc], [None, None])
 
 
 def _lift(ref: Ref, level: int, to_level: int) -> Ref:
@@ -400,7 +417,7 @@ def _lift(ref: Ref, level: int, to_level: int) -> Ref:
         return None
     while level < to_level:
         level += 1
-        ref = Node(level, [], [], [ref])
+        ref = Node(level, [], [], [], [ref])
     return ref
 
 

@@ -7,7 +7,8 @@ same run, so a noisy shared machine does not move the verdict. Medians.
 (a) key lookup at a commit with 100,000 commits of history / with 100 commits
     (both over the same 1,000 live keys; node cache cleared before each lookup)
 (b) diff and merge of a branch with 10 changed keys, main holding 100,000 keys
-    / 1,000 keys (caches cleared before each operation)
+    / 1,000 keys, as a running server sees them (caches as the process left
+    them); the same with caches cleared first is printed as *_cold
 (c) commits/s on one branch (SQLite) and the ratio to a raw-SQL floor: one
     INSERT of a 1 KB commit-sized row + one conditional UPDATE per commit,
     same database, same driver connection pool
@@ -102,28 +103,30 @@ def bench_diff_merge(tmp: Path, large: int, small: int, rounds: int) -> dict:
     for name, n in (("small", small), ("large", large)):
         progress(f"diff/merge: loading {n:,} keys")
         stores[name] = Loaded(f"sqlite:///{tmp / f'dm_{name}.db'}", n)
-    times: dict[str, list[float]] = {f"{op}_{n}": [] for op in ("diff", "merge")
-                                     for n in ("small", "large")}
+    times: dict[str, list[float]] = {}
     rnd = random.Random(3)
     for r in range(rounds):
-        for name, ld in stores.items():
-            branch = f"b{r}"
-            ld.store.create_reference(branch)
-            for i in rnd.sample(range(ld.n), 10):
-                ld.update(branch, i, f"{branch}-{i}")
-            ld.store.reader.clear_caches()
-            times[f"diff_{name}"].append(timed(lambda s=ld.store, b=branch: s.diff("main", b)))
-            ld.store.reader.clear_caches()
-            times[f"merge_{name}"].append(
-                timed(lambda s=ld.store, b=branch: s.merge(b, "main")))
+        for cold in (False, True):
+            for name, ld in stores.items():
+                branch = f"b{r}{'c' if cold else 'w'}"
+                ld.store.create_reference(branch)
+                for i in rnd.sample(range(ld.n), 10):
+                    ld.update(branch, i, f"{branch}-{i}")
+                suffix = "_cold" if cold else ""
+                for op, fn in (("diff", lambda s=ld.store, b=branch: s.diff("main", b)),
+                               ("merge", lambda s=ld.store, b=branch: s.merge(b, "main"))):
+                    if cold:
+                        ld.store.reader.clear_caches()
+                    times.setdefault(f"{op}_{name}{suffix}", []).append(timed(fn))
     med = {k: statistics.median(v) for k, v in times.items()}
     for ld in stores.values():
         ld.store.close()
-    return {"diff_small_ms": med["diff_small"] * 1e3, "diff_large_ms": med["diff_large"] * 1e3,
-            "merge_small_ms": med["merge_small"] * 1e3,
-            "merge_large_ms": med["merge_large"] * 1e3,
-            "diff_large_vs_small": med["diff_large"] / med["diff_small"],
-            "merge_large_vs_small": med["merge_large"] / med["merge_small"]}
+    out = {f"{k}_ms": v * 1e3 for k, v in med.items()}
+    for op in ("diff", "merge"):
+        for suffix in ("", "_cold"):
+            out[f"{op}_large_vs_small{suffix}"] = (med[f"{op}_large{suffix}"]
+                                                    / med[f"{op}_small{suffix}"])
+    return out
 
 
 def _floor_sql(store: Store) -> tuple[str, str, str]:

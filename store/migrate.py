@@ -49,4 +49,5 @@ def _ensure_root(conn: Connection) -> None:
         return
     conn.execute(insert(COMMITS).values(
         hash=NO_ANCESTOR, parent=None, merge_parents=None, generation=0, created_us=0,
-        author=None, committer=None, message="", properties="{}", operations="[]", root=None))
+        author=None, committer=None, message="", properties="{}", operations="[]", root=None,
+        loc=NO_ANCESTOR[:16]))

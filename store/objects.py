@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Generic, TypeVar
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import bindparam, select
 
 from core.commits import CommitOperation, IndexEntry, OpKind
 from core.content import Content, ContentType, parse_content_json
@@ -29,7 +29,11 @@ from store.schema import COMMITS, PACKS
 
 K = TypeVar("K")
 LOC_LEN = 16
-PACK_OBJECTS = 8  # a cold read decodes one pack: keep it small
+# A commit with up to PACK_OBJECTS new objects (one index path and its values:
+# the usual case) keeps them all in its own row. A bigger one (bulk loads,
+# wide merges) stores one object per row, so that a cold read of one node
+# never drags in its neighbours.
+PACK_OBJECTS = 16
 _OBJ = "\x1c"  # between objects in a pack; never inside JSON text or a node
 V = TypeVar("V")
 
@@ -135,6 +139,12 @@ def record_from_row(row: object) -> CommitRecord:
 
 
 COMMIT_COLUMNS = [c for c in COMMITS.c if c.name != "pack"]
+# Built once: a statement object caches its compiled form.
+_SELECT_COMMIT = select(*COMMIT_COLUMNS).where(COMMITS.c.hash == bindparam("h"))
+_SELECT_PACKS = select(COMMITS.c.loc, COMMITS.c.pack).where(
+    COMMITS.c.loc.in_(bindparam("locs", expanding=True)))
+_SELECT_OVERFLOW = select(PACKS.c.loc, PACKS.c.data).where(
+    PACKS.c.loc.in_(bindparam("locs", expanding=True)))
 
 
 def loc_of(commit_hash: str) -> str:
@@ -143,19 +153,19 @@ def loc_of(commit_hash: str) -> str:
 
 def plan_packs(nodes: list[Node], contents: dict[str, bytes], base: str,
                ) -> tuple[dict[str, str], list[tuple[str, list[Node], list[str]]]]:
-    """Group a commit's new objects into packs of at most PACK_OBJECTS.
+    """Group a commit's new objects into packs (see PACK_OBJECTS).
 
-    Nodes come in post-order, so a pack holds neighbouring subtrees. The
-    first pack is located by the commit itself (``base``), the others as
+    The first pack is located by the commit itself (``base``), the others as
     ``base.k``. Returns the location of every object and the packs.
     """
     objs: list[tuple[str, Node | str]] = [("n", n) for n in nodes]
     objs += [("c", h) for h in contents]
+    size = PACK_OBJECTS if len(objs) <= PACK_OBJECTS else 1
     locs: dict[str, str] = {}
     packs = []
-    for k, i in enumerate(range(0, len(objs), PACK_OBJECTS)):
+    for k, i in enumerate(range(0, len(objs), size)):
         loc = base if k == 0 else f"{base}.{k:x}"
-        chunk = objs[i:i + PACK_OBJECTS]
+        chunk = objs[i:i + size]
         pack_nodes = [o for kind, o in chunk if kind == "n"]
         pack_contents = [o for kind, o in chunk if kind == "c"]
         for n in pack_nodes:
@@ -219,15 +229,11 @@ class ObjectReader:
         overflow = [loc for loc in locs if "." in loc]
         with self.db.read() as conn:
             if in_commits:
-                ranges = [and_(COMMITS.c.hash >= loc, COMMITS.c.hash < loc + "g")
-                          for loc in in_commits]
-                for commit_hash, pack in conn.execute(select(COMMITS.c.hash, COMMITS.c.pack)
-                                                      .where(or_(*ranges))):
+                for loc, pack in conn.execute(_SELECT_PACKS, {"locs": in_commits}):
                     if pack:
-                        self._unpack(loc_of(commit_hash), bytes(pack).decode())
+                        self._unpack(loc, bytes(pack).decode())
             if overflow:
-                for loc, pack in conn.execute(select(PACKS.c.loc, PACKS.c.data)
-                                              .where(PACKS.c.loc.in_(overflow))):
+                for loc, pack in conn.execute(_SELECT_OVERFLOW, {"locs": overflow}):
                     self._unpack(loc, bytes(pack).decode())
 
     def _unpack(self, loc: str, pack: str) -> None:
@@ -261,7 +267,7 @@ class ObjectReader:
         if rec is not None:
             return rec
         with self.db.read() as conn:
-            row = conn.execute(select(*COMMIT_COLUMNS).where(COMMITS.c.hash == hash_)).first()
+            row = conn.execute(_SELECT_COMMIT, {"h": hash_}).first()
         if row is None:
             raise CommitNotFoundError(f"commit {hash_} does not exist")
         rec = record_from_row(row)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable
 
-from sqlalchemy import Connection, delete, func, insert, select, update
+from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from core.commits import DEFAULT_BRANCH, Page, Reference, ReflogEntry, RefType
@@ -25,6 +25,7 @@ from store.db import Database
 from store.schema import COMMITS, REFLOG, REFS
 
 MAX_PAGE = 1000
+_SELECT_REF = select(REFS.c.type, REFS.c.head).where(REFS.c.name == bindparam("name"))
 
 
 class Refs:
@@ -34,8 +35,7 @@ class Refs:
 
     def get(self, name: str) -> Reference:
         with self.db.read() as conn:
-            row = conn.execute(select(REFS.c.type, REFS.c.head)
-                               .where(REFS.c.name == name)).first()
+            row = conn.execute(_SELECT_REF, {"name": name}).first()
         if row is None:
             raise ReferenceNotFoundError(f"reference '{name}' does not exist")
         return Reference(name, RefType(row.type), row.head)

@@ -112,7 +112,8 @@ def _commit_params(c: NewCommit) -> tuple[object, ...]:
             json.dumps(list(rec.parents[1:])) if len(rec.parents) > 1 else None,
             rec.generation, rec.created_us, rec.author, rec.committer, rec.message,
             json.dumps(rec.properties, sort_keys=True), encode_operations(rec.operations),
-            rec.root[0] if rec.root else None, rec.root[1] if rec.root else None, c.pack)
+            rec.root[0] if rec.root else None, rec.root[1] if rec.root else None, c.pack,
+            loc_of(rec.hash))
 
 
 class _Moved(Exception):
@@ -128,8 +129,8 @@ class BranchWriter:
         # much as the raw insert-plus-conditional-update it boils down to.
         p = db.param
         cols = ("hash, parent, merge_parents, generation, created_us, author, committer, "
-                "message, properties, operations, root, root_loc, pack")
-        self._sql_commit = (f"INSERT INTO commits ({cols}) VALUES ({', '.join([p] * 13)}) "
+                "message, properties, operations, root, root_loc, pack, loc")
+        self._sql_commit = (f"INSERT INTO commits ({cols}) VALUES ({', '.join([p] * 14)}) "
                             "ON CONFLICT (hash) DO NOTHING")
         self._sql_cas = (f"UPDATE refs SET head = {p} WHERE name = {p} AND head = {p} "
                          "AND type = 'BRANCH'")

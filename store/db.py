@@ -14,8 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Table, create_engine, event, text
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import Connection, create_engine, event
 from sqlalchemy.engine import make_url
 
 from core.errors import InvalidInputError
@@ -91,12 +90,6 @@ class Database:
         """The driver's placeholder, for prebuilt SQL."""
         return "?" if self.dialect == "sqlite" else "%s"
 
-    def insert_ignore(self, table: Table) -> Any:
-        """INSERT … ON CONFLICT DO NOTHING: content-addressed rows may exist."""
-        ins = (postgresql.insert(table) if self.dialect == "postgresql"
-               else sqlite.insert(table))
-        return ins.on_conflict_do_nothing()
-
     def dispose(self) -> None:
         self.read_engine.dispose()
         self.write_engine.dispose()
@@ -117,6 +110,3 @@ def _sqlite_connect(dbapi_conn: Any, _record: Any) -> None:
 def _sqlite_begin_immediate(conn: Connection) -> None:
     conn.exec_driver_sql("BEGIN IMMEDIATE")
 
-
-def sql(statement: str) -> Any:
-    return text(statement)

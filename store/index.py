@@ -330,17 +330,21 @@ class KeyIndex:
                 r for pair in frontier for r in pair if isinstance(r, tuple))
             nxt: list[tuple[Ref, Ref]] = []
             for x, y in frontier:
-                if ref_hash(x) is not None and ref_hash(x) == ref_hash(y):
+                hx = ref_hash(x)
+                if hx is not None and hx == ref_hash(y):
                     continue
                 nx = self._node(x) if x is not None else None
                 ny = self._node(y) if y is not None else None
                 if nx is not None and ny is not None and nx.level == ny.level \
                         and nx.keys == ny.keys:
-                    for i, (ix, iy) in enumerate(zip(nx.idents, ny.idents, strict=True)):
-                        if ix != iy:
-                            out.append((nx.keys[i], nx.entry(i), ny.entry(i)))
-                    nxt.extend((kx, ky) for kx, ky in zip(nx.kids, ny.kids, strict=True)
-                               if ref_hash(kx) != ref_hash(ky))
+                    if nx.idents != ny.idents:
+                        for i, (ix, iy) in enumerate(zip(nx.idents, ny.idents, strict=True)):
+                            if ix != iy:
+                                out.append((nx.keys[i], nx.entry(i), ny.entry(i)))
+                    # Tuple equality first (C speed): the same (hash, pack) is
+                    # the same subtree; only else compare hashes alone.
+                    nxt.extend([(kx, ky) for kx, ky in zip(nx.kids, ny.kids, strict=True)
+                                if kx != ky and ref_hash(kx) != ref_hash(ky)])
                 else:
                     out.extend(self._walk_diff(nx, ny))
             frontier = nxt

@@ -60,12 +60,8 @@ class MergePlanner:
         changed = self.index.diff(base.root if base else None, source.root)
         details, changes = self._decide(target.root, changed, default, modes)
         result = MergeResult(head.name, source_hash, head.hash, base_hash, details, dry_run)
-        if result.conflicts:
-            if raise_on_conflict:
-                raise MergeConflictError(result)
-            return WriteSet(result)
-        if dry_run:
-            return WriteSet(result)
+        if result.conflicts or dry_run:
+            return _unwritten(result, raise_on_conflict)
         label = source_name or source_hash[:12]
         meta = meta or CommitMeta(message=f"merge {label} into {head.name}")
         if not meta.message:
@@ -110,12 +106,8 @@ class MergePlanner:
             sealed.append(new)
             parent = new.record
         result = MergeResult(head.name, hashes[-1], head.hash, None, details, dry_run)
-        if result.conflicts:
-            if raise_on_conflict:
-                raise MergeConflictError(result)
-            return WriteSet(result)
-        if dry_run:
-            return WriteSet(result)
+        if result.conflicts or dry_run:
+            return _unwritten(result, raise_on_conflict)
         created = [c.record.hash for c in sealed]
         result = MergeResult(head.name, hashes[-1], head.hash, None, details, False,
                              created[-1], created)
@@ -152,3 +144,9 @@ class MergePlanner:
                                         KeyOutcome.CONFLICT, c)
         return [details[k] for k in sorted(details)], changes
 
+
+def _unwritten(result: MergeResult, raise_on_conflict: bool) -> WriteSet[MergeResult]:
+    """A dry run, or a refusal: reported, nothing written."""
+    if result.conflicts and raise_on_conflict:
+        raise MergeConflictError(result)
+    return WriteSet(result)

@@ -31,9 +31,10 @@ K = TypeVar("K")
 LOC_LEN = 16
 # A commit with up to PACK_OBJECTS new objects (one index path and its values:
 # the usual case) keeps them all in its own row. A bigger one (bulk loads,
-# wide merges) stores one object per row, so that a cold read of one node
-# never drags in its neighbours.
+# wide merges) stores them BULK_PACK_OBJECTS to a row, so that a cold read of
+# one node drags in few neighbours.
 PACK_OBJECTS = 16
+BULK_PACK_OBJECTS = 4
 _OBJ = "\x1c"  # between objects in a pack; never inside JSON text or a node
 V = TypeVar("V")
 
@@ -50,6 +51,9 @@ class LRU(Generic[K, V]):
             if v is not None:
                 self._d.move_to_end(key)
             return v
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._d  # a plain dict read: atomic, no recency update
 
     def put(self, key: K, value: V) -> None:
         with self._lock:
@@ -160,7 +164,7 @@ def plan_packs(nodes: list[Node], contents: dict[str, bytes], base: str,
     """
     objs: list[tuple[str, Node | str]] = [("n", n) for n in nodes]
     objs += [("c", h) for h in contents]
-    size = PACK_OBJECTS if len(objs) <= PACK_OBJECTS else 1
+    size = PACK_OBJECTS if len(objs) <= PACK_OBJECTS else BULK_PACK_OBJECTS
     locs: dict[str, str] = {}
     packs = []
     for k, i in enumerate(range(0, len(objs), size)):
@@ -214,8 +218,8 @@ class ObjectReader:
         return n
 
     def prefetch_nodes(self, refs: Iterable[StoredRef]) -> None:
-        self._load_packs({loc for h, loc in refs if loc and self.nodes.get(h) is None
-                          and self.raw.get(h) is None})
+        self._load_packs({loc for h, loc in refs
+                          if loc and h not in self.nodes and h not in self.raw})
 
     def remember_nodes(self, nodes: Iterable[Node]) -> None:
         for n in nodes:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable
 
-from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
+from sqlalchemy import Connection, bindparam, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from core.commits import DEFAULT_BRANCH, Page, Reference, ReflogEntry, RefType
@@ -143,10 +143,6 @@ class Refs:
             rows = conn.execute(q).all()
         return [ReflogEntry(r.ref, RefType(r.ref_type), r.old_hash, r.new_hash,
                             from_micros(r.at_us), r.principal, r.reason) for r in rows]
-
-    def count(self) -> int:
-        with self.db.read() as conn:
-            return int(conn.execute(select(func.count()).select_from(REFS)).scalar_one())
 
 
 def encode_token(value: str) -> str:

@@ -17,7 +17,8 @@ from core.commits import (
     ReflogEntry,
     RefType,
 )
-from core.errors import ReadOnlyReferenceError
+from core.conflicts import Conflict, ConflictType
+from core.errors import CommitConflictError, ReadOnlyReferenceError
 from core.keys import ContentKey
 from core.refs import normalize_hash, parse_ref
 from store.committing import CommitPlanner, validate_operations
@@ -132,9 +133,6 @@ class Store(Reads):
         expected = self.full_hash(normalize_hash(expected_hash))
         head = self.refs.get(branch).hash
         if not self.history.is_ancestor(expected, head):
-            from core.conflicts import Conflict, ConflictType
-            from core.errors import CommitConflictError
-
             raise CommitConflictError([Conflict(
                 ConflictType.UNEXPECTED_HASH, None,
                 f"expected hash {expected} is not in the history of branch '{branch}'")])

@@ -92,7 +92,7 @@ class CommitPlanner:
         root, nodes = self.index.finalize(self.index.mutate(parent.root, changes))
         new = seal([parent], root, nodes, {vh: d for vh, (_, d) in contents.items()}, meta,
                    changes, now_us, principal)
-        self.reader.remember_contents({vh: c for vh, (c, _) in contents.items()})
+        self.reader.remember_contents(contents)
         rec = new.record
         result = CommitResult(rec.hash, parent.hash, from_micros(rec.created_us), assigned)
         return WriteSet(result, [new], "commit")

@@ -188,8 +188,12 @@ def encode_pack(loc: str, nodes: list[Node], contents: dict[str, bytes]) -> byte
 
 class ObjectReader:
     def __init__(self, db: Database, node_cache_size: int = 20_000,
-                 commit_cache_size: int = 20_000, content_cache_size: int = 20_000) -> None:
+                 commit_cache_size: int = 20_000, content_cache_size: int = 20_000,
+                 content_text_cache_size: int = 250_000) -> None:
         self.db = db
+        # Content values as JSON text: a few hundred bytes each, so a server
+        # keeps a whole catalog's values (250k ≈ 100 MB) and parses on demand.
+        self.content_text: LRU[str, str] = LRU(content_text_cache_size)
         self.nodes: LRU[str, Node] = LRU(node_cache_size)
         # Undecoded objects of loaded packs: (kind, body, loc) by hash. A pack
         # is fetched whole but its objects are decoded only when asked for.
@@ -200,6 +204,7 @@ class ObjectReader:
     def clear_caches(self) -> None:
         self.nodes.clear()
         self.raw.clear()
+        self.content_text.clear()
         self.commits.clear()
         self.contents.clear()
 
@@ -242,28 +247,32 @@ class ObjectReader:
 
     def _unpack(self, loc: str, pack: str) -> None:
         for obj in pack.split(_OBJ):
-            self.raw.put(obj[1:65], (obj[0], obj[65:], loc))
+            if obj[0] == "c":
+                self.content_text.put(obj[1:65], obj[65:])
+            else:
+                self.raw.put(obj[1:65], (obj[0], obj[65:], loc))
 
     # -- content values ----------------------------------------------------------
     def load_contents(self, entries: Iterable[IndexEntry]) -> dict[str, Content]:
         entries = list(entries)
-        self._load_packs({e.loc for e in entries if e.loc and self.contents.get(e.value_hash)
-                          is None and self.raw.get(e.value_hash) is None})
+        self._load_packs({e.loc for e in entries if e.loc and e.value_hash not in self.contents
+                          and e.value_hash not in self.content_text})
         out: dict[str, Content] = {}
         for e in entries:
             c = self.contents.get(e.value_hash)
             if c is None:
-                raw = self.raw.get(e.value_hash)
-                if raw is None:
+                text = self.content_text.get(e.value_hash)
+                if text is None:
                     raise LookupError(f"content {e.value_hash} is missing from pack {e.loc}")
-                c = parse_content_json(raw[1])
+                c = parse_content_json(text)
                 self.contents.put(e.value_hash, c)
             out[e.value_hash] = c
         return out
 
-    def remember_contents(self, contents: dict[str, Content]) -> None:
-        for h, c in contents.items():
+    def remember_contents(self, contents: dict[str, tuple[Content, bytes]]) -> None:
+        for h, (c, data) in contents.items():
             self.contents.put(h, c)
+            self.content_text.put(h, data.decode())
 
     # -- commits -----------------------------------------------------------------
     def commit(self, hash_: str) -> CommitRecord:

@@ -22,8 +22,8 @@ from core.instants import from_micros
 from core.keys import ContentKey
 from core.merge import namespace_conflicts
 from store.history import History
-from store.index import KeyIndex, Ref
 from store.objects import CommitRecord, ObjectReader
+from store.state import IndexState, StateIndex
 from store.writes import WriteSet, seal
 
 
@@ -38,7 +38,7 @@ def validate_operations(ops: Sequence[Operation]) -> None:
 
 
 class CommitPlanner:
-    def __init__(self, reader: ObjectReader, index: KeyIndex, history: History) -> None:
+    def __init__(self, reader: ObjectReader, index: StateIndex, history: History) -> None:
         self.reader = reader
         self.index = index
         self.history = history
@@ -55,7 +55,7 @@ class CommitPlanner:
         for op in ops:
             if isinstance(op, Put):
                 names.update(a.internal for a in op.key.ancestors())
-        current = self.index.get_many(parent.root, names)
+        current = self.index.get_many(parent.state, names)
         deleted_ids = {current[op.key.internal].content_id for op in ops  # type: ignore[union-attr]
                        if isinstance(op, Delete) and current[op.key.internal] is not None}
 
@@ -85,12 +85,12 @@ class CommitPlanner:
             contents[vh] = (content, data)
             changes[op.key.internal] = IndexEntry(ContentType(content.type), content.id, vh)  # type: ignore[arg-type]
 
-        conflicts += self._namespace_conflicts(parent.root, changes, current)
+        conflicts += self._namespace_conflicts(parent.state, changes, current)
         if conflicts:
             raise CommitConflictError(conflicts)
 
-        root, nodes = self.index.finalize(self.index.mutate(parent.root, changes))
-        new = seal([parent], root, nodes, {vh: d for vh, (_, d) in contents.items()}, meta,
+        state, nodes = self.index.apply(parent.state, changes)
+        new = seal([parent], state, nodes, {vh: d for vh, (_, d) in contents.items()}, meta,
                    changes, now_us, principal)
         self.reader.remember_contents(contents)
         rec = new.record
@@ -105,33 +105,33 @@ class CommitPlanner:
                 ConflictType.UNEXPECTED_HASH, None,
                 f"expected hash {expected} is not in the history of branch '{head.name}' "
                 f"(head {head.hash})")])
-        then = self.index.get_many(self.reader.commit(expected).root, keys)
-        now = self.index.get_many(parent.root, keys)
+        then = self.index.get_many(self.reader.commit(expected).state, keys)
+        now = self.index.get_many(parent.state, keys)
         return [Conflict(ConflictType.VALUE_DIFFERS, ContentKey.from_internal(k),
                          f"key '{ContentKey.from_internal(k)}' changed on branch "
                          f"'{head.name}' after the expected commit {expected[:12]}")
                 for k in keys if then[k] != now[k]]
 
-    def _namespace_conflicts(self, root: Ref, changes: dict[str, IndexEntry | None],
+    def _namespace_conflicts(self, st: IndexState, changes: dict[str, IndexEntry | None],
                              current: dict[str, IndexEntry | None]) -> list[Conflict]:
         def lookup(key: ContentKey) -> IndexEntry | None:
             k = key.internal
             if k in changes:
                 return changes[k]
-            return current[k] if k in current else self.index.get(root, k)
+            return current[k] if k in current else self.index.get(st, k)
 
         return namespace_conflicts(
             {ContentKey.from_internal(k): e for k, e in changes.items()}, lookup,
-            lambda ns: has_children(self.index, root, changes, ns))
+            lambda ns: has_children(self.index, st, changes, ns))
 
 
-def has_children(index: KeyIndex, root: Ref, changes: dict[str, IndexEntry | None],
+def has_children(index: StateIndex, st: IndexState, changes: dict[str, IndexEntry | None],
                  ns: ContentKey) -> bool:
     """Whether anything is left below ``ns`` once ``changes`` apply."""
     prefix = ns.child_prefix()
     if any(k.startswith(prefix) and e is not None for k, e in changes.items()):
         return True
-    for k, _ in index.items(root, prefix):
+    for k, _ in index.items(st, prefix):
         if not k.startswith(prefix):
             return False
         if k not in changes:

@@ -19,8 +19,9 @@ from core.keys import ContentKey
 from core.merge import decide, namespace_conflicts, three_way
 from store.committing import has_children
 from store.history import History
-from store.index import KeyIndex, Node, Ref, StoredRef
+from store.index import KeyIndex, Node, StoredRef
 from store.objects import ObjectReader
+from store.state import IndexState, StateIndex
 from store.writes import NewCommit, WriteSet, seal
 
 _TAKES_SOURCE = (KeyOutcome.APPLIED, KeyOutcome.FORCED)
@@ -41,7 +42,7 @@ class _Pending:
 
 
 class MergePlanner:
-    def __init__(self, reader: ObjectReader, index: KeyIndex, history: History) -> None:
+    def __init__(self, reader: ObjectReader, index: StateIndex, history: History) -> None:
         self.reader = reader
         self.index = index
         self.history = history
@@ -57,8 +58,8 @@ class MergePlanner:
             return WriteSet(MergeResult(head.name, source_hash, head.hash, base_hash, [],
                                         dry_run))
         base = self.reader.commit(base_hash) if base_hash else None
-        changed = self.index.diff(base.root if base else None, source.root)
-        details, changes = self._decide(target.root, changed, default, modes)
+        changed = self.index.diff(base.state if base else IndexState(), source.state)
+        details, changes = self._decide(target.state, changed, default, modes)
         result = MergeResult(head.name, source_hash, head.hash, base_hash, details, dry_run)
         if result.conflicts or dry_run:
             return _unwritten(result, raise_on_conflict)
@@ -67,8 +68,8 @@ class MergePlanner:
         if not meta.message:
             meta = CommitMeta(f"merge {label} into {head.name}", meta.author, meta.committer,
                               meta.properties)
-        root, nodes = self.index.finalize(self.index.mutate(target.root, changes))
-        new = seal([target, source], root, nodes, {}, meta, changes, now_us, principal)
+        state, nodes = self.index.apply(target.state, changes)
+        new = seal([target, source], state, nodes, {}, meta, changes, now_us, principal)
         result = MergeResult(head.name, source_hash, head.hash, base_hash, details, False,
                              new.record.hash, [new.record.hash])
         return WriteSet(result, [new], "merge")
@@ -80,9 +81,9 @@ class MergePlanner:
         if not hashes:
             raise InvalidOperationError("transplant needs at least one commit hash")
         pending = _Pending(self.reader)
-        index = KeyIndex(pending)
+        index = StateIndex(KeyIndex(pending))
         parent = self.reader.commit(head.hash)
-        root: Ref = parent.root
+        state = parent.state
         details: list[KeyMergeDetail] = []
         sealed: list[NewCommit] = []
         for h in hashes:
@@ -91,20 +92,21 @@ class MergePlanner:
                 raise InvalidOperationError(f"commit {h} has no parent and cannot be transplanted")
             before = self.reader.commit(src.parents[0])
             keys = [op.key.internal for op in src.operations]
-            base_vals = index.get_many(before.root, keys)
+            base_vals = index.get_many(before.state, keys)
             changed = [(op.key.internal, base_vals[op.key.internal], op.entry)
                        for op in src.operations]
-            d, changes = self._decide(root, changed, default, modes, index)
+            d, changes = self._decide(state, changed, default, modes, index)
             details += d
             if any(x.outcome is KeyOutcome.CONFLICT for x in details):
                 continue  # keep going only to report every conflict
-            root, nodes = index.finalize(index.mutate(root, changes))
+            state, nodes = index.apply(state, changes)
             meta = CommitMeta(src.message, src.author, None, src.properties)
-            new = seal([parent], root, nodes, {}, meta, changes, now_us, principal)
+            new = seal([parent], state, nodes, {}, meta, changes, now_us, principal)
             for node in nodes:
                 pending.nodes[node.hash] = node  # type: ignore[index]
             sealed.append(new)
             parent = new.record
+            state = parent.state  # with the locations seal gave the new objects
         result = MergeResult(head.name, hashes[-1], head.hash, None, details, dry_run)
         if result.conflicts or dry_run:
             return _unwritten(result, raise_on_conflict)
@@ -113,13 +115,13 @@ class MergePlanner:
                              created[-1], created)
         return WriteSet(result, sealed, "transplant")
 
-    def _decide(self, target_root: Ref,
+    def _decide(self, target: IndexState,
                 changed: list[tuple[str, IndexEntry | None, IndexEntry | None]],
                 default: MergeBehavior, modes: dict[ContentKey, MergeBehavior],
-                index: KeyIndex | None = None,
+                index: StateIndex | None = None,
                 ) -> tuple[list[KeyMergeDetail], dict[str, IndexEntry | None]]:
         index = index or self.index
-        tvals = index.get_many(target_root, [k for k, _, _ in changed])
+        tvals = index.get_many(target, [k for k, _, _ in changed])
         details: dict[str, KeyMergeDetail] = {}
         changes: dict[str, IndexEntry | None] = {}
         for k, base, src in changed:
@@ -135,8 +137,8 @@ class MergePlanner:
         ns = namespace_conflicts(
             {ContentKey.from_internal(k): e for k, e in changes.items()},
             lambda key: changes[key.internal] if key.internal in changes
-            else index.get(target_root, key.internal),
-            lambda key: has_children(index, target_root, changes, key))
+            else index.get(target, key.internal),
+            lambda key: has_children(index, target, changes, key))
         for c in ns:
             k = c.key.internal  # type: ignore[union-attr]
             changes.pop(k, None)

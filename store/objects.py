@@ -26,6 +26,7 @@ from core.keys import ContentKey
 from store.db import Database
 from store.index import Node, StoredRef, decode_node, encode_node
 from store.schema import COMMITS, PACKS
+from store.state import Delta, IndexState, decode_delta
 
 K = TypeVar("K")
 LOC_LEN = 16
@@ -74,14 +75,14 @@ class CommitRecord:
     """A commit row as the store's internals use it. Operations are decoded on
     first use: a bulk-load commit can carry many thousands of them."""
 
-    __slots__ = ("_operations", "_ops_raw", "author", "committer", "created_us", "generation",
-                 "hash", "message", "parents", "properties", "root")
+    __slots__ = ("_delta", "_delta_raw", "_operations", "_ops_raw", "author", "committer",
+                 "created_us", "generation", "hash", "message", "parents", "properties", "root")
 
     def __init__(self, hash_: str, parents: tuple[str, ...], generation: int, created_us: int,
                  author: str | None, committer: str | None, message: str,
                  properties: dict[str, str],
                  operations: tuple[CommitOperation, ...] | str,
-                 root: StoredRef | None) -> None:
+                 root: StoredRef | None, delta: Delta | str | None = None) -> None:
         self.hash = hash_
         self.parents = parents
         self.generation = generation
@@ -91,12 +92,29 @@ class CommitRecord:
         self.message = message
         self.properties = properties
         self.root = root
+        if isinstance(delta, dict):
+            self._delta: Delta | None = delta
+            self._delta_raw: str | None = None
+        else:
+            self._delta = None
+            self._delta_raw = delta
         if isinstance(operations, str):
             self._ops_raw: str | None = operations
             self._operations: tuple[CommitOperation, ...] | None = None
         else:
             self._ops_raw = None
             self._operations = operations
+
+    @property
+    def delta(self) -> Delta:
+        if self._delta is None:
+            self._delta = decode_delta(self._delta_raw)
+        return self._delta
+
+    @property
+    def state(self) -> IndexState:
+        """The keys at this commit: the index under ``root`` plus ``delta``."""
+        return IndexState(self.root, self.delta)
 
     @property
     def operations(self) -> tuple[CommitOperation, ...]:
@@ -139,7 +157,7 @@ def record_from_row(row: object) -> CommitRecord:
         row.hash, parents, row.generation, row.created_us,  # type: ignore[attr-defined]
         row.author, row.committer, row.message,  # type: ignore[attr-defined]
         json.loads(row.properties), row.operations,  # type: ignore[attr-defined]
-        (row.root, row.root_loc) if row.root else None)  # type: ignore[attr-defined]
+        (row.root, row.root_loc) if row.root else None, row.delta)  # type: ignore[attr-defined]
 
 
 COMMIT_COLUMNS = [c for c in COMMITS.c if c.name != "pack"]

@@ -23,10 +23,11 @@ from core.keys import ContentKey
 from core.refs import HASH_LENGTH, Ancestor, AtInstant, Parent, RefSpec, parse_ref
 from store.db import Database
 from store.history import History
-from store.index import KeyIndex, StoredRef
+from store.index import KeyIndex
 from store.objects import ObjectReader
 from store.refs import Refs, _page_size, decode_token, encode_token
 from store.schema import COMMITS
+from store.state import IndexState, StateIndex
 
 _LOG_BATCH = 200
 
@@ -36,7 +37,8 @@ class Reads:
                  history: History) -> None:
         self.db = db
         self.reader = reader
-        self.index = index
+        self.index = index  # the tree
+        self.states = StateIndex(index)  # tree + a commit's delta
         self.refs = refs
         self.history = history
 
@@ -94,9 +96,9 @@ class Reads:
             raise AmbiguousHashError(f"hash prefix {prefix} matches more than one commit")
         return found[0]
 
-    def root_of(self, spec: str | RefSpec) -> tuple[ResolvedRef, StoredRef | None]:
+    def state_of(self, spec: str | RefSpec) -> tuple[ResolvedRef, IndexState]:
         resolved = self.resolve(spec)
-        return resolved, self.reader.commit(resolved.hash).root
+        return resolved, self.reader.commit(resolved.hash).state
 
     # -- entries and contents ------------------------------------------------------
     def entries(self, spec: str | RefSpec, namespace: ContentKey | None = None,
@@ -104,14 +106,14 @@ class Reads:
                 page_token: str | None = None, page_size: int | None = None,
                 with_content: bool = False) -> Page[Entry]:
         """Keys below ``namespace`` (all, or ``depth`` levels down), in key order."""
-        _, root = self.root_of(spec)
+        _, state = self.state_of(spec)
         size = _page_size(page_size)
         prefix = namespace.child_prefix() if namespace else ""
         base_len = len(namespace.elements) if namespace else 0
         wanted = set(types) if types else None
         start = max(prefix, decode_token(page_token)) if page_token else prefix
         found: list[tuple[str, object]] = []
-        for k, e in self.index.items(root, start):
+        for k, e in self.states.items(state, start):
             if not k.startswith(prefix):
                 break
             key = ContentKey.from_internal(k)
@@ -133,9 +135,9 @@ class Reads:
 
     def contents(self, spec: str | RefSpec, keys: Iterable[ContentKey],
                  ) -> dict[ContentKey, Content]:
-        _, root = self.root_of(spec)
+        _, state = self.state_of(spec)
         keys = list(keys)
-        entries = self.index.get_many(root, (k.internal for k in keys))
+        entries = self.states.get_many(state, (k.internal for k in keys))
         values = self.reader.load_contents(e for e in entries.values() if e)
         return {k: values[e.value_hash] for k in keys
                 if (e := entries[k.internal]) is not None}
@@ -182,10 +184,10 @@ class Reads:
     def diff(self, from_spec: str | RefSpec, to_spec: str | RefSpec,
              page_token: str | None = None, page_size: int | None = None,
              ) -> Page[DiffEntry]:
-        _, a = self.root_of(from_spec)
-        _, b = self.root_of(to_spec)
+        _, a = self.state_of(from_spec)
+        _, b = self.state_of(to_spec)
         size = _page_size(page_size)
-        changed = self.index.diff(a, b)
+        changed = self.states.diff(a, b)
         if page_token:
             after = decode_token(page_token)
             changed = [c for c in changed if c[0] >= after]

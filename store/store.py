@@ -50,8 +50,8 @@ class Store(Reads):
         super().__init__(db, reader, index, refs, history)
         self.clock = clock
         self.writer = BranchWriter(db, refs, reader)
-        self.commits = CommitPlanner(reader, index, history)
-        self.merges = MergePlanner(reader, index, history)
+        self.commits = CommitPlanner(reader, self.states, history)
+        self.merges = MergePlanner(reader, self.states, history)
 
     def close(self) -> None:
         self.db.dispose()

@@ -36,7 +36,7 @@ from core.errors import (
 )
 from core.keys import ContentKey
 from store.db import Database
-from store.index import Node, StoredRef, stamp
+from store.index import Node, stamp
 from store.objects import (
     CommitRecord,
     ObjectReader,
@@ -46,6 +46,7 @@ from store.objects import (
     plan_packs,
 )
 from store.refs import Refs
+from store.state import IndexState, delta_identity, encode_delta
 
 R = TypeVar("R")
 LOCKED_ATTEMPTS = 3
@@ -70,7 +71,7 @@ class WriteSet(Generic[R]):
         return self.commits[-1].record.hash if self.commits else None
 
 
-def seal(parents: list[CommitRecord], root: StoredRef | None, new_nodes: list[Node],
+def seal(parents: list[CommitRecord], state: IndexState, new_nodes: list[Node],
          contents: dict[str, bytes], meta: CommitMeta, changes: dict[str, IndexEntry | None],
          now_us: int, principal: str | None) -> NewCommit:
     """Build a commit on ``parents[0]`` and give its new objects their location.
@@ -82,9 +83,13 @@ def seal(parents: list[CommitRecord], root: StoredRef | None, new_nodes: list[No
     created = max(now_us, parents[0].created_us + 1)
     committer = meta.committer or principal
     author = meta.author or committer
+    root = state.base
+    if isinstance(root, Node):
+        raise AssertionError("seal needs a finalized root")
     ops = [[k, e.value_hash if e else None] for k, e in sorted(changes.items())]
-    body = [[p.hash for p in parents], root[0] if root else None, created, author, committer,
-            meta.message, sorted(meta.properties.items()), ops]
+    body = [[p.hash for p in parents], root[0] if root else None,
+            delta_identity(state.delta), created, author, committer, meta.message,
+            sorted(meta.properties.items()), ops]
     digest = hashlib.sha256(json.dumps(body, separators=(",", ":"),
                                        ensure_ascii=False).encode()).hexdigest()
     locs, packs = plan_packs(new_nodes, contents, loc_of(digest))
@@ -97,9 +102,11 @@ def seal(parents: list[CommitRecord], root: StoredRef | None, new_nodes: list[No
         for k, e in sorted(changes.items()))
     if root is not None and root[1] is None:
         root = (root[0], locs[root[0]])
+    delta = {k: e if e is None or e.loc is not None else e.with_loc(locs[e.value_hash])
+             for k, e in state.delta.items()}
     rec = CommitRecord(digest, tuple(p.hash for p in parents),
                        1 + max(p.generation for p in parents), created, author, committer,
-                       meta.message, dict(meta.properties), operations, root)
+                       meta.message, dict(meta.properties), operations, root, delta)
     encoded = [(loc, encode_pack(loc, nodes, {h: contents[h] for h in hs}))
                for loc, nodes, hs in packs]
     first = encoded[0][1] if encoded else None
@@ -112,8 +119,8 @@ def _commit_params(c: NewCommit) -> tuple[object, ...]:
             json.dumps(list(rec.parents[1:])) if len(rec.parents) > 1 else None,
             rec.generation, rec.created_us, rec.author, rec.committer, rec.message,
             json.dumps(rec.properties, sort_keys=True), encode_operations(rec.operations),
-            rec.root[0] if rec.root else None, rec.root[1] if rec.root else None, c.pack,
-            loc_of(rec.hash))
+            rec.root[0] if rec.root else None, rec.root[1] if rec.root else None,
+            encode_delta(rec.delta), c.pack, loc_of(rec.hash))
 
 
 class _Moved(Exception):
@@ -129,8 +136,8 @@ class BranchWriter:
         # much as the raw insert-plus-conditional-update it boils down to.
         p = db.param
         cols = ("hash, parent, merge_parents, generation, created_us, author, committer, "
-                "message, properties, operations, root, root_loc, pack, loc")
-        self._sql_commit = (f"INSERT INTO commits ({cols}) VALUES ({', '.join([p] * 14)}) "
+                "message, properties, operations, root, root_loc, delta, pack, loc")
+        self._sql_commit = (f"INSERT INTO commits ({cols}) VALUES ({', '.join([p] * 15)}) "
                             "ON CONFLICT (hash) DO NOTHING")
         self._sql_cas = (f"UPDATE refs SET head = {p} WHERE name = {p} AND head = {p} "
                          "AND type = 'BRANCH'")

@@ -12,6 +12,7 @@ from store import Store
 from store.index import FANOUT_BITS
 from store.objects import PACK_OBJECTS
 from store.schema import COMMITS
+from store.state import DELTA_LIMIT
 from tests.store.helpers import K, table, with_ns
 
 ops = st.lists(st.tuples(st.integers(0, 300), st.none() | st.integers(0, 10**6)),
@@ -101,10 +102,18 @@ def test_lookup_and_commit_touch_a_logarithmic_number_of_nodes(store: Store):
     # one pack per level of the path, each of at most PACK_OBJECTS objects
     assert len(store.reader.nodes) <= depth * PACK_OBJECTS
 
-    cur = store.content("main", K("ns.t00042"))
-    res = store.commit("main", [Put(K("ns.t00042"), cur.model_copy(
-        update={"metadata_location": "changed"}), expected=cur)])
-    assert 1 <= _nodes_in_pack(store, res.hash) <= depth
+    # A small commit keeps its change in its own delta and writes no node; the
+    # commit that spills the delta rewrites the paths of all its keys once.
+    written = []
+    for i in range(DELTA_LIMIT + 1):
+        k = K(f"ns.t{i * 37:05d}")
+        cur = store.content("main", k)
+        res = store.commit("main", [Put(k, cur.model_copy(
+            update={"metadata_location": "changed"}), expected=cur)])
+        written.append(_nodes_in_pack(store, res.hash))
+    assert written[:-1] == [0] * DELTA_LIMIT
+    assert 1 <= written[-1] <= (DELTA_LIMIT + 1) * depth
+    assert store.reader.commit(res.hash).delta == {}
 
 
 def test_diff_descends_only_where_hashes_differ(store: Store):

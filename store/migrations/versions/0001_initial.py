@@ -30,6 +30,7 @@ def upgrade() -> None:
         sa.Column("operations", sa.Text(), nullable=False),
         sa.Column("root", HASH),
         sa.Column("root_loc", sa.String(32)),
+        sa.Column("delta", sa.Text()),
         sa.Column("loc", sa.String(16), nullable=False),
         sa.Column("pack", sa.LargeBinary()),
     )

@@ -18,7 +18,7 @@ from typing import Generic, TypeVar
 
 from sqlalchemy import bindparam, select
 
-from core.commits import CommitOperation, IndexEntry, OpKind
+from core.commits import Commit, CommitOperation, IndexEntry, OpKind
 from core.content import Content, ContentType, parse_content_json
 from core.errors import CommitNotFoundError
 from core.instants import from_micros
@@ -122,9 +122,7 @@ class CommitRecord:
             self._operations = decode_operations(self._ops_raw or "[]")
         return self._operations
 
-    def to_commit(self):  # noqa: ANN201 - core.commits.Commit
-        from core.commits import Commit
-
+    def to_commit(self) -> Commit:
         return Commit(self.hash, self.parents, self.message, self.author, self.committer,
                       from_micros(self.created_us), dict(self.properties), self.operations)
 

@@ -25,7 +25,7 @@ from store.db import Database
 from store.history import History
 from store.index import KeyIndex
 from store.objects import ObjectReader
-from store.refs import Refs, _page_size, decode_token, encode_token
+from store.refs import Refs, clamp_page_size, decode_token, encode_token
 from store.schema import COMMITS
 from store.state import IndexState, StateIndex
 
@@ -107,7 +107,7 @@ class Reads:
                 with_content: bool = False) -> Page[Entry]:
         """Keys below ``namespace`` (all, or ``depth`` levels down), in key order."""
         _, state = self.state_of(spec)
-        size = _page_size(page_size)
+        size = clamp_page_size(page_size)
         prefix = namespace.child_prefix() if namespace else ""
         base_len = len(namespace.elements) if namespace else 0
         wanted = set(types) if types else None
@@ -154,7 +154,7 @@ class Reads:
             author: str | None = None, since_us: int | None = None,
             until_us: int | None = None) -> Page[Commit]:
         """First-parent history, newest first; filters apply as it walks."""
-        size = _page_size(page_size)
+        size = clamp_page_size(page_size)
         start = self.full_hash(decode_token(page_token)) if page_token else \
             self.resolve(spec).hash
         out: list[Commit] = []
@@ -186,7 +186,7 @@ class Reads:
              ) -> Page[DiffEntry]:
         _, a = self.state_of(from_spec)
         _, b = self.state_of(to_spec)
-        size = _page_size(page_size)
+        size = clamp_page_size(page_size)
         changed = self.states.diff(a, b)
         if page_token:
             after = decode_token(page_token)

@@ -50,7 +50,7 @@ class Refs:
 
     def list(self, page_token: str | None = None, page_size: int | None = None,
              ) -> Page[Reference]:
-        size = _page_size(page_size)
+        size = clamp_page_size(page_size)
         q = select(REFS.c.name, REFS.c.type, REFS.c.head).order_by(REFS.c.name)
         if page_token:
             q = q.where(REFS.c.name > decode_token(page_token))
@@ -160,7 +160,7 @@ def decode_token(token: str) -> str:
     return value
 
 
-def _page_size(size: int | None) -> int:
+def clamp_page_size(size: int | None) -> int:
     if size is None:
         return MAX_PAGE
     if size < 1:

@@ -17,6 +17,11 @@ from pathlib import Path
 
 
 def find_pg_bin(name: str) -> str | None:
+    """SAPWOOD_PG_BIN names the folder of the server binaries, if set."""
+    folder = os.environ.get("SAPWOOD_PG_BIN")
+    if folder is not None:
+        path = os.path.join(folder, name)
+        return path if os.access(path, os.X_OK) else None
     found = shutil.which(name)
     if found:
         return found

@@ -1,0 +1,47 @@
+"""Two Store objects on one database behave like two API processes."""
+
+from core.commits import CommitMeta, Put
+from store import Store
+from store.state import DELTA_LIMIT
+from tests.store.helpers import K, put_new, table, with_ns
+
+
+def test_a_stale_head_guess_never_loses_or_refuses_a_good_commit(store_url: str):
+    a, b = Store(store_url), Store(store_url)
+    try:
+        with_ns(a, "main", "ns")
+        put_new(a, "main", ("ns.t", table("v1")))  # a now guesses main's head
+        # b moves main twice behind a's back, changing ns.t
+        t = b.content("main", K("ns.t"))
+        b.commit("main", [Put(K("ns.t"), t.model_copy(update={"metadata_location": "v2"}),
+                              expected=t)], CommitMeta("update"))
+        put_new(b, "main", ("ns.u", table("u")))
+        # a reads the current value and updates it: planned first against its
+        # stale guess (where the expected content looks wrong), it must still land.
+        t2 = a.content("main", K("ns.t"))
+        assert t2.metadata_location == "v2"
+        a.commit("main", [Put(K("ns.t"), t2.model_copy(update={"metadata_location": "v3"}),
+                              expected=t2)], CommitMeta("from a"))
+        put_new(a, "main", ("ns.w", table("w")))
+        log = [c.message for c in b.log("main").items]
+        assert log == ["put", "from a", "put", "update", "put", "namespaces"]
+        assert b.content("main", K("ns.t")).metadata_location == "v3"
+        assert {str(k) for k in b.contents("main", [K("ns.u"), K("ns.w")])} == {"ns.u", "ns.w"}
+    finally:
+        a.close()
+        b.close()
+
+
+def test_transplant_spilling_the_delta_midway(store: Store):
+    with_ns(store, "main", "ns")
+    store.create_reference("dev")
+    hashes = [put_new(store, "dev", (f"ns.t{i:03d}", table(str(i)))).hash
+              for i in range(DELTA_LIMIT + 8)]
+    res = store.transplant(hashes, onto="main")
+    assert len(res.created_commits) == len(hashes)
+    assert store.diff("main", "dev").items == []
+    head = store.reader.commit(store.get_reference("main").hash)
+    assert len(head.delta) < DELTA_LIMIT  # it spilled into the tree on the way
+    store.reader.clear_caches()
+    got = store.contents("main", [K(f"ns.t{i:03d}") for i in range(DELTA_LIMIT + 8)])
+    assert len(got) == DELTA_LIMIT + 8

@@ -69,10 +69,6 @@ def register_dialect(name: str, model: type[BaseModel]) -> None:
     _REGISTRY[_dialect_name(name)] = model
 
 
-def known_dialects() -> list[str]:
-    return sorted(_REGISTRY)
-
-
 def parse_extension(dialect: str, payload: Any) -> Extension:
     name = _dialect_name(dialect)
     model = _REGISTRY.get(name)

@@ -79,10 +79,6 @@ class RefSpec:
         return format_ref(self)
 
 
-def is_valid_ref_name(name: str) -> bool:
-    return bool(_NAME_RE.fullmatch(name))
-
-
 def validate_ref_name(name: str) -> str:
     if not isinstance(name, str) or not name:
         raise InvalidRefError("reference name is empty")

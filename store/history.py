@@ -12,7 +12,8 @@ from core.commits import NO_ANCESTOR
 from store.db import Database
 from store.objects import COMMIT_COLUMNS, CommitRecord, ObjectReader, record_from_row
 
-_CHAIN_SQL = """
+# First parents from :start, at most :last steps back.
+_WALK = """
 WITH RECURSIVE chain(hash, parent, depth) AS (
     SELECT hash, parent, 0 FROM commits WHERE hash = :start
     UNION ALL
@@ -20,20 +21,11 @@ WITH RECURSIVE chain(hash, parent, depth) AS (
     FROM commits c JOIN chain ON c.hash = chain.parent
     WHERE chain.depth < :last
 )
-SELECT {columns} FROM chain JOIN commits c ON c.hash = chain.hash ORDER BY chain.depth
 """
-_CHAIN = text(_CHAIN_SQL.format(columns=", ".join(f"c.{c.name}" for c in COMMIT_COLUMNS)))
-
-_NTH = text("""
-WITH RECURSIVE chain(hash, parent, depth) AS (
-    SELECT hash, parent, 0 FROM commits WHERE hash = :start
-    UNION ALL
-    SELECT c.hash, c.parent, chain.depth + 1
-    FROM commits c JOIN chain ON c.hash = chain.parent
-    WHERE chain.depth < :n
-)
-SELECT hash FROM chain WHERE depth = :n
-""")
+_COLUMNS = ", ".join(f"c.{c.name}" for c in COMMIT_COLUMNS)
+_CHAIN = text(_WALK + f"SELECT {_COLUMNS} FROM chain JOIN commits c ON c.hash = chain.hash "
+              "ORDER BY chain.depth")
+_NTH = text(_WALK + "SELECT hash FROM chain WHERE depth = :last")
 
 _AT_OR_BEFORE = text("""
 WITH RECURSIVE chain(hash, parent, created_us, depth) AS (
@@ -67,7 +59,7 @@ class History:
         if n == 0:
             return start
         with self.db.read() as conn:
-            return conn.execute(_NTH, {"start": start, "n": n}).scalar()
+            return conn.execute(_NTH, {"start": start, "last": n}).scalar()
 
     def newest_at_or_before(self, start: str, t_us: int) -> str | None:
         with self.db.read() as conn:

@@ -194,11 +194,6 @@ class KeyIndex:
                 return
             yield k, n.entry(j)
 
-    def first_with_prefix(self, root: Ref, prefix: str) -> str | None:
-        for k, _ in self.items(root, prefix):
-            return k if k.startswith(prefix) else None
-        return None
-
     # -- edits -----------------------------------------------------------------
     def mutate(self, root: Ref, changes: dict[str, IndexEntry | None]) -> Ref:
         for key in sorted(changes):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import weakref
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -66,12 +67,23 @@ class _Content(BaseModel):
 
     def value_hash(self) -> str:
         """Hash of the whole value, id included: equal hashes mean equal values."""
-        return hashlib.sha256(self.canonical_bytes()).hexdigest()
+        return self.hashed()[0]
 
     def hashed(self) -> tuple[str, bytes]:
-        """(value hash, canonical bytes), computing the bytes once."""
+        """(value hash, canonical bytes), computed once per (frozen) value."""
+        key = id(self)
+        hit = _HASHED.get(key)
+        if hit is not None:
+            return hit[1], hit[2]
         data = self.canonical_bytes()
-        return hashlib.sha256(data).hexdigest(), data
+        digest = hashlib.sha256(data).hexdigest()
+        # Keyed by identity, not equality (views hold dicts, so values are not
+        # hashable); the weakref's callback drops the entry with the value.
+        _HASHED[key] = (weakref.ref(self, lambda _, k=key: _HASHED.pop(k, None)), digest, data)
+        return digest, data
+
+
+_HASHED: dict[int, tuple[weakref.ref[Any], str, bytes]] = {}
 
 
 class IcebergTable(_Content):

@@ -27,6 +27,15 @@ _UNESCAPE = {"_": ".", "{": "/", "}": "\\", "[": "%"}
 _LEGACY_DOTS = {"\x1d", "\x1f", "\x00"}
 
 
+def ancestor_internals(internal: str) -> list[str]:
+    out = []
+    i = internal.find(SEP)
+    while i >= 0:
+        out.append(internal[:i])
+        i = internal.find(SEP, i + 1)
+    return out
+
+
 class ContentKey:
     """Immutable, hashable and ordered like its tuple of elements."""
 
@@ -76,6 +85,10 @@ class ContentKey:
         """The namespace keys above this key, outermost first."""
         return [ContentKey.from_internal(SEP.join(self._elements[:i]))
                 for i in range(1, len(self._elements))]
+
+    def ancestor_internals(self) -> list[str]:
+        """Internal forms of the namespaces above this key, outermost first."""
+        return ancestor_internals(self._internal)
 
     def child_prefix(self) -> str:
         """Internal-form prefix shared by every key below this one."""

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from core.commits import IndexEntry, KeyOutcome, MergeBehavior
 from core.conflicts import Conflict, ConflictType
 from core.content import ContentType
-from core.keys import ContentKey
+from core.keys import ContentKey, ancestor_internals
 
 
 def three_way(key: ContentKey, base: IndexEntry | None, source: IndexEntry | None,
@@ -52,33 +52,36 @@ def decide(behavior: MergeBehavior, source: IndexEntry | None, target: IndexEntr
 
 
 def namespace_conflicts(
-    changes: dict[ContentKey, IndexEntry | None],
-    lookup: Callable[[ContentKey], IndexEntry | None],
-    has_children: Callable[[ContentKey], bool],
+    changes: dict[str, IndexEntry | None],
+    lookup: Callable[[str], IndexEntry | None],
+    has_children: Callable[[str], bool],
 ) -> list[Conflict]:
-    """Check the namespace rules on the state after ``changes``.
+    """Check the namespace rules on the state after ``changes`` (keys in their
+    internal form).
 
     ``lookup`` and ``has_children`` must already see the changed state. Every
     key's parent namespaces must exist as NAMESPACE values, and a deleted
     namespace must have nothing left below it.
     """
     out: list[Conflict] = []
-    checked: dict[ContentKey, bool] = {}
-    for key, entry in sorted(changes.items(), key=lambda kv: kv[0]):
-        if entry is None:
+    checked: dict[str, bool] = {}
+    for k in sorted(changes):
+        if changes[k] is None:
             # Only a namespace can have children (parents must be namespaces).
-            if has_children(key):
+            if has_children(k):
+                key = ContentKey.from_internal(k)
                 out.append(Conflict(ConflictType.NAMESPACE_NOT_EMPTY, key,
                                     f"namespace '{key}' is not empty"))
             continue
-        for ns in key.ancestors():
+        for ns in ancestor_internals(k):
             ok = checked.get(ns)
             if ok is None:
                 found = lookup(ns)
-                ok = checked[ns] = found is not None and found.type == ContentType.NAMESPACE
+                ok = checked[ns] = found is not None and found.type is ContentType.NAMESPACE
             if not ok:
+                key = ContentKey.from_internal(k)
                 out.append(Conflict(ConflictType.NAMESPACE_ABSENT, key,
-                                    f"namespace '{ns}' must exist for '{key}'"))
+                                    f"namespace '{ContentKey.from_internal(ns)}' must exist "
+                                    f"for '{key}'"))
                 break
     return out
-

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 
 from core.errors import InvalidHashError, InvalidInstantError, InvalidRefError
 from core.instants import format_instant, parse_instant
@@ -104,6 +105,14 @@ def normalize_hash(text: str, *, context: str | None = None, full: bool = False)
 
 def parse_ref(text: str) -> RefSpec:
     if not isinstance(text, str) or not text:
+        raise InvalidRefError("reference is empty")
+    return _parse_ref(text)
+
+
+@lru_cache(maxsize=4096)
+def _parse_ref(text: str) -> RefSpec:
+    # Specs are immutable and every API call parses one: parse each text once.
+    if not text:
         raise InvalidRefError("reference is empty")
     i = 0
     name: str | None = None

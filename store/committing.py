@@ -19,10 +19,10 @@ from core.conflicts import Conflict, ConflictType
 from core.content import Content, ContentType
 from core.errors import CommitConflictError, InvalidOperationError
 from core.instants import from_micros
-from core.keys import ContentKey
+from core.keys import SEP, ContentKey
 from core.merge import namespace_conflicts
 from store.history import History
-from store.objects import CommitRecord, ObjectReader
+from store.objects import ObjectReader
 from store.state import IndexState, StateIndex
 from store.writes import WriteSet, seal
 
@@ -47,15 +47,16 @@ class CommitPlanner:
              expected: str | None, principal: str | None, now_us: int,
              ) -> WriteSet[CommitResult]:
         parent = self.reader.commit(head.hash)
+        pstate = self.reader.state(parent)
         conflicts: list[Conflict] = []
         keys = [op.key.internal for op in ops]
         if expected is not None and expected != head.hash:
-            conflicts += self._changed_since(head, parent, expected, keys)
+            conflicts += self._changed_since(head, pstate, expected, keys)
         names = set(keys)
         for op in ops:
             if isinstance(op, Put):
-                names.update(a.internal for a in op.key.ancestors())
-        current = self.index.get_many(parent.state, names)
+                names.update(op.key.ancestor_internals())
+        current = self.index.get_many(pstate, names)
         deleted_ids = {current[op.key.internal].content_id for op in ops  # type: ignore[union-attr]
                        if isinstance(op, Delete) and current[op.key.internal] is not None}
 
@@ -85,19 +86,19 @@ class CommitPlanner:
             contents[vh] = (content, data)
             changes[op.key.internal] = IndexEntry(ContentType(content.type), content.id, vh)  # type: ignore[arg-type]
 
-        conflicts += self._namespace_conflicts(parent.state, changes, current)
+        conflicts += self._namespace_conflicts(pstate, changes, current)
         if conflicts:
             raise CommitConflictError(conflicts)
 
-        state, nodes = self.index.apply(parent.state, changes)
-        new = seal([parent], state, nodes, {vh: d for vh, (_, d) in contents.items()}, meta,
+        state, nodes, depth = self.index.apply(pstate, changes, parent.depth)
+        new = seal([parent], state, depth, nodes, {vh: d for vh, (_, d) in contents.items()}, meta,
                    changes, now_us, principal)
         self.reader.remember_contents(contents)
         rec = new.record
         result = CommitResult(rec.hash, parent.hash, from_micros(rec.created_us), assigned)
         return WriteSet(result, [new], "commit")
 
-    def _changed_since(self, head: Reference, parent: CommitRecord, expected: str,
+    def _changed_since(self, head: Reference, pstate: IndexState, expected: str,
                        keys: list[str]) -> list[Conflict]:
         """Nessie's rule: a stale expected hash is fine if none of the keys moved."""
         if not self.history.is_ancestor(expected, head.hash):
@@ -105,8 +106,8 @@ class CommitPlanner:
                 ConflictType.UNEXPECTED_HASH, None,
                 f"expected hash {expected} is not in the history of branch '{head.name}' "
                 f"(head {head.hash})")])
-        then = self.index.get_many(self.reader.commit(expected).state, keys)
-        now = self.index.get_many(parent.state, keys)
+        then = self.index.get_many(self.reader.state(self.reader.commit(expected)), keys)
+        now = self.index.get_many(pstate, keys)
         return [Conflict(ConflictType.VALUE_DIFFERS, ContentKey.from_internal(k),
                          f"key '{ContentKey.from_internal(k)}' changed on branch "
                          f"'{head.name}' after the expected commit {expected[:12]}")
@@ -114,21 +115,23 @@ class CommitPlanner:
 
     def _namespace_conflicts(self, st: IndexState, changes: dict[str, IndexEntry | None],
                              current: dict[str, IndexEntry | None]) -> list[Conflict]:
-        def lookup(key: ContentKey) -> IndexEntry | None:
-            k = key.internal
+        def lookup(k: str) -> IndexEntry | None:
             if k in changes:
                 return changes[k]
             return current[k] if k in current else self.index.get(st, k)
 
-        return namespace_conflicts(
-            {ContentKey.from_internal(k): e for k, e in changes.items()}, lookup,
-            lambda ns: has_children(self.index, st, changes, ns))
+        def emptied(k: str) -> bool:
+            was = current.get(k)
+            return (was is not None and was.type is ContentType.NAMESPACE
+                    and has_children(self.index, st, changes, k))
+
+        return namespace_conflicts(changes, lookup, emptied)
 
 
 def has_children(index: StateIndex, st: IndexState, changes: dict[str, IndexEntry | None],
-                 ns: ContentKey) -> bool:
-    """Whether anything is left below ``ns`` once ``changes`` apply."""
-    prefix = ns.child_prefix()
+                 ns: str) -> bool:
+    """Whether anything is left below the key ``ns`` once ``changes`` apply."""
+    prefix = ns + SEP
     if any(k.startswith(prefix) and e is not None for k, e in changes.items()):
         return True
     for k, _ in index.items(st, prefix):

@@ -9,8 +9,10 @@ takes the write lock up front instead of failing on a lock upgrade.
 from __future__ import annotations
 
 import os
+import threading
+import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,7 @@ from sqlalchemy.engine import make_url
 from core.errors import InvalidInputError
 
 SQLITE_BUSY_TIMEOUT_S = 60
+WRITER_IDLE_CHECK_S = 30.0
 
 
 def default_database_url(data_dir: str | os.PathLike[str]) -> str:
@@ -30,6 +33,9 @@ class Database:
     def __init__(self, url: str) -> None:
         parsed = make_url(url)
         self.url = url
+        self._local = threading.local()
+        self._writers: list[Any] = []
+        self._writers_lock = threading.Lock()
         self.dialect = parsed.get_backend_name()
         if self.dialect == "sqlite":
             path = parsed.database
@@ -56,6 +62,9 @@ class Database:
         else:
             raise InvalidInputError(f"unsupported database {parsed.drivername!r}: "
                                     "use sqlite:///file.db or postgresql://…")
+        dbapi = self.write_engine.dialect.loaded_dbapi
+        # After these the writer's own connection is not trusted again.
+        self._dbapi_disconnects = (dbapi.OperationalError, dbapi.InterfaceError)
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
@@ -69,21 +78,59 @@ class Database:
 
     @contextmanager
     def raw_write(self) -> Iterator[Any]:
-        """One transaction on a pooled DBAPI connection, for the hot write path
-        (prebuilt SQL, no statement compilation). Yields a cursor."""
-        conn = self.write_engine.raw_connection()
-        cur = conn.cursor()
+        """One transaction on this thread's own DBAPI connection, for the hot
+        write path (prebuilt SQL, no statement compilation, no pool checkout
+        and reset: those cost more than the statements). Yields a cursor."""
+        conn, cur = self._writer_connection()
         try:
             if self.dialect == "sqlite":
                 cur.execute("BEGIN IMMEDIATE")
             yield cur
             conn.commit()
-        except BaseException:
-            conn.rollback()
+        except BaseException as e:
+            try:
+                conn.rollback()
+            except Exception:
+                self._drop_writer_connection()
+                raise e from None
+            if isinstance(e, self._dbapi_disconnects):
+                self._drop_writer_connection()
             raise
         finally:
-            cur.close()
-            conn.close()
+            self._local.used = time.monotonic()
+
+    def _writer_connection(self) -> tuple[Any, Any]:
+        local = self._local
+        conn = getattr(local, "conn", None)
+        if conn is not None and time.monotonic() - local.used > WRITER_IDLE_CHECK_S:
+            # Idle for a while: the server may have dropped it. Check once
+            # instead of on every commit (what pool_pre_ping would cost).
+            try:
+                local.cur.execute("SELECT 1")
+                local.cur.fetchall()
+                conn.rollback()
+            except Exception:
+                self._drop_writer_connection()
+                conn = None
+        if conn is None:
+            fairy = self.write_engine.raw_connection()
+            conn = fairy.dbapi_connection
+            fairy.detach()  # ours until dispose(); the pool keeps its own
+            local.fairy, local.conn, local.cur = fairy, conn, conn.cursor()
+            local.used = time.monotonic()
+            with self._writers_lock:
+                self._writers.append(fairy)
+        return conn, local.cur
+
+    def _drop_writer_connection(self) -> None:
+        fairy = getattr(self._local, "fairy", None)
+        self._local.conn = self._local.fairy = None
+        if fairy is not None:
+            with self._writers_lock:
+                if fairy in self._writers:
+                    self._writers.remove(fairy)
+            with suppress(Exception):
+                fairy.close()
 
     @property
     def param(self) -> str:
@@ -91,6 +138,12 @@ class Database:
         return "?" if self.dialect == "sqlite" else "%s"
 
     def dispose(self) -> None:
+        with self._writers_lock:
+            writers, self._writers = self._writers, []
+        for fairy in writers:
+            with suppress(Exception):
+                fairy.close()
+        self._local = threading.local()
         self.read_engine.dispose()
         self.write_engine.dispose()
 

@@ -58,8 +58,9 @@ class MergePlanner:
             return WriteSet(MergeResult(head.name, source_hash, head.hash, base_hash, [],
                                         dry_run))
         base = self.reader.commit(base_hash) if base_hash else None
-        changed = self.index.diff(base.state if base else IndexState(), source.state)
-        details, changes = self._decide(target.state, changed, default, modes)
+        st = self.reader.state
+        changed = self.index.diff(st(base) if base else IndexState(), st(source))
+        details, changes = self._decide(st(target), changed, default, modes)
         result = MergeResult(head.name, source_hash, head.hash, base_hash, details, dry_run)
         if result.conflicts or dry_run:
             return _unwritten(result, raise_on_conflict)
@@ -68,8 +69,8 @@ class MergePlanner:
         if not meta.message:
             meta = CommitMeta(f"merge {label} into {head.name}", meta.author, meta.committer,
                               meta.properties)
-        state, nodes = self.index.apply(target.state, changes)
-        new = seal([target, source], state, nodes, {}, meta, changes, now_us, principal)
+        state, nodes, depth = self.index.apply(st(target), changes, target.depth)
+        new = seal([target, source], state, depth, nodes, {}, meta, changes, now_us, principal)
         result = MergeResult(head.name, source_hash, head.hash, base_hash, details, False,
                              new.record.hash, [new.record.hash])
         return WriteSet(result, [new], "merge")
@@ -83,7 +84,7 @@ class MergePlanner:
         pending = _Pending(self.reader)
         index = StateIndex(KeyIndex(pending))
         parent = self.reader.commit(head.hash)
-        state = parent.state
+        state = self.reader.state(parent)
         details: list[KeyMergeDetail] = []
         sealed: list[NewCommit] = []
         for h in hashes:
@@ -92,21 +93,21 @@ class MergePlanner:
                 raise InvalidOperationError(f"commit {h} has no parent and cannot be transplanted")
             before = self.reader.commit(src.parents[0])
             keys = [op.key.internal for op in src.operations]
-            base_vals = index.get_many(before.state, keys)
+            base_vals = index.get_many(self.reader.state(before), keys)
             changed = [(op.key.internal, base_vals[op.key.internal], op.entry)
                        for op in src.operations]
             d, changes = self._decide(state, changed, default, modes, index)
             details += d
             if any(x.outcome is KeyOutcome.CONFLICT for x in details):
                 continue  # keep going only to report every conflict
-            state, nodes = index.apply(state, changes)
+            state, nodes, depth = index.apply(state, changes, parent.depth)
             meta = CommitMeta(src.message, src.author, None, src.properties)
-            new = seal([parent], state, nodes, {}, meta, changes, now_us, principal)
+            new = seal([parent], state, depth, nodes, {}, meta, changes, now_us, principal)
             for node in nodes:
                 pending.nodes[node.hash] = node  # type: ignore[index]
             sealed.append(new)
             parent = new.record
-            state = parent.state  # with the locations seal gave the new objects
+            state = parent.state  # type: ignore[assignment]  # with the objects' new locations
         result = MergeResult(head.name, hashes[-1], head.hash, None, details, dry_run)
         if result.conflicts or dry_run:
             return _unwritten(result, raise_on_conflict)
@@ -135,10 +136,8 @@ class MergePlanner:
             details[k] = KeyMergeDetail(key, behavior, outcome, shown)
         # Namespace rules hold on the merged state; they cannot be forced.
         ns = namespace_conflicts(
-            {ContentKey.from_internal(k): e for k, e in changes.items()},
-            lambda key: changes[key.internal] if key.internal in changes
-            else index.get(target, key.internal),
-            lambda key: has_children(index, target, changes, key))
+            changes, lambda k: changes[k] if k in changes else index.get(target, k),
+            lambda k: has_children(index, target, changes, k))
         for c in ns:
             k = c.key.internal  # type: ignore[union-attr]
             changes.pop(k, None)

@@ -50,4 +50,4 @@ def _ensure_root(conn: Connection) -> None:
     conn.execute(insert(COMMITS).values(
         hash=NO_ANCESTOR, parent=None, merge_parents=None, generation=0, created_us=0,
         author=None, committer=None, message="", properties="{}", operations="[]", root=None,
-        loc=NO_ANCESTOR[:16]))
+        depth=0))

@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Generic, TypeVar
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import Select, and_, bindparam, or_, select, text
 
 from core.commits import Commit, CommitOperation, IndexEntry, OpKind
 from core.content import Content, ContentType, parse_content_json
@@ -26,7 +26,7 @@ from core.keys import ContentKey
 from store.db import Database
 from store.index import Node, StoredRef, decode_node, encode_node
 from store.schema import COMMITS, PACKS
-from store.state import Delta, IndexState, decode_delta
+from store.state import Delta, IndexState
 
 K = TypeVar("K")
 LOC_LEN = 16
@@ -73,16 +73,18 @@ class LRU(Generic[K, V]):
 
 class CommitRecord:
     """A commit row as the store's internals use it. Operations are decoded on
-    first use: a bulk-load commit can carry many thousands of them."""
+    first use: a bulk-load commit can carry many thousands of them. ``state``
+    is filled in by whoever knows it (the writer, or ObjectReader.state)."""
 
-    __slots__ = ("_delta", "_delta_raw", "_operations", "_ops_raw", "author", "committer",
-                 "created_us", "generation", "hash", "message", "parents", "properties", "root")
+    __slots__ = ("_operations", "_ops_raw", "author", "committer", "created_us", "depth",
+                 "generation", "hash", "message", "parents", "properties", "root", "state")
 
     def __init__(self, hash_: str, parents: tuple[str, ...], generation: int, created_us: int,
                  author: str | None, committer: str | None, message: str,
                  properties: dict[str, str],
                  operations: tuple[CommitOperation, ...] | str,
-                 root: StoredRef | None, delta: Delta | str | None = None) -> None:
+                 root: StoredRef | None, depth: int,
+                 state: IndexState | None = None) -> None:
         self.hash = hash_
         self.parents = parents
         self.generation = generation
@@ -92,12 +94,9 @@ class CommitRecord:
         self.message = message
         self.properties = properties
         self.root = root
-        if isinstance(delta, dict):
-            self._delta: Delta | None = delta
-            self._delta_raw: str | None = None
-        else:
-            self._delta = None
-            self._delta_raw = delta
+        self.depth = depth
+        self.state = state if state is not None else (
+            IndexState(root, {}) if depth == 0 else None)
         if isinstance(operations, str):
             self._ops_raw: str | None = operations
             self._operations: tuple[CommitOperation, ...] | None = None
@@ -106,21 +105,18 @@ class CommitRecord:
             self._operations = operations
 
     @property
-    def delta(self) -> Delta:
-        if self._delta is None:
-            self._delta = decode_delta(self._delta_raw)
-        return self._delta
-
-    @property
-    def state(self) -> IndexState:
-        """The keys at this commit: the index under ``root`` plus ``delta``."""
-        return IndexState(self.root, self.delta)
-
-    @property
     def operations(self) -> tuple[CommitOperation, ...]:
         if self._operations is None:
             self._operations = decode_operations(self._ops_raw or "[]")
         return self._operations
+
+    def changes(self) -> Delta:
+        """This commit's operations as a delta (key → entry, None for a delete),
+        without building ContentKeys: cold state loads fold many of these."""
+        if self._operations is not None:
+            return {op.key.internal: op.entry for op in self._operations}
+        return {item[1]: IndexEntry(ContentType(item[2]), item[3], item[4], item[5])
+                if len(item) > 2 else None for item in json.loads(self._ops_raw or "[]")}
 
     def to_commit(self) -> Commit:
         return Commit(self.hash, self.parents, self.message, self.author, self.committer,
@@ -155,20 +151,40 @@ def record_from_row(row: object) -> CommitRecord:
         row.hash, parents, row.generation, row.created_us,  # type: ignore[attr-defined]
         row.author, row.committer, row.message,  # type: ignore[attr-defined]
         json.loads(row.properties), row.operations,  # type: ignore[attr-defined]
-        (row.root, row.root_loc) if row.root else None, row.delta)  # type: ignore[attr-defined]
+        (row.root, row.root_loc) if row.root else None, row.depth)  # type: ignore[attr-defined]
 
 
 COMMIT_COLUMNS = [c for c in COMMITS.c if c.name != "pack"]
 # Built once: a statement object caches its compiled form.
 _SELECT_COMMIT = select(*COMMIT_COLUMNS).where(COMMITS.c.hash == bindparam("h"))
-_SELECT_PACKS = select(COMMITS.c.loc, COMMITS.c.pack).where(
-    COMMITS.c.loc.in_(bindparam("locs", expanding=True)))
+_SELECT_CHAIN = text(
+    f"WITH RECURSIVE chain AS (SELECT {', '.join(c.name for c in COMMIT_COLUMNS)} "
+    "FROM commits WHERE hash = :h UNION ALL SELECT "
+    f"{', '.join('c.' + c.name for c in COMMIT_COLUMNS)} FROM commits c "
+    "JOIN chain ON c.hash = chain.parent WHERE chain.depth > 1) SELECT * FROM chain"
+).columns(*COMMIT_COLUMNS)
 _SELECT_OVERFLOW = select(PACKS.c.loc, PACKS.c.data).where(
     PACKS.c.loc.in_(bindparam("locs", expanding=True)))
 
 
 def loc_of(commit_hash: str) -> str:
     return commit_hash[:LOC_LEN]
+
+
+_PACK_QUERIES: dict[int, Select[tuple[str, bytes]]] = {}
+_PACK_QUERY_MAX = 32
+
+
+def _select_packs(n: int) -> Select[tuple[str, bytes]]:
+    """Packs of commits by location: a location is a prefix of the commit hash,
+    so each one is a range on the primary key (no index of its own to keep)."""
+    q = _PACK_QUERIES.get(n)
+    if q is None:
+        q = select(COMMITS.c.hash, COMMITS.c.pack).where(or_(*(
+            and_(COMMITS.c.hash >= bindparam(f"lo{i}"), COMMITS.c.hash < bindparam(f"hi{i}"))
+            for i in range(n))))
+        _PACK_QUERIES[n] = q
+    return q
 
 
 def plan_packs(nodes: list[Node], contents: dict[str, bytes], base: str,
@@ -253,10 +269,14 @@ class ObjectReader:
         in_commits = [loc for loc in locs if "." not in loc]
         overflow = [loc for loc in locs if "." in loc]
         with self.db.read() as conn:
-            if in_commits:
-                for loc, pack in conn.execute(_SELECT_PACKS, {"locs": in_commits}):
+            for i in range(0, len(in_commits), _PACK_QUERY_MAX):
+                chunk = in_commits[i:i + _PACK_QUERY_MAX]
+                params = {}
+                for j, loc in enumerate(chunk):
+                    params[f"lo{j}"], params[f"hi{j}"] = loc, loc + "g"  # past every hex digit
+                for hash_, pack in conn.execute(_select_packs(len(chunk)), params):
                     if pack:
-                        self._unpack(loc, bytes(pack).decode())
+                        self._unpack(loc_of(hash_), bytes(pack).decode())
             if overflow:
                 for loc, pack in conn.execute(_SELECT_OVERFLOW, {"locs": overflow}):
                     self._unpack(loc, bytes(pack).decode())
@@ -305,3 +325,35 @@ class ObjectReader:
 
     def remember_commit(self, rec: CommitRecord) -> None:
         self.commits.put(rec.hash, rec)
+
+    def state(self, rec: CommitRecord) -> IndexState:
+        """The keys at ``rec``: its root plus the fold of the operations of the
+        commits since that root was materialized (see store.state)."""
+        if rec.state is not None:
+            return rec.state
+        chain = [rec]
+        cur = rec
+        while True:  # walk first parents while their state is unknown
+            parent = self.commits.get(cur.parents[0])
+            if parent is None:
+                self._load_chain(cur.parents[0])
+                parent = self.commits.get(cur.parents[0])
+                if parent is None:
+                    raise CommitNotFoundError(f"commit {cur.parents[0]} does not exist")
+            if parent.state is not None:
+                break
+            chain.append(parent)
+            cur = parent
+        st = parent.state
+        for c in reversed(chain):
+            st = IndexState(c.root, {**st.delta, **c.changes()})
+            c.state = st
+        return st
+
+    def _load_chain(self, hash_: str) -> None:
+        """One query for a commit and the first parents its state depends on."""
+        with self.db.read() as conn:
+            rows = conn.execute(_SELECT_CHAIN, {"h": hash_}).all()
+        for row in rows:
+            if row.hash not in self.commits:
+                self.commits.put(row.hash, record_from_row(row))

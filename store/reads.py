@@ -98,7 +98,7 @@ class Reads:
 
     def state_of(self, spec: str | RefSpec) -> tuple[ResolvedRef, IndexState]:
         resolved = self.resolve(spec)
-        return resolved, self.reader.commit(resolved.hash).state
+        return resolved, self.reader.state(self.reader.commit(resolved.hash))
 
     # -- entries and contents ------------------------------------------------------
     def entries(self, spec: str | RefSpec, namespace: ContentKey | None = None,

@@ -33,9 +33,9 @@ class CommitRow(Base):
     operations: Mapped[str] = mapped_column(Text)             # JSON list
     root: Mapped[str | None] = mapped_column(HASH)            # key index root node
     root_loc: Mapped[str | None] = mapped_column(String(32))  # the pack holding it
-    delta: Mapped[str | None] = mapped_column(Text)           # changes since root (JSON)
-    loc: Mapped[str] = mapped_column(String(16), index=True)  # hash[:16]: its pack's name
-    # Index nodes and content values this commit created (see store.objects).
+    depth: Mapped[int] = mapped_column(Integer)               # commits since root (store.state)
+    # Index nodes and content values this commit created (see store.objects);
+    # they are located by hash[:16], a range on the primary key.
     pack: Mapped[bytes | None] = mapped_column(LargeBinary)
 
 

@@ -1,18 +1,22 @@
 """A commit's key state: a materialized index root plus a delta.
 
-Nessie's incremental index: a commit carries, in its own row, the changes
-made since the last time the key index was materialized (``delta``). Reads
-look in the delta first, then in the tree under ``base``. Only when the delta
-grows past DELTA_LIMIT keys does a commit rewrite the index paths (once, for
-all of them) and start an empty delta. So an ordinary commit or merge writes
-one small row whatever the size of the tree, and a lookup still reads the
-commit row plus one node per tree level: never the log.
+Nessie's incremental index: a commit's keys are the tree under the last
+materialized root (``base``) plus the changes made since (``delta``). Reads
+look in the delta first, then in the tree. Only when the delta grows past
+DELTA_LIMIT keys, or DEPTH_LIMIT commits, does a commit rewrite the index
+paths (once, for all of them) and start an empty delta. So an ordinary commit
+or merge writes one small row whatever the size of the tree.
+
+The delta itself is not stored: a commit's row records its ``depth``, the
+number of commits since the materialization, and the delta is the fold of
+those commits' operations (each commit's operations are its changes against
+its first parent). A cold read loads at most DEPTH_LIMIT small rows in one
+query, plus one node per tree level: never the log.
 """
 
 from __future__ import annotations
 
 import heapq
-import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -20,6 +24,8 @@ from core.commits import IndexEntry
 from store.index import KeyIndex, Node, Ref, ref_hash
 
 DELTA_LIMIT = 32
+DEPTH_LIMIT = 32
+SMALL_LOOKUP = 4
 
 Delta = dict[str, IndexEntry | None]  # None: deleted since the base
 
@@ -28,26 +34,6 @@ Delta = dict[str, IndexEntry | None]  # None: deleted since the base
 class IndexState:
     base: Ref = None
     delta: Delta = field(default_factory=dict)
-
-
-def encode_delta(delta: Delta) -> str | None:
-    if not delta:
-        return None
-    return json.dumps([[k, e.identity if e else None, e.loc if e else None]
-                       for k, e in sorted(delta.items())],
-                      separators=(",", ":"), ensure_ascii=False)
-
-
-def decode_delta(raw: str | None) -> Delta:
-    if not raw:
-        return {}
-    return {k: IndexEntry.from_identity(ident, loc) if ident is not None else None
-            for k, ident, loc in json.loads(raw)}
-
-
-def delta_identity(delta: Delta) -> list[list[str | None]]:
-    """What a commit hash covers of a delta: keys and values, not locations."""
-    return [[k, e.identity if e else None] for k, e in sorted(delta.items())]
 
 
 class StateIndex:
@@ -65,8 +51,11 @@ class StateIndex:
         wanted = set(keys)
         out = {k: st.delta[k] for k in wanted if k in st.delta}
         rest = [k for k in wanted if k not in st.delta]
-        if rest:
+        if len(rest) > SMALL_LOOKUP:
             out.update(self.index.get_many(st.base, rest))
+        else:  # a commit's usual handful: walking each path beats batching them
+            for k in rest:
+                out[k] = self.index.get(st.base, k)
         return out
 
     def items(self, st: IndexState, start: str | None = None,
@@ -103,11 +92,15 @@ class StateIndex:
         out.sort(key=lambda t: t[0])
         return out
 
-    def apply(self, st: IndexState, changes: Delta) -> tuple[IndexState, list[Node]]:
-        """The state after ``changes``, and the index nodes that must be written
-        (none unless the delta spills into the tree)."""
+    def apply(self, st: IndexState, changes: Delta, depth: int,
+              ) -> tuple[IndexState, list[Node], int]:
+        """The state after ``changes`` on a commit of ``depth``: the new state,
+        the index nodes that must be written (none unless the delta spills
+        into the tree) and the new commit's depth."""
         delta = {**st.delta, **changes}
-        if len(delta) <= DELTA_LIMIT:
-            return IndexState(st.base, delta), []
+        if not delta:
+            return IndexState(st.base, {}), [], 0
+        if len(delta) <= DELTA_LIMIT and depth < DEPTH_LIMIT:
+            return IndexState(st.base, delta), [], depth + 1
         root, nodes = self.index.finalize(self.index.mutate(st.base, delta))
-        return IndexState(root, {}), nodes
+        return IndexState(root, {}), nodes, 0

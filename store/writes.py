@@ -46,7 +46,7 @@ from store.objects import (
     plan_packs,
 )
 from store.refs import Refs
-from store.state import IndexState, delta_identity, encode_delta
+from store.state import IndexState
 
 R = TypeVar("R")
 LOCKED_ATTEMPTS = 3
@@ -71,7 +71,7 @@ class WriteSet(Generic[R]):
         return self.commits[-1].record.hash if self.commits else None
 
 
-def seal(parents: list[CommitRecord], state: IndexState, new_nodes: list[Node],
+def seal(parents: list[CommitRecord], state: IndexState, depth: int, new_nodes: list[Node],
          contents: dict[str, bytes], meta: CommitMeta, changes: dict[str, IndexEntry | None],
          now_us: int, principal: str | None) -> NewCommit:
     """Build a commit on ``parents[0]`` and give its new objects their location.
@@ -86,10 +86,10 @@ def seal(parents: list[CommitRecord], state: IndexState, new_nodes: list[Node],
     root = state.base
     if isinstance(root, Node):
         raise AssertionError("seal needs a finalized root")
-    ops = [[k, e.value_hash if e else None] for k, e in sorted(changes.items())]
-    body = [[p.hash for p in parents], root[0] if root else None,
-            delta_identity(state.delta), created, author, committer, meta.message,
-            sorted(meta.properties.items()), ops]
+    changed = sorted(changes.items())
+    ops = [[k, e.identity if e else None] for k, e in changed]
+    body = [[p.hash for p in parents], root[0] if root else None, depth, created, author,
+            committer, meta.message, sorted(meta.properties.items()), ops]
     digest = hashlib.sha256(json.dumps(body, separators=(",", ":"),
                                        ensure_ascii=False).encode()).hexdigest()
     locs, packs = plan_packs(new_nodes, contents, loc_of(digest))
@@ -99,14 +99,15 @@ def seal(parents: list[CommitRecord], state: IndexState, new_nodes: list[Node],
                         ContentKey.from_internal(k),
                         None if e is None else e if e.loc is not None
                         else e.with_loc(locs[e.value_hash]))
-        for k, e in sorted(changes.items()))
+        for k, e in changed)
     if root is not None and root[1] is None:
         root = (root[0], locs[root[0]])
     delta = {k: e if e is None or e.loc is not None else e.with_loc(locs[e.value_hash])
              for k, e in state.delta.items()}
     rec = CommitRecord(digest, tuple(p.hash for p in parents),
                        1 + max(p.generation for p in parents), created, author, committer,
-                       meta.message, dict(meta.properties), operations, root, delta)
+                       meta.message, dict(meta.properties), operations, root, depth,
+                       IndexState(root, delta))
     encoded = [(loc, encode_pack(loc, nodes, {h: contents[h] for h in hs}))
                for loc, nodes, hs in packs]
     first = encoded[0][1] if encoded else None
@@ -120,7 +121,7 @@ def _commit_params(c: NewCommit) -> tuple[object, ...]:
             rec.generation, rec.created_us, rec.author, rec.committer, rec.message,
             json.dumps(rec.properties, sort_keys=True), encode_operations(rec.operations),
             rec.root[0] if rec.root else None, rec.root[1] if rec.root else None,
-            encode_delta(rec.delta), c.pack, loc_of(rec.hash))
+            rec.depth, c.pack)
 
 
 class _Moved(Exception):
@@ -136,8 +137,8 @@ class BranchWriter:
         # much as the raw insert-plus-conditional-update it boils down to.
         p = db.param
         cols = ("hash, parent, merge_parents, generation, created_us, author, committer, "
-                "message, properties, operations, root, root_loc, delta, pack, loc")
-        self._sql_commit = (f"INSERT INTO commits ({cols}) VALUES ({', '.join([p] * 15)}) "
+                "message, properties, operations, root, root_loc, depth, pack")
+        self._sql_commit = (f"INSERT INTO commits ({cols}) VALUES ({', '.join([p] * 14)}) "
                             "ON CONFLICT (hash) DO NOTHING")
         self._sql_cas = (f"UPDATE refs SET head = {p} WHERE name = {p} AND head = {p} "
                          "AND type = 'BRANCH'")

@@ -12,7 +12,7 @@ from store import Store
 from store.index import FANOUT_BITS
 from store.objects import PACK_OBJECTS
 from store.schema import COMMITS
-from store.state import DELTA_LIMIT
+from store.state import DELTA_LIMIT, DEPTH_LIMIT
 from tests.store.helpers import K, table, with_ns
 
 ops = st.lists(st.tuples(st.integers(0, 300), st.none() | st.integers(0, 10**6)),
@@ -113,7 +113,43 @@ def test_lookup_and_commit_touch_a_logarithmic_number_of_nodes(store: Store):
         written.append(_nodes_in_pack(store, res.hash))
     assert written[:-1] == [0] * DELTA_LIMIT
     assert 1 <= written[-1] <= (DELTA_LIMIT + 1) * depth
-    assert store.reader.commit(res.hash).delta == {}
+    rec = store.reader.commit(res.hash)
+    assert rec.depth == 0 and store.reader.state(rec).delta == {}
+
+
+def test_state_is_rebuilt_cold_from_the_commits_since_the_root(store: Store):
+    """The delta is not stored: a cold reader folds the operations of the
+    commits since the last materialization, and a run of commits on one key
+    still materializes after DEPTH_LIMIT commits."""
+    with_ns(store, "main", "ns")
+    store.commit("main", [Put(K(f"ns.t{i:03d}"), table(str(i))) for i in range(100)])
+    hashes = []
+    for j in range(DEPTH_LIMIT + 5):
+        k = K(f"ns.t{j % 3:03d}")
+        cur = store.content("main", k)
+        hashes.append(store.commit("main", [Put(k, cur.model_copy(
+            update={"metadata_location": f"v{j}"}), expected=cur)]).hash)
+    k = K("ns.t099")
+    store.commit("main", [Delete(k, expected=store.content("main", k))])
+    hashes.append(store.get_reference("main").hash)
+    depths = [store.reader.commit(h).depth for h in hashes]
+    assert depths[:DEPTH_LIMIT] == list(range(1, DEPTH_LIMIT + 1))
+    assert depths[DEPTH_LIMIT] == 0  # a run on few keys still materializes
+    assert depths[-1] == 5
+
+    cold = Store(store.db.url)
+    try:
+        for j, h in enumerate(hashes[:-1]):
+            got = cold.content(f"@{h}", K(f"ns.t{j % 3:03d}"))
+            assert got.metadata_location == f"v{j}"
+        assert K("ns.t099") not in cold.contents(f"@{hashes[-1]}", [K("ns.t099")])
+        assert cold.content(f"@{hashes[-1]}", K("ns.t098")).metadata_location == "98"
+        # one query loads the chain: every commit back to the root is cached after it
+        cold.reader.clear_caches()
+        cold.reader.state(cold.reader.commit(hashes[-1]))
+        assert all(h in cold.reader.commits for h in hashes[DEPTH_LIMIT:])
+    finally:
+        cold.close()
 
 
 def test_diff_descends_only_where_hashes_differ(store: Store):

@@ -41,7 +41,7 @@ def test_transplant_spilling_the_delta_midway(store: Store):
     assert len(res.created_commits) == len(hashes)
     assert store.diff("main", "dev").items == []
     head = store.reader.commit(store.get_reference("main").hash)
-    assert len(head.delta) < DELTA_LIMIT  # it spilled into the tree on the way
+    assert len(store.reader.state(head).delta) < DELTA_LIMIT  # it spilled into the tree on the way
     store.reader.clear_caches()
     got = store.contents("main", [K(f"ns.t{i:03d}") for i in range(DELTA_LIMIT + 8)])
     assert len(got) == DELTA_LIMIT + 8

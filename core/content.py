@@ -62,8 +62,9 @@ class _Content(BaseModel):
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
     def canonical_bytes(self) -> bytes:
-        return json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"),
-                          ensure_ascii=False).encode()
+        # Fields in declaration order, maps sorted by their serializers: equal
+        # values give equal bytes.
+        return self.__pydantic_serializer__.to_json(self, by_alias=True, exclude_none=True)
 
     def value_hash(self) -> str:
         """Hash of the whole value, id included: equal hashes mean equal values."""
@@ -124,6 +125,10 @@ class RefreshState(BaseModel):
     # Snapshot id of every source table (by key path) that the refresh read.
     source_snapshots: dict[str, int] = Field({}, alias="sourceSnapshots")
 
+    @field_serializer("source_snapshots")
+    def _sorted(self, value: dict[str, int]) -> dict[str, int]:
+        return dict(sorted(value.items()))
+
 
 class MaterializedView(_ViewLike):
     type: Literal["MATERIALIZED_VIEW"] = "MATERIALIZED_VIEW"
@@ -134,6 +139,10 @@ class MaterializedView(_ViewLike):
 class Namespace(_Content):
     type: Literal["NAMESPACE"] = "NAMESPACE"
     properties: dict[str, str] = {}
+
+    @field_serializer("properties")
+    def _sorted(self, value: dict[str, str]) -> dict[str, str]:
+        return dict(sorted(value.items()))
 
 
 Content = Annotated[

@@ -100,7 +100,7 @@ def parse_extensions(payload: Any) -> dict[str, Extension]:
 def dump_extension(ext: Extension) -> dict[str, Any]:
     if isinstance(ext, BaseModel):
         return ext.model_dump(mode="json", by_alias=True, exclude_none=True)
-    return dict(ext)
+    return dict(sorted(ext.items()))
 
 
 def _dialect_name(dialect: str) -> str:

@@ -62,9 +62,14 @@ class Database:
         else:
             raise InvalidInputError(f"unsupported database {parsed.drivername!r}: "
                                     "use sqlite:///file.db or postgresql://…")
+        self._begin = "BEGIN IMMEDIATE" if self.dialect == "sqlite" else "BEGIN"
         dbapi = self.write_engine.dialect.loaded_dbapi
         # After these the writer's own connection is not trusted again.
         self._dbapi_disconnects = (dbapi.OperationalError, dbapi.InterfaceError)
+        # Errors after which a write may be re-planned on a fresh connection
+        # (SQLite has no connection to lose: its OperationalErrors are locks).
+        self.connection_errors: tuple[type[Exception], ...] = (
+            self._dbapi_disconnects if self.dialect == "postgresql" else ())
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
@@ -81,15 +86,30 @@ class Database:
         """One transaction on this thread's own DBAPI connection, for the hot
         write path (prebuilt SQL, no statement compilation, no pool checkout
         and reset: those cost more than the statements). Yields a cursor."""
-        conn, cur = self._writer_connection()
-        try:
-            if self.dialect == "sqlite":
-                cur.execute("BEGIN IMMEDIATE")
+        with self._raw(transaction=True) as cur:
             yield cur
-            conn.commit()
+
+    @contextmanager
+    def raw_statement(self) -> Iterator[Any]:
+        """Like raw_write, for a single statement that is atomic on its own
+        (PostgreSQL: no BEGIN/COMMIT round trips)."""
+        with self._raw(transaction=False) as cur:
+            yield cur
+
+    @contextmanager
+    def _raw(self, transaction: bool) -> Iterator[Any]:
+        # The connection is in driver autocommit: transactions are explicit.
+        cur = self._writer_connection()
+        try:
+            if transaction:
+                cur.execute(self._begin)
+            yield cur
+            if transaction:
+                cur.execute("COMMIT")
         except BaseException as e:
             try:
-                conn.rollback()
+                if transaction:
+                    cur.execute("ROLLBACK")
             except Exception:
                 self._drop_writer_connection()
                 raise e from None
@@ -99,16 +119,18 @@ class Database:
         finally:
             self._local.used = time.monotonic()
 
-    def _writer_connection(self) -> tuple[Any, Any]:
+    def _writer_connection(self) -> Any:
         local = self._local
         conn = getattr(local, "conn", None)
+        if conn is not None and getattr(conn, "broken", False):
+            self._drop_writer_connection()
+            conn = None
         if conn is not None and time.monotonic() - local.used > WRITER_IDLE_CHECK_S:
             # Idle for a while: the server may have dropped it. Check once
             # instead of on every commit (what pool_pre_ping would cost).
             try:
                 local.cur.execute("SELECT 1")
                 local.cur.fetchall()
-                conn.rollback()
             except Exception:
                 self._drop_writer_connection()
                 conn = None
@@ -116,11 +138,13 @@ class Database:
             fairy = self.write_engine.raw_connection()
             conn = fairy.dbapi_connection
             fairy.detach()  # ours until dispose(); the pool keeps its own
+            if self.dialect == "postgresql":
+                conn.autocommit = True
             local.fairy, local.conn, local.cur = fairy, conn, conn.cursor()
             local.used = time.monotonic()
             with self._writers_lock:
                 self._writers.append(fairy)
-        return conn, local.cur
+        return local.cur
 
     def _drop_writer_connection(self) -> None:
         fairy = getattr(self._local, "fairy", None)

@@ -145,10 +145,12 @@ class KeyIndex:
     # -- reads -----------------------------------------------------------------
     def get(self, root: Ref, key: str) -> IndexEntry | None:
         ref = root
+        load = self._src.load_node
         while ref is not None:
-            n = self._node(ref)
-            i = bisect_left(n.keys, key)
-            if i < len(n.keys) and n.keys[i] == key:
+            n = ref if ref.__class__ is Node else load(ref)  # type: ignore[arg-type]
+            keys = n.keys
+            i = bisect_left(keys, key)
+            if i < len(keys) and keys[i] == key:
                 return n.entry(i)
             ref = n.kids[i]
         return None

@@ -47,11 +47,15 @@ class LRU(Generic[K, V]):
         self._lock = threading.Lock()
 
     def get(self, key: K) -> V | None:
-        with self._lock:
-            v = self._d.get(key)
-            if v is not None:
+        # Lock-free: each OrderedDict call is atomic under the GIL, and a key
+        # evicted between the two calls is simply not refreshed.
+        v = self._d.get(key)
+        if v is not None:
+            try:  # noqa: SIM105 - suppress() costs more than the lookup
                 self._d.move_to_end(key)
-            return v
+            except KeyError:
+                pass
+        return v
 
     def __contains__(self, key: object) -> bool:
         return key in self._d  # a plain dict read: atomic, no recency update
@@ -123,17 +127,6 @@ class CommitRecord:
                       from_micros(self.created_us), dict(self.properties), self.operations)
 
 
-def encode_operations(ops: Iterable[CommitOperation]) -> str:
-    out = []
-    for op in ops:
-        item: list[object] = [op.kind.value, op.key.internal]
-        if op.entry is not None:
-            item += [op.entry.type.value, op.entry.content_id, op.entry.value_hash,
-                     op.entry.loc]
-        out.append(item)
-    return json.dumps(out, separators=(",", ":"), ensure_ascii=False)
-
-
 def decode_operations(raw: str) -> tuple[CommitOperation, ...]:
     ops = []
     for item in json.loads(raw):
@@ -194,6 +187,11 @@ def plan_packs(nodes: list[Node], contents: dict[str, bytes], base: str,
     The first pack is located by the commit itself (``base``), the others as
     ``base.k``. Returns the location of every object and the packs.
     """
+    if len(nodes) + len(contents) <= PACK_OBJECTS:  # the usual commit: one pack
+        locs = dict.fromkeys(contents, base)
+        for n in nodes:
+            locs[n.hash] = base  # type: ignore[index]
+        return locs, [(base, nodes, list(contents))] if nodes or contents else []
     objs: list[tuple[str, Node | str]] = [("n", n) for n in nodes]
     objs += [("c", h) for h in contents]
     size = PACK_OBJECTS if len(objs) <= PACK_OBJECTS else BULK_PACK_OBJECTS

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from core.commits import IndexEntry
 from store.index import KeyIndex, Node, Ref, ref_hash
 
-DELTA_LIMIT = 32
-DEPTH_LIMIT = 32
+DELTA_LIMIT = 64
+DEPTH_LIMIT = 64
 SMALL_LOOKUP = 4
 
 Delta = dict[str, IndexEntry | None]  # None: deleted since the base

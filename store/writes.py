@@ -22,7 +22,6 @@ from typing import Any, Generic, TypeVar
 
 from core.commits import (
     CommitMeta,
-    CommitOperation,
     IndexEntry,
     OpKind,
     Reference,
@@ -34,13 +33,11 @@ from core.errors import (
     RetryLimitError,
     SapwoodError,
 )
-from core.keys import ContentKey
 from store.db import Database
 from store.index import Node, stamp
 from store.objects import (
     CommitRecord,
     ObjectReader,
-    encode_operations,
     encode_pack,
     loc_of,
     plan_packs,
@@ -55,7 +52,7 @@ LOCKED_ATTEMPTS = 3
 @dataclass
 class NewCommit:
     record: CommitRecord
-    pack: bytes | None  # the first pack, stored in the commit row
+    row: tuple[object, ...]  # parameters of the commits INSERT
     overflow: list[tuple[str, bytes]]  # further packs (loc, data), for bulk commits
     nodes: list[Node]
 
@@ -78,7 +75,8 @@ def seal(parents: list[CommitRecord], state: IndexState, depth: int, new_nodes: 
 
     The commit hash covers identities only (root hash, value hashes), so it
     can be computed before the objects know which pack they live in. Its time
-    never goes below its parent's.
+    never goes below its parent's. ``state`` must be a fresh value: the new
+    entries in its delta are given their locations in place.
     """
     created = max(now_us, parents[0].created_us + 1)
     committer = meta.committer or principal
@@ -87,41 +85,46 @@ def seal(parents: list[CommitRecord], state: IndexState, depth: int, new_nodes: 
     if isinstance(root, Node):
         raise AssertionError("seal needs a finalized root")
     changed = sorted(changes.items())
-    ops = [[k, e.identity if e else None] for k, e in changed]
-    body = [[p.hash for p in parents], root[0] if root else None, depth, created, author,
-            committer, meta.message, sorted(meta.properties.items()), ops]
-    digest = hashlib.sha256(json.dumps(body, separators=(",", ":"),
-                                       ensure_ascii=False).encode()).hexdigest()
+    props = sorted(meta.properties.items())
+    parent_hashes = tuple(p.hash for p in parents)
+    body = [parent_hashes, root[0] if root else None, depth, created, author, committer,
+            meta.message, props, [[k, e.identity if e else None] for k, e in changed]]
+    digest = hashlib.sha256(_json(body).encode()).hexdigest()
     locs, packs = plan_packs(new_nodes, contents, loc_of(digest))
-    stamp(new_nodes, locs)
-    operations = tuple(
-        CommitOperation(OpKind.PUT if e is not None else OpKind.DELETE,
-                        ContentKey.from_internal(k),
-                        None if e is None else e if e.loc is not None
-                        else e.with_loc(locs[e.value_hash]))
-        for k, e in changed)
+    if new_nodes:
+        stamp(new_nodes, locs)
     if root is not None and root[1] is None:
         root = (root[0], locs[root[0]])
-    delta = {k: e if e is None or e.loc is not None else e.with_loc(locs[e.value_hash])
-             for k, e in state.delta.items()}
-    rec = CommitRecord(digest, tuple(p.hash for p in parents),
-                       1 + max(p.generation for p in parents), created, author, committer,
-                       meta.message, dict(meta.properties), operations, root, depth,
+    ops = []
+    delta = state.delta
+    for k, e in changed:
+        if e is None:
+            ops.append([OpKind.DELETE.value, k])
+            continue
+        if e.loc is None:
+            e = e.with_loc(locs[e.value_hash])
+            if k in delta:
+                delta[k] = e
+        ops.append([OpKind.PUT.value, k, e.type.value, e.content_id, e.value_hash, e.loc])
+    ops_raw = _json(ops)
+    rec = CommitRecord(digest, parent_hashes, 1 + max(p.generation for p in parents), created,
+                       author, committer, meta.message, dict(props), ops_raw, root, depth,
                        IndexState(root, delta))
     encoded = [(loc, encode_pack(loc, nodes, {h: contents[h] for h in hs}))
                for loc, nodes, hs in packs]
-    first = encoded[0][1] if encoded else None
-    return NewCommit(rec, first, encoded[1:], new_nodes)
+    row = (digest, parent_hashes[0], _json(parent_hashes[1:]) if len(parents) > 1 else None,
+           rec.generation, created, author, committer, meta.message,
+           _json(dict(props)) if props else "{}", ops_raw,
+           root[0] if root else None, root[1] if root else None, depth,
+           encoded[0][1] if encoded else None)
+    return NewCommit(rec, row, encoded[1:], new_nodes)
 
 
-def _commit_params(c: NewCommit) -> tuple[object, ...]:
-    rec = c.record
-    return (rec.hash, rec.parents[0] if rec.parents else None,
-            json.dumps(list(rec.parents[1:])) if len(rec.parents) > 1 else None,
-            rec.generation, rec.created_us, rec.author, rec.committer, rec.message,
-            json.dumps(rec.properties, sort_keys=True), encode_operations(rec.operations),
-            rec.root[0] if rec.root else None, rec.root[1] if rec.root else None,
-            rec.depth, c.pack)
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
+def _json(value: object) -> str:
+    return _ENCODER.encode(value)
 
 
 class _Moved(Exception):
@@ -145,6 +148,19 @@ class BranchWriter:
         self._sql_reflog = ("INSERT INTO reflog (ref, ref_type, old_hash, new_hash, at_us, "
                             f"principal, reason) VALUES ({', '.join([p] * 7)})")
         self._sql_pack = f"INSERT INTO packs (loc, data) VALUES ({p}, {p})"
+        self._sql_one: str | None = None
+        self._sql_one_spilled: str | None = None
+        if db.dialect == "postgresql":
+            moved = ("WITH moved AS (UPDATE refs SET head = %s WHERE name = %s AND head = %s "
+                     "AND type = 'BRANCH' RETURNING name), "
+                     f"stored AS (INSERT INTO commits ({cols}) SELECT {', '.join([p] * 14)} "
+                     "FROM moved ON CONFLICT (hash) DO NOTHING) ")
+            journal = ("INSERT INTO reflog (ref, ref_type, old_hash, new_hash, at_us, "
+                       "principal, reason) SELECT name, 'BRANCH', %s, %s, %s, %s, %s FROM moved")
+            self._sql_one = moved + journal
+            self._sql_one_spilled = (
+                moved + ", spilled AS (INSERT INTO packs (loc, data) SELECT t.loc, t.data "
+                "FROM moved, unnest(%s::varchar[], %s::bytea[]) AS t(loc, data)) " + journal)
         lock = " FOR UPDATE" if db.dialect == "postgresql" else ""
         self._sql_head = f"SELECT type, head FROM refs WHERE name = {p}{lock}"
         self._heads: dict[str, Reference] = {}
@@ -163,21 +179,46 @@ class BranchWriter:
             except SapwoodError:
                 ws = None
             if ws is not None and ws.new_head is not None:
-                try:
-                    return self._write(guess, ws, principal)
-                except _Moved:
-                    return self._locked(branch, plan, principal)
+                return self._first_write(guess, ws, plan, principal)
         head = self.refs.get(branch)
         _require_branch(head)
         ws = plan(head)
         if ws.new_head is None:
             return ws.result
+        return self._first_write(head, ws, plan, principal)
+
+    def _first_write(self, head: Reference, ws: WriteSet[R],
+                     plan: Callable[[Reference], WriteSet[R]], principal: str | None) -> R:
         try:
             return self._write(head, ws, principal)
         except _Moved:
-            return self._locked(branch, plan, principal)
+            return self._locked(head.name, plan, principal)
+        except self.db.connection_errors:
+            # The connection broke (server restart, dropped idle connection)
+            # and whether the write landed is unknown. Re-plan against the
+            # head read afresh: a change that did land is refused by the
+            # commit rules (its expected value has moved), never applied twice.
+            self.forget(head.name)
+            return self._locked(head.name, plan, principal)
 
     def _write(self, head: Reference, ws: WriteSet[R], principal: str | None) -> R:
+        if self._sql_one is not None and len(ws.commits) == 1:
+            # PostgreSQL: swap, insert and journal in one atomic statement,
+            # one round trip. Nothing is inserted unless the swap matched.
+            c = ws.commits[0]
+            swap = (c.record.hash, head.name, head.hash, *c.row)
+            journal = (head.hash, c.record.hash, c.record.created_us, principal, ws.reason)
+            with self.db.raw_statement() as cur:
+                if c.overflow:
+                    cur.execute(self._sql_one_spilled, (
+                        *swap, [loc for loc, _ in c.overflow], [d for _, d in c.overflow],
+                        *journal))
+                else:
+                    cur.execute(self._sql_one, (*swap, *journal))
+                if cur.rowcount != 1:
+                    self.forget(head.name)
+                    raise _Moved
+            return self._landed(head.name, ws)
         with self.db.raw_write() as cur:
             self._apply(cur, head, ws, principal)
         return self._landed(head.name, ws)
@@ -210,17 +251,16 @@ class BranchWriter:
     def _apply(self, cur: Any, head: Reference, ws: WriteSet[R],
                principal: str | None) -> None:
         if len(ws.commits) == 1:
-            cur.execute(self._sql_commit, _commit_params(ws.commits[0]))
+            cur.execute(self._sql_commit, ws.commits[0].row)
         else:
-            cur.executemany(self._sql_commit, [_commit_params(c) for c in ws.commits])
+            cur.executemany(self._sql_commit, [c.row for c in ws.commits])
         overflow = [p for c in ws.commits for p in c.overflow]
         if overflow:
             cur.executemany(self._sql_pack, overflow)
         new = ws.new_head
         cur.execute(self._sql_cas, (new, head.name, head.hash))
         if cur.rowcount != 1:
-            with self._heads_lock:
-                self._heads.pop(head.name, None)
+            self.forget(head.name)
             raise _Moved
         cur.execute(self._sql_reflog, (
             head.name, RefType.BRANCH.value, head.hash, new,

@@ -90,3 +90,27 @@ def test_value_hash_covers_the_id():
     a = Namespace(properties={"x": "1"})
     assert a.value_hash() == Namespace(properties={"x": "1"}).value_hash()
     assert a.value_hash() != a.with_id("i").value_hash()
+
+
+def test_equal_values_hash_equal_whatever_their_map_order():
+    a = Namespace(properties={"b": "1", "a": "2"})
+    b = Namespace(properties={"a": "2", "b": "1"})
+    assert a.value_hash() == b.value_hash()
+    assert a.canonical_bytes() == b'{"type":"NAMESPACE","properties":{"a":"2","b":"1"}}'
+    v1 = parse_content(_view({"zz": {"y": "1", "x": "2"}, "trino": {}}))
+    v2 = parse_content(_view({"trino": {}, "zz": {"x": "2", "y": "1"}}))
+    assert v1.value_hash() == v2.value_hash()
+    mv = parse_content({**_view({}), "type": "MATERIALIZED_VIEW",
+                        "storageTable": {"elements": ["ns", "st"]},
+                        "refreshState": {"sourceSnapshots": {"b": 1, "a": 2}}})
+    mv2 = mv.model_copy(update={"refresh_state": mv.refresh_state.model_copy(
+        update={"source_snapshots": {"a": 2, "b": 1}})})
+    assert mv.value_hash() == mv2.value_hash()
+
+
+def test_a_cached_hash_never_follows_a_copy():
+    a = Namespace(properties={"x": "1"})
+    first = a.value_hash()
+    b = a.model_copy(update={"properties": {"x": "2"}})
+    assert b.value_hash() != first
+    assert a.value_hash() == first == Namespace(properties={"x": "1"}).value_hash()

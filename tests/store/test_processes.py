@@ -45,3 +45,29 @@ def test_transplant_spilling_the_delta_midway(store: Store):
     store.reader.clear_caches()
     got = store.contents("main", [K(f"ns.t{i:03d}") for i in range(DELTA_LIMIT + 8)])
     assert len(got) == DELTA_LIMIT + 8
+
+
+def test_a_writer_connection_killed_by_the_server_is_replaced(postgres):
+    """The writer keeps its own connection; when PostgreSQL drops it (restart,
+    idle timeout, an operator) the next commit re-plans on a fresh one."""
+    import psycopg
+
+    url = postgres.create_database("killed_writer")
+    store = Store(url)
+    try:
+        with_ns(store, "main", "ns")
+        put_new(store, "main", ("ns.a", table("a")))
+        dsn = url.replace("postgresql+psycopg://", "postgresql://")
+        with psycopg.connect(dsn, autocommit=True) as admin:
+            killed = admin.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()").fetchone()
+        assert killed and killed[0] >= 1
+        put_new(store, "main", ("ns.b", table("b")))
+        cur = store.content("main", K("ns.a"))
+        store.commit("main", [Put(K("ns.a"), cur.model_copy(
+            update={"metadata_location": "a2"}), expected=cur)], CommitMeta("after"))
+        assert [c.message for c in store.log("main").items][:3] == ["after", "put", "put"]
+        assert store.content("main", K("ns.a")).metadata_location == "a2"
+    finally:
+        store.close()

@@ -331,13 +331,15 @@ class ObjectReader:
             return rec.state
         chain = [rec]
         cur = rec
+        loaded: dict[str, CommitRecord] = {}
         while True:  # walk first parents while their state is unknown
-            parent = self.commits.get(cur.parents[0])
+            h = cur.parents[0]
+            parent = loaded.get(h) or self.commits.get(h)
             if parent is None:
-                self._load_chain(cur.parents[0])
-                parent = self.commits.get(cur.parents[0])
+                loaded = self._load_chain(h)
+                parent = loaded.get(h)
                 if parent is None:
-                    raise CommitNotFoundError(f"commit {cur.parents[0]} does not exist")
+                    raise CommitNotFoundError(f"commit {h} does not exist")
             if parent.state is not None:
                 break
             chain.append(parent)
@@ -348,10 +350,15 @@ class ObjectReader:
             c.state = st
         return st
 
-    def _load_chain(self, hash_: str) -> None:
+    def _load_chain(self, hash_: str) -> dict[str, CommitRecord]:
         """One query for a commit and the first parents its state depends on."""
         with self.db.read() as conn:
             rows = conn.execute(_SELECT_CHAIN, {"h": hash_}).all()
+        out = {}
         for row in rows:
-            if row.hash not in self.commits:
-                self.commits.put(row.hash, record_from_row(row))
+            rec = self.commits.get(row.hash)
+            if rec is None:
+                rec = record_from_row(row)
+                self.commits.put(row.hash, rec)
+            out[row.hash] = rec
+        return out

@@ -46,6 +46,32 @@ def init(database: str | None = typer.Option(
         store.close()
 
 
+@app.command()
+def fsck(database: str | None = typer.Option(
+        None, help="SQLAlchemy URL (default: SAPWOOD_DATABASE_URL, else the SQLite file "
+                   "under ~/.sapwood)")) -> None:
+    """Check the catalog's integrity: refs, commits, index nodes, content values.
+
+    Reads only. Exits 1 when anything is missing or does not match its hash."""
+    from store import Store
+    from store.fsck import fsck as check
+
+    store = Store(database_url(database))
+    try:
+        report = check(store)
+    finally:
+        store.close()
+    typer.echo(f"{report.refs} refs, {report.commits} commits "
+               f"({report.unreachable_commits} unreachable), {report.nodes} index nodes, "
+               f"{report.contents} content values")
+    for p in report.problems:
+        typer.echo(str(p))
+    if not report.ok:
+        typer.echo(f"{len(report.problems)} problem(s)", err=True)
+        raise typer.Exit(1)
+    typer.echo("ok")
+
+
 def _safe(url: str) -> str:
     from sqlalchemy.engine import make_url
 

@@ -68,6 +68,17 @@ class WriteSet(Generic[R]):
         return self.commits[-1].record.hash if self.commits else None
 
 
+def commit_digest(parents: tuple[str, ...], root: str | None, depth: int, created_us: int,
+                  author: str | None, committer: str | None, message: str,
+                  properties: list[tuple[str, str]],
+                  operations: list[tuple[str, str | None]]) -> str:
+    """A commit's hash: its parents, index root, metadata and the identities of
+    its operations (key, entry identity or None for a delete), keys sorted."""
+    body = [parents, root, depth, created_us, author, committer, message, properties,
+            operations]
+    return hashlib.sha256(_json(body).encode()).hexdigest()
+
+
 def seal(parents: list[CommitRecord], state: IndexState, depth: int, new_nodes: list[Node],
          contents: dict[str, bytes], meta: CommitMeta, changes: dict[str, IndexEntry | None],
          now_us: int, principal: str | None) -> NewCommit:
@@ -87,9 +98,9 @@ def seal(parents: list[CommitRecord], state: IndexState, depth: int, new_nodes: 
     changed = sorted(changes.items())
     props = sorted(meta.properties.items())
     parent_hashes = tuple(p.hash for p in parents)
-    body = [parent_hashes, root[0] if root else None, depth, created, author, committer,
-            meta.message, props, [[k, e.identity if e else None] for k, e in changed]]
-    digest = hashlib.sha256(_json(body).encode()).hexdigest()
+    digest = commit_digest(parent_hashes, root[0] if root else None, depth, created, author,
+                           committer, meta.message, props,
+                           [(k, e.identity if e else None) for k, e in changed])
     locs, packs = plan_packs(new_nodes, contents, loc_of(digest))
     if new_nodes:
         stamp(new_nodes, locs)

@@ -27,3 +27,21 @@ def test_init_refuses_a_bad_database_url(tmp_path):
     assert out.returncode == 1
     assert out.stderr.strip() == ("error: unsupported database 'mysql': use sqlite:///file.db "
                                   "or postgresql://…")
+
+
+def test_fsck_reports_a_clean_catalog_and_fails_on_damage(tmp_path):
+    import sqlite3
+
+    url = f"sqlite:///{tmp_path / 'cat.db'}"
+    assert _sapwood("init", "--database", url).returncode == 0
+    ok = _sapwood("fsck", "--database", url)
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.splitlines() == ["1 refs, 1 commits (0 unreachable), 0 index nodes, "
+                                      "0 content values", "ok"]
+    with sqlite3.connect(tmp_path / "cat.db") as db:
+        db.execute("UPDATE refs SET head = ? WHERE name = 'main'", ("cd" * 32,))
+    bad = _sapwood("fsck", "--database", url)
+    assert bad.returncode == 1
+    assert bad.stdout.splitlines()[1] == (f"missing-commit: ref main: commit {'cd' * 32} "
+                                          "is missing")
+    assert bad.stderr.strip() == "1 problem(s)"

@@ -8,6 +8,7 @@ import pytest
 from core.commits import CommitMeta, Put
 from core.errors import CommitConflictError
 from store import Store
+from store.fsck import fsck
 from tests.store.helpers import K, table, with_ns
 
 WRITERS = 8
@@ -76,6 +77,8 @@ def test_disjoint_keys_lose_no_commit(store: Store):
         for i in range(per_writer):
             last = max(j for j in range(COMMITS) if j % per_writer == i)
             assert values[K(f"ns.w{w}_{i}")].metadata_location == f"w{w}-{last}"
+    report = fsck(store)  # nothing half-written, every object where it should be
+    assert report.problems == [] and report.unreachable_commits == 0
 
 
 @pytest.mark.slow
@@ -118,3 +121,5 @@ def test_overlapping_keys_every_rejection_is_a_conflict(store: Store):
     assert set(accepted) <= {c.hash for c in log}
     final = store.contents("main", shared)
     assert {str(k): v.metadata_location for k, v in final.items()} == last
+    report = fsck(store)
+    assert report.problems == [] and report.unreachable_commits == 0

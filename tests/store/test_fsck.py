@@ -1,0 +1,92 @@
+"""fsck: a store built by every kind of write is clean; each kind of damage,
+made by hand in the tables, is reported as what it is."""
+
+from sqlalchemy import text
+
+from core.commits import MergeBehavior, RefType
+from store import Store
+from store.fsck import fsck
+from tests.store.helpers import put_new, table, update, view, with_ns
+
+
+def _busy_store(store: Store) -> None:
+    with_ns(store, "main", "ns", "ns.deep")
+    put_new(store, "main", *[(f"ns.t{i:03d}", table(f"t{i}")) for i in range(120)], msg="bulk")
+    store.create_reference("dev")
+    for i in range(70):  # enough to materialize the index on the way
+        update(store, "dev", f"ns.t{i % 7:03d}", metadata_location=f"dev{i}")
+    put_new(store, "dev", ("ns.deep.v", view("v1")))
+    update(store, "main", "ns.t100", metadata_location="main-side")
+    store.merge("dev", "main", default_mode=MergeBehavior.NORMAL)
+    store.create_reference("v1", RefType.TAG, "main")
+    store.create_reference("gone")
+    put_new(store, "gone", ("ns.only_on_gone", table("g")))
+    store.delete_reference("gone", store.get_reference("gone").hash)
+
+
+def test_a_busy_store_is_clean(store: Store):
+    _busy_store(store)
+    report = fsck(store)
+    assert report.problems == []
+    assert report.ok
+    assert report.refs == 3  # main, dev, v1
+    assert report.unreachable_commits == 1  # the deleted branch's commit
+    assert report.nodes > 1
+    assert report.contents >= 123  # 2 namespaces + 120 tables + the view, and older values
+
+
+def _corrupt(store: Store, sql: str, **params: object) -> None:
+    with store.db.write() as conn:
+        assert conn.execute(text(sql), params).rowcount >= 1
+
+
+def _kinds(store: Store) -> set[str]:
+    return {p.kind for p in fsck(store).problems}
+
+
+def test_a_changed_commit_no_longer_matches_its_hash(store: Store):
+    _busy_store(store)
+    _corrupt(store, "UPDATE commits SET message = 'rewritten' WHERE message = 'bulk'")
+    assert _kinds(store) == {"bad-commit-hash"}
+
+
+def test_a_ref_to_a_missing_commit(store: Store):
+    _busy_store(store)
+    _corrupt(store, "UPDATE refs SET head = :h WHERE name = 'dev'", h="ab" * 32)
+    problems = fsck(store).problems
+    assert [(p.kind, p.where) for p in problems] == [("missing-commit", "ref dev")]
+
+
+def test_a_broken_depth_chain(store: Store):
+    _busy_store(store)
+    _corrupt(store, "UPDATE commits SET depth = depth + 1 "
+                    "WHERE hash = (SELECT head FROM refs WHERE name = 'dev')")
+    assert "bad-depth" in _kinds(store)
+
+
+def test_lost_packs(store: Store):
+    _busy_store(store)
+    _corrupt(store, "DELETE FROM packs")  # the bulk commit's spilled nodes and values
+    assert _kinds(store) >= {"missing-node"}
+    store2 = Store(store.db.url)
+    try:
+        _corrupt(store2, "UPDATE commits SET pack = NULL WHERE message = 'update ns.t003'")
+        assert "missing-content" in _kinds(store2)
+    finally:
+        store2.close()
+
+
+def test_damaged_content_bytes(store: Store):
+    with_ns(store, "main", "ns")
+    put_new(store, "main", ("ns.t", table("original")))
+    _corrupt(store, "UPDATE commits SET pack = :p WHERE message = 'put'",
+             p=_rewrite_pack(store, b"original", b"tampered"))
+    assert _kinds(store) == {"bad-content-hash"}
+
+
+def _rewrite_pack(store: Store, old: bytes, new: bytes) -> bytes:
+    with store.db.read() as conn:
+        pack = bytes(conn.execute(text("SELECT pack FROM commits WHERE message = 'put'"))
+                     .scalar_one())
+    assert old in pack
+    return pack.replace(old, new)

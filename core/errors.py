@@ -121,6 +121,10 @@ class RetryLimitError(ConflictError):
     """The branch moved under us more often than the retry budget allows."""
 
 
+class IncompatibleStoreError(SapwoodError):
+    """The database holds data in a storage format this version cannot read."""
+
+
 def _conflict_summary(conflicts: Sequence[Conflict], what: str = "commit") -> str:
     if not conflicts:
         return f"{what} refused"

@@ -30,9 +30,11 @@ def upgrade() -> None:
         sa.Column("operations", sa.Text(), nullable=False),
         sa.Column("root", HASH),
         sa.Column("root_loc", sa.String(32)),
-        sa.Column("depth", sa.Integer(), nullable=False),
+        sa.Column("delta", sa.Text()),
+        sa.Column("loc", sa.String(16), nullable=False),
         sa.Column("pack", sa.LargeBinary()),
     )
+    op.create_index("ix_commits_loc", "commits", ["loc"])
     op.create_table(
         "packs",
         sa.Column("loc", sa.String(32), primary_key=True),
@@ -62,5 +64,6 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_index("ix_reflog_ref_at", table_name="reflog")
+    op.drop_index("ix_commits_loc", table_name="commits")
     for table in ("reflog", "refs", "packs", "commits"):
         op.drop_table(table)

@@ -12,8 +12,10 @@ Three loops on one database:
   sapwood    Store.commit of a one-key update
 
 Printed: each loop's µs per commit, ``sql_only_vs_raw`` (the best ratio any
-planner could reach with this schema: the SQL alone) and
-``python_budget_us_for_half`` (what planning may cost for the ratio to be 0.5).
+planner could reach with this schema: the SQL alone),
+``python_budget_us_for_half`` (what planning may cost for the ratio to be 0.5)
+and the SQL alone timed after 200 µs of client CPU work or sleep before each
+commit (the floor's statements run back to back; a commit's follow planning).
 """
 
 from __future__ import annotations
@@ -75,10 +77,21 @@ def measure(url: str, label: str, rounds: int, per_round: int) -> dict[str, floa
             floor_head += 1
         return (time.perf_counter() - t) / per_round
 
-    def sql_round() -> float:
+    def sql_round(gap: str = "none") -> float:
+        """The statements alone; with a gap, each commit is timed after 200 µs
+        of client CPU work or sleep (what planning does to the server side)."""
         nonlocal bound_head
+        spent = 0.0
         t = time.perf_counter()
         for _ in range(per_round):
+            if gap == "cpu":
+                end = time.perf_counter() + 200e-6
+                while time.perf_counter() < end:
+                    pass
+            elif gap == "sleep":
+                time.sleep(200e-6)
+            if gap != "none":
+                t = time.perf_counter()
             new = os.urandom(32).hex()
             row = (new, bound_head, *template[2:])
             journal = (bound_head, new, time.time_ns() // 1000, None, "commit")
@@ -91,7 +104,9 @@ def measure(url: str, label: str, rounds: int, per_round: int) -> dict[str, floa
                     c.execute(writer._sql_cas, (new, "bound", bound_head))
                     c.execute(writer._sql_reflog, ("bound", RefType.BRANCH.value, *journal))
             bound_head = new
-        return (time.perf_counter() - t) / per_round
+            if gap != "none":
+                spent += time.perf_counter() - t
+        return (spent if gap != "none" else time.perf_counter() - t) / per_round
 
     def sapwood_round(r: int) -> float:
         picks = [rnd.randrange(1_000) for _ in range(per_round)]
@@ -100,17 +115,21 @@ def measure(url: str, label: str, rounds: int, per_round: int) -> dict[str, floa
             ld.update("main", i, f"b{r}-{j}")
         return (time.perf_counter() - t) / per_round
 
-    f, s, w = [], [], []
+    f, s, w, cpu, slept = [], [], [], [], []
     for r in range(rounds):
         f.append(floor_round())
         s.append(sql_round())
         w.append(sapwood_round(r))
+        cpu.append(sql_round("cpu"))
+        slept.append(sql_round("sleep"))
     cur.close()
     raw.close()
     store.close()
     fl, sq, sw = (statistics.median(x) * 1e6 for x in (f, s, w))
     return {f"floor_us_{label}": fl, f"sql_only_us_{label}": sq, f"sapwood_us_{label}": sw,
             f"python_us_{label}": sw - sq,
+            f"sql_only_after_200us_cpu_us_{label}": statistics.median(cpu) * 1e6,
+            f"sql_only_after_200us_sleep_us_{label}": statistics.median(slept) * 1e6,
             f"sql_only_vs_raw_{label}": statistics.median(a / b for a, b in zip(f, s, strict=True)),
             f"commit_vs_raw_{label}": statistics.median(a / b for a, b in zip(f, w, strict=True)),
             f"python_budget_us_for_half_{label}": 2 * fl - sq}

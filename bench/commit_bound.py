@@ -96,8 +96,7 @@ def measure(url: str, label: str, rounds: int, per_round: int) -> dict[str, floa
             row = (new, bound_head, *template[2:])
             journal = (bound_head, new, time.time_ns() // 1000, None, "commit")
             if writer._sql_one is not None:  # PostgreSQL: the one-statement path
-                with db.raw_statement() as c:
-                    c.execute(writer._sql_one, (new, "bound", bound_head, *row, *journal))
+                db.run_statement(writer._sql_one, (new, "bound", bound_head, *row, *journal))
             else:
                 with db.raw_write() as c:
                     c.execute(writer._sql_commit, row)

@@ -3,7 +3,7 @@ microseconds since the epoch (UTC) so both databases order them the same way."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from core.errors import InvalidInstantError
 
@@ -40,8 +40,6 @@ def to_micros(dt: datetime) -> int:
 
 
 def from_micros(us: int) -> datetime:
-    from datetime import timedelta
-
     return _EPOCH + timedelta(microseconds=us)
 
 

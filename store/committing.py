@@ -26,6 +26,8 @@ from store.objects import ObjectReader
 from store.state import IndexState, StateIndex
 from store.writes import WriteSet, seal
 
+_TYPES = {t.value: t for t in ContentType}
+
 
 def validate_operations(ops: Sequence[Operation]) -> None:
     seen: set[ContentKey] = set()
@@ -84,7 +86,7 @@ class CommitPlanner:
                 assigned[op.key] = content.id  # type: ignore[assignment]
             vh, data = content.hashed()
             contents[vh] = (content, data)
-            changes[op.key.internal] = IndexEntry(ContentType(content.type), content.id, vh)  # type: ignore[arg-type]
+            changes[op.key.internal] = IndexEntry(_TYPES[content.type], content.id, vh)  # type: ignore[arg-type]
 
         conflicts += self._namespace_conflicts(pstate, changes, current)
         if conflicts:

@@ -86,30 +86,34 @@ class Database:
         """One transaction on this thread's own DBAPI connection, for the hot
         write path (prebuilt SQL, no statement compilation, no pool checkout
         and reset: those cost more than the statements). Yields a cursor."""
-        with self._raw(transaction=True) as cur:
+        with self._raw() as cur:
             yield cur
 
-    @contextmanager
-    def raw_statement(self) -> Iterator[Any]:
-        """Like raw_write, for a single statement that is atomic on its own
-        (PostgreSQL: no BEGIN/COMMIT round trips)."""
-        with self._raw(transaction=False) as cur:
-            yield cur
+    def run_statement(self, sql: str, params: tuple[object, ...]) -> int:
+        """One statement that is atomic on its own, on this thread's writer
+        connection (PostgreSQL: no BEGIN/COMMIT round trips). Returns its
+        rowcount."""
+        cur = self._writer_connection()
+        try:
+            cur.execute(sql, params)
+            return cur.rowcount
+        except self._dbapi_disconnects:
+            self._drop_writer_connection()
+            raise
+        finally:
+            self._local.used = time.monotonic()
 
     @contextmanager
-    def _raw(self, transaction: bool) -> Iterator[Any]:
+    def _raw(self) -> Iterator[Any]:
         # The connection is in driver autocommit: transactions are explicit.
         cur = self._writer_connection()
         try:
-            if transaction:
-                cur.execute(self._begin)
+            cur.execute(self._begin)
             yield cur
-            if transaction:
-                cur.execute("COMMIT")
+            cur.execute("COMMIT")
         except BaseException as e:
             try:
-                if transaction:
-                    cur.execute("ROLLBACK")
+                cur.execute("ROLLBACK")
             except Exception:
                 self._drop_writer_connection()
                 raise e from None

@@ -219,16 +219,15 @@ class BranchWriter:
             c = ws.commits[0]
             swap = (c.record.hash, head.name, head.hash, *c.row)
             journal = (head.hash, c.record.hash, c.record.created_us, principal, ws.reason)
-            with self.db.raw_statement() as cur:
-                if c.overflow:
-                    cur.execute(self._sql_one_spilled, (
-                        *swap, [loc for loc, _ in c.overflow], [d for _, d in c.overflow],
-                        *journal))
-                else:
-                    cur.execute(self._sql_one, (*swap, *journal))
-                if cur.rowcount != 1:
-                    self.forget(head.name)
-                    raise _Moved
+            if c.overflow:
+                moved = self.db.run_statement(self._sql_one_spilled, (
+                    *swap, [loc for loc, _ in c.overflow], [d for _, d in c.overflow],
+                    *journal))
+            else:
+                moved = self.db.run_statement(self._sql_one, (*swap, *journal))
+            if moved != 1:
+                self.forget(head.name)
+                raise _Moved
             return self._landed(head.name, ws)
         with self.db.raw_write() as cur:
             self._apply(cur, head, ws, principal)

@@ -9,10 +9,8 @@ takes the write lock up front instead of failing on a lock upgrade.
 from __future__ import annotations
 
 import os
-import threading
-import time
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +18,12 @@ from sqlalchemy import Connection, create_engine, event
 from sqlalchemy.engine import make_url
 
 from core.errors import InvalidInputError
+from store.writer_pool import WriterConnections
 
 SQLITE_BUSY_TIMEOUT_S = 60
-WRITER_IDLE_CHECK_S = 30.0
+# Per process: commits on one branch serialize anyway; more would only hold
+# database connections.
+WRITER_CONNECTIONS = 8
 
 
 def default_database_url(data_dir: str | os.PathLike[str]) -> str:
@@ -33,9 +34,6 @@ class Database:
     def __init__(self, url: str) -> None:
         parsed = make_url(url)
         self.url = url
-        self._local = threading.local()
-        self._writers: list[Any] = []
-        self._writers_lock = threading.Lock()
         self.dialect = parsed.get_backend_name()
         if self.dialect == "sqlite":
             path = parsed.database
@@ -63,6 +61,8 @@ class Database:
             raise InvalidInputError(f"unsupported database {parsed.drivername!r}: "
                                     "use sqlite:///file.db or postgresql://…")
         self._begin = "BEGIN IMMEDIATE" if self.dialect == "sqlite" else "BEGIN"
+        self.writers = WriterConnections(self.write_engine, size=WRITER_CONNECTIONS,
+                                         autocommit=self.dialect == "postgresql")
         dbapi = self.write_engine.dialect.loaded_dbapi
         # After these the writer's own connection is not trusted again.
         self._dbapi_disconnects = (dbapi.OperationalError, dbapi.InterfaceError)
@@ -83,82 +83,39 @@ class Database:
 
     @contextmanager
     def raw_write(self) -> Iterator[Any]:
-        """One transaction on this thread's own DBAPI connection, for the hot
-        write path (prebuilt SQL, no statement compilation, no pool checkout
-        and reset: those cost more than the statements). Yields a cursor."""
-        with self._raw() as cur:
-            yield cur
+        """One transaction on a dedicated writer connection, for the hot write
+        path (prebuilt SQL, no statement compilation; see store.writer_pool).
+        Yields a cursor."""
+        c = self.writers.acquire()
+        broken = False
+        try:
+            c.cursor.execute(self._begin)
+            yield c.cursor
+            c.cursor.execute("COMMIT")
+        except BaseException as e:
+            broken = isinstance(e, self._dbapi_disconnects)
+            try:
+                c.cursor.execute("ROLLBACK")
+            except Exception:
+                broken = True
+                raise e from None
+            raise
+        finally:
+            self.writers.release(c, broken)
 
     def run_statement(self, sql: str, params: tuple[object, ...]) -> int:
-        """One statement that is atomic on its own, on this thread's writer
-        connection (PostgreSQL: no BEGIN/COMMIT round trips). Returns its
-        rowcount."""
-        cur = self._writer_connection()
+        """One statement that is atomic on its own (PostgreSQL: no BEGIN and
+        COMMIT round trips), on a writer connection. Returns its rowcount."""
+        c = self.writers.acquire()
+        broken = False
         try:
-            cur.execute(sql, params)
-            return cur.rowcount
+            c.cursor.execute(sql, params)
+            return int(c.cursor.rowcount)
         except self._dbapi_disconnects:
-            self._drop_writer_connection()
+            broken = True
             raise
         finally:
-            self._local.used = time.monotonic()
-
-    @contextmanager
-    def _raw(self) -> Iterator[Any]:
-        # The connection is in driver autocommit: transactions are explicit.
-        cur = self._writer_connection()
-        try:
-            cur.execute(self._begin)
-            yield cur
-            cur.execute("COMMIT")
-        except BaseException as e:
-            try:
-                cur.execute("ROLLBACK")
-            except Exception:
-                self._drop_writer_connection()
-                raise e from None
-            if isinstance(e, self._dbapi_disconnects):
-                self._drop_writer_connection()
-            raise
-        finally:
-            self._local.used = time.monotonic()
-
-    def _writer_connection(self) -> Any:
-        local = self._local
-        conn = getattr(local, "conn", None)
-        if conn is not None and getattr(conn, "broken", False):
-            self._drop_writer_connection()
-            conn = None
-        if conn is not None and time.monotonic() - local.used > WRITER_IDLE_CHECK_S:
-            # Idle for a while: the server may have dropped it. Check once
-            # instead of on every commit (what pool_pre_ping would cost).
-            try:
-                local.cur.execute("SELECT 1")
-                local.cur.fetchall()
-            except Exception:
-                self._drop_writer_connection()
-                conn = None
-        if conn is None:
-            fairy = self.write_engine.raw_connection()
-            conn = fairy.dbapi_connection
-            fairy.detach()  # ours until dispose(); the pool keeps its own
-            if self.dialect == "postgresql":
-                conn.autocommit = True
-            local.fairy, local.conn, local.cur = fairy, conn, conn.cursor()
-            local.used = time.monotonic()
-            with self._writers_lock:
-                self._writers.append(fairy)
-        return local.cur
-
-    def _drop_writer_connection(self) -> None:
-        fairy = getattr(self._local, "fairy", None)
-        self._local.conn = self._local.fairy = None
-        if fairy is not None:
-            with self._writers_lock:
-                if fairy in self._writers:
-                    self._writers.remove(fairy)
-            with suppress(Exception):
-                fairy.close()
+            self.writers.release(c, broken)
 
     @property
     def param(self) -> str:
@@ -166,12 +123,7 @@ class Database:
         return "?" if self.dialect == "sqlite" else "%s"
 
     def dispose(self) -> None:
-        with self._writers_lock:
-            writers, self._writers = self._writers, []
-        for fairy in writers:
-            with suppress(Exception):
-                fairy.close()
-        self._local = threading.local()
+        self.writers.dispose()
         self.read_engine.dispose()
         self.write_engine.dispose()
 

@@ -56,7 +56,10 @@ def test_a_writer_connection_killed_by_the_server_is_replaced(postgres):
     store = Store(url)
     try:
         with_ns(store, "main", "ns")
+        held = store.db.writers.acquire()  # so that the commit opens a second one
         put_new(store, "main", ("ns.a", table("a")))
+        store.db.writers.release(held)
+        assert len(store.db.writers._idle) == 2
         dsn = url.replace("postgresql+psycopg://", "postgresql://")
         with psycopg.connect(dsn, autocommit=True) as admin:
             killed = admin.execute(
@@ -71,3 +74,28 @@ def test_a_writer_connection_killed_by_the_server_is_replaced(postgres):
         assert store.content("main", K("ns.a")).metadata_location == "a2"
     finally:
         store.close()
+
+
+def test_writer_connections_are_bounded(store: Store):
+    """A server's thread pool may be larger than the writer pool: extra
+    threads wait their turn instead of opening more database connections."""
+    import threading
+
+    with_ns(store, "main", "ns")
+    size = store.db.writers.size
+    errors: list[BaseException] = []
+
+    def work(i: int) -> None:
+        try:
+            put_new(store, "main", (f"ns.t{i}", table(str(i))))
+        except BaseException as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(3 * size)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert len(store.db.writers._idle) <= size
+    assert len(store.entries("main", K("ns")).items) == 3 * size

@@ -41,44 +41,75 @@ class WriterConnections:
         self._engine = engine
         self._autocommit = autocommit
         self._idle: list[WriterConnection] = []  # most recently used last
+        self._opened = 0  # idle + in use
+        self._waiting = 0
+        # A plain lock on the hot path; the condition only when all are busy.
         self._lock = threading.Lock()
-        self._free = threading.BoundedSemaphore(size)
+        self._returned = threading.Condition(self._lock)
         self.size = size
 
     def acquire(self) -> WriterConnection:
-        if not self._free.acquire(timeout=WAIT_S):
-            raise RetryLimitError(
-                f"all {self.size} writer connections stayed busy for {WAIT_S:.0f} s")
-        try:
-            with self._lock:
-                c = self._idle.pop() if self._idle else None
-            if c is not None and (c.broken or not self._alive(c)):
-                self._close(c)
-                c = None
-            return c if c is not None else self._open()
-        except BaseException:
-            self._free.release()
-            raise
+        with self._lock:
+            c = self._take()
+        if c is not None and (c.broken or not self._alive(c)):
+            self._close(c)
+            c = None
+        if c is None:
+            try:
+                return self._open()
+            except BaseException:
+                self._forget_one()
+                raise
+        return c
+
+    def _take(self) -> WriterConnection | None:
+        """An idle connection, or None with a slot reserved to open one."""
+        deadline = time.monotonic() + WAIT_S
+        while not self._idle and self._opened >= self.size:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise RetryLimitError(
+                    f"all {self.size} writer connections stayed busy for {WAIT_S:.0f} s")
+            self._waiting += 1
+            try:
+                self._returned.wait(left)
+            finally:
+                self._waiting -= 1
+        if self._idle:
+            return self._idle.pop()
+        self._opened += 1
+        return None
 
     def release(self, c: WriterConnection, broken: bool = False) -> None:
         if broken or c.broken:
             self._close(c)
+            self._forget_one()
             # One lost connection usually means the server restarted or dropped
             # idle clients: the idle ones are as dead, so the retry opens anew.
             self.dispose()
-        else:
-            c.used = time.monotonic()
-            with self._lock:
-                self._idle.append(c)
-        self._free.release()
+            return
+        c.used = time.monotonic()
+        with self._lock:
+            self._idle.append(c)
+            if self._waiting:
+                self._returned.notify()
 
     def dispose(self) -> None:
-        """Close the idle connections (busy ones are closed as they come back
-        only if broken; a disposed store is not used again)."""
+        """Close the idle connections; ones in use are closed if they come
+        back broken (a disposed store is not used again)."""
         with self._lock:
             idle, self._idle = self._idle, []
+            self._opened -= len(idle)
+            if self._waiting:
+                self._returned.notify_all()
         for c in idle:
             self._close(c)
+
+    def _forget_one(self) -> None:
+        with self._lock:
+            self._opened -= 1
+            if self._waiting:
+                self._returned.notify()
 
     def _open(self) -> WriterConnection:
         fairy = self._engine.raw_connection()

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sqlalchemy import text
 
-from bench.store_bench import Loaded, _floor_sql
+from bench.store_bench import Floor, Loaded
 from core.commits import RefType
 
 
@@ -50,32 +50,9 @@ def measure(url: str, label: str, rounds: int, per_round: int) -> dict[str, floa
             "SELECT hash, parent, merge_parents, generation, created_us, author, committer, "
             "message, properties, operations, root, root_loc, depth, pack FROM commits "
             "WHERE hash = :h"), {"h": store.get_reference("main").hash}).one())
-    raw = db.write_engine.raw_connection()
-    cur = raw.cursor()
-    blob = "bytea" if db.dialect == "postgresql" else "BLOB"
-    ident = "BIGSERIAL" if db.dialect == "postgresql" else "INTEGER"
-    cur.execute(f"CREATE TABLE bench_floor (id {ident} PRIMARY KEY, hash VARCHAR(64), "
-                f"data {blob})")
-    cur.execute("CREATE TABLE bench_floor_ref (name VARCHAR(255) PRIMARY KEY, head BIGINT)")
-    cur.execute("INSERT INTO bench_floor_ref VALUES ('main', 0)")
-    raw.commit()
-    insert, update, begin = _floor_sql(store)
-    payload = os.urandom(1024)
-    floor_head = 0
+    floor = Floor(store)
     bound_head = store.get_reference("bound").hash
     writer = store.writer
-
-    def floor_round() -> float:
-        nonlocal floor_head
-        t = time.perf_counter()
-        for _ in range(per_round):
-            if begin:
-                cur.execute(begin)
-            cur.execute(insert, (os.urandom(32).hex(), payload))
-            cur.execute(update, (floor_head + 1, floor_head))
-            raw.commit()
-            floor_head += 1
-        return (time.perf_counter() - t) / per_round
 
     def sql_round(gap: str = "none") -> float:
         """The statements alone; with a gap, each commit is timed after 200 µs
@@ -116,13 +93,12 @@ def measure(url: str, label: str, rounds: int, per_round: int) -> dict[str, floa
 
     f, s, w, cpu, slept = [], [], [], [], []
     for r in range(rounds):
-        f.append(floor_round())
+        f.append(floor.round(per_round))
         s.append(sql_round())
         w.append(sapwood_round(r))
         cpu.append(sql_round("cpu"))
         slept.append(sql_round("sleep"))
-    cur.close()
-    raw.close()
+    floor.close()
     store.close()
     fl, sq, sw = (statistics.median(x) * 1e6 for x in (f, s, w))
     return {f"floor_us_{label}": fl, f"sql_only_us_{label}": sq, f"sapwood_us_{label}": sw,

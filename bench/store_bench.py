@@ -132,42 +132,53 @@ def bench_diff_merge(tmp: Path, large: int, small: int, rounds: int) -> dict:
     return out
 
 
-def _floor_sql(store: Store) -> tuple[str, str, str]:
-    p = store.db.param
-    return (f"INSERT INTO bench_floor (hash, data) VALUES ({p}, {p})",
-            f"UPDATE bench_floor_ref SET head = {p} WHERE name = 'main' AND head = {p}",
-            "BEGIN IMMEDIATE" if store.db.dialect == "sqlite" else "")
+class Floor:
+    """The raw-SQL floor: one INSERT of a 1 KB commit-sized row and one
+    conditional UPDATE per commit, on a DBAPI connection of the store's own
+    write engine (same database, same connection settings)."""
+
+    def __init__(self, store: Store) -> None:
+        db = store.db
+        self.raw = db.write_engine.raw_connection()
+        self.cur = self.raw.cursor()
+        blob = "bytea" if db.dialect == "postgresql" else "BLOB"
+        ident = "BIGSERIAL" if db.dialect == "postgresql" else "INTEGER"
+        self.cur.execute(f"CREATE TABLE bench_floor (id {ident} PRIMARY KEY, "
+                         f"hash VARCHAR(64), data {blob})")
+        self.cur.execute("CREATE TABLE bench_floor_ref (name VARCHAR(255) PRIMARY KEY, "
+                         "head BIGINT)")
+        self.cur.execute("INSERT INTO bench_floor_ref VALUES ('main', 0)")
+        self.raw.commit()
+        p = db.param
+        self.insert = f"INSERT INTO bench_floor (hash, data) VALUES ({p}, {p})"
+        self.update = f"UPDATE bench_floor_ref SET head = {p} WHERE name = 'main' AND head = {p}"
+        self.begin = "BEGIN IMMEDIATE" if db.dialect == "sqlite" else ""
+        self.payload = os.urandom(1024)
+        self.head = 0
+
+    def round(self, n: int) -> float:
+        """Seconds per commit over ``n`` commits."""
+        cur = self.cur
+        t = time.perf_counter()
+        for _ in range(n):
+            if self.begin:
+                cur.execute(self.begin)
+            cur.execute(self.insert, (os.urandom(32).hex(), self.payload))
+            cur.execute(self.update, (self.head + 1, self.head))
+            assert cur.rowcount == 1
+            self.raw.commit()
+            self.head += 1
+        return (time.perf_counter() - t) / n
+
+    def close(self) -> None:
+        self.cur.close()
+        self.raw.close()
 
 
 def bench_commits(url: str, label: str, keys: int, per_round: int, rounds: int) -> dict:
     progress(f"commits on {label}: {rounds} rounds of {per_round} commits, Sapwood vs floor")
     ld = Loaded(url, keys)
-    raw = ld.store.db.write_engine.raw_connection()
-    cur = raw.cursor()
-    blob = "bytea" if ld.store.db.dialect == "postgresql" else "BLOB"
-    cur.execute(f"CREATE TABLE bench_floor (id INTEGER PRIMARY KEY, hash VARCHAR(64), "
-                f"data {blob})" if ld.store.db.dialect == "sqlite" else
-                f"CREATE TABLE bench_floor (id BIGSERIAL PRIMARY KEY, hash VARCHAR(64), "
-                f"data {blob})")
-    cur.execute("CREATE TABLE bench_floor_ref (name VARCHAR(255) PRIMARY KEY, head BIGINT)")
-    cur.execute("INSERT INTO bench_floor_ref VALUES ('main', 0)")
-    raw.commit()
-    insert, update, begin = _floor_sql(ld.store)
-    payload = os.urandom(1024)
-    head = 0
-
-    def floor_round() -> float:
-        nonlocal head
-        t = time.perf_counter()
-        for _ in range(per_round):
-            if begin:
-                cur.execute(begin)
-            cur.execute(insert, (os.urandom(32).hex(), payload))
-            cur.execute(update, (head + 1, head))
-            assert cur.rowcount == 1
-            raw.commit()
-            head += 1
-        return per_round / (time.perf_counter() - t)
+    floor_sql = Floor(ld.store)
 
     from sqlalchemy import text
 
@@ -177,13 +188,13 @@ def bench_commits(url: str, label: str, keys: int, per_round: int, rounds: int) 
     def sa_floor_round() -> float:
         # The same two statements through SQLAlchemy (text(), one transaction
         # each, the store's own write engine): "raw SQL" as this stack writes it.
-        nonlocal head
         t = time.perf_counter()
         for _ in range(per_round):
+            head = floor_sql.head
             with ld.store.db.write() as conn:
-                conn.execute(sa_insert, {"h": os.urandom(32).hex(), "d": payload})
+                conn.execute(sa_insert, {"h": os.urandom(32).hex(), "d": floor_sql.payload})
                 assert conn.execute(sa_update, {"new": head + 1, "old": head}).rowcount == 1
-            head += 1
+            floor_sql.head += 1
         return per_round / (time.perf_counter() - t)
 
     rnd = random.Random(4)
@@ -197,13 +208,12 @@ def bench_commits(url: str, label: str, keys: int, per_round: int, rounds: int) 
 
     sap, floor, ratios, sa_ratios = [], [], [], []
     for r in range(rounds):
-        s, f, fsa = sapwood_round(r), floor_round(), sa_floor_round()
+        s, f, fsa = sapwood_round(r), 1 / floor_sql.round(per_round), sa_floor_round()
         sap.append(s)
         floor.append(f)
         ratios.append(s / f)
         sa_ratios.append(s / fsa)
-    cur.close()
-    raw.close()
+    floor_sql.close()
     ld.store.close()
     return {f"commits_per_s_{label}": statistics.median(sap),
             f"floor_per_s_{label}": statistics.median(floor),

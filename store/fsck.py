@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import bindparam, func, select
 
 from core.commits import NO_ANCESTOR, IndexEntry
-from store.index import StoredRef, node_identity
+from store.nodes import StoredRef, node_identity
 from store.objects import COMMIT_COLUMNS, CommitRecord, ObjectReader, record_from_row
 from store.schema import COMMITS
 from store.store import Store

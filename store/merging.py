@@ -19,7 +19,8 @@ from core.keys import ContentKey
 from core.merge import decide, namespace_conflicts, three_way
 from store.committing import has_children
 from store.history import History
-from store.index import KeyIndex, Node, StoredRef
+from store.index import KeyIndex
+from store.nodes import Node, StoredRef
 from store.objects import ObjectReader
 from store.state import IndexState, StateIndex
 from store.writes import NewCommit, WriteSet, seal

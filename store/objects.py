@@ -24,7 +24,7 @@ from core.errors import CommitNotFoundError
 from core.instants import from_micros
 from core.keys import ContentKey
 from store.db import Database
-from store.index import Node, StoredRef, decode_node, encode_node
+from store.nodes import Node, StoredRef, decode_node, encode_node
 from store.schema import COMMITS, PACKS
 from store.state import Delta, IndexState
 

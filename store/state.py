@@ -21,7 +21,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from core.commits import IndexEntry
-from store.index import KeyIndex, Node, Ref, ref_hash
+from store.index import KeyIndex
+from store.nodes import Node, Ref, ref_hash
 
 DELTA_LIMIT = 64
 DEPTH_LIMIT = 64

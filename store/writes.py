@@ -34,7 +34,7 @@ from core.errors import (
     SapwoodError,
 )
 from store.db import Database
-from store.index import Node, stamp
+from store.nodes import Node, stamp
 from store.objects import (
     CommitRecord,
     ObjectReader,

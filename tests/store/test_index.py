@@ -9,7 +9,7 @@ from sqlalchemy import select
 
 from core.commits import CommitMeta, Delete, Put
 from store import Store
-from store.index import FANOUT_BITS
+from store.nodes import FANOUT_BITS
 from store.objects import PACK_OBJECTS
 from store.schema import COMMITS
 from store.state import DELTA_LIMIT, DEPTH_LIMIT

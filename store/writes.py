@@ -171,7 +171,8 @@ class BranchWriter:
             self._sql_one = moved + journal
             self._sql_one_spilled = (
                 moved + ", spilled AS (INSERT INTO packs (loc, data) SELECT t.loc, t.data "
-                "FROM moved, unnest(%s::varchar[], %s::bytea[]) AS t(loc, data)) " + journal)
+                # Binary parameters (%b): a text-format bytea array escapes every byte.
+                "FROM moved, unnest(%b::varchar[], %b::bytea[]) AS t(loc, data)) " + journal)
         lock = " FOR UPDATE" if db.dialect == "postgresql" else ""
         self._sql_head = f"SELECT type, head FROM refs WHERE name = {p}{lock}"
         self._heads: dict[str, Reference] = {}

@@ -135,6 +135,11 @@ def _sqlite_connect(dbapi_conn: Any, _record: Any) -> None:
     cur.execute("PRAGMA journal_mode=WAL")
     # FULL: a commit the API acknowledged survives a power loss.
     cur.execute("PRAGMA synchronous=FULL")
+    # Checkpoint every ~40 MB of WAL instead of ~4 MB: the hot pages (the ref
+    # row, the tails of commits and reflog) are copied to the database once
+    # per checkpoint however often they were rewritten, so fewer, larger
+    # checkpoints cost far less per commit.
+    cur.execute("PRAGMA wal_autocheckpoint=10000")
     cur.execute("PRAGMA foreign_keys=ON")
     cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_S * 1000}")
     cur.close()

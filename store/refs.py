@@ -110,12 +110,6 @@ class Refs:
                 expected=expected, actual=current.hash)
         return current
 
-    def cas(self, conn: Connection, name: str, expected: str, new: str) -> bool:
-        res = conn.execute(update(REFS).where(REFS.c.name == name, REFS.c.head == expected,
-                                              REFS.c.type == RefType.BRANCH.value)
-                           .values(head=new))
-        return res.rowcount == 1
-
     def journal(self, conn: Connection, ref: str, ref_type: RefType, old: str | None,
                 new: str | None, at_us: int, principal: str | None, reason: str) -> None:
         conn.execute(insert(REFLOG).values(ref=ref, ref_type=ref_type.value, old_hash=old,

@@ -59,7 +59,6 @@ def measure(url: str, label: str, rounds: int, per_round: int) -> dict[str, floa
         of client CPU work or sleep (what planning does to the server side)."""
         nonlocal bound_head
         spent = 0.0
-        t = time.perf_counter()
         for _ in range(per_round):
             if gap == "cpu":
                 end = time.perf_counter() + 200e-6
@@ -67,8 +66,7 @@ def measure(url: str, label: str, rounds: int, per_round: int) -> dict[str, floa
                     pass
             elif gap == "sleep":
                 time.sleep(200e-6)
-            if gap != "none":
-                t = time.perf_counter()
+            t = time.perf_counter()
             new = os.urandom(32).hex()
             row = (new, bound_head, *template[2:])
             journal = (bound_head, new, time.time_ns() // 1000, None, "commit")
@@ -80,9 +78,8 @@ def measure(url: str, label: str, rounds: int, per_round: int) -> dict[str, floa
                     c.execute(writer._sql_cas, (new, "bound", bound_head))
                     c.execute(writer._sql_reflog, ("bound", RefType.BRANCH.value, *journal))
             bound_head = new
-            if gap != "none":
-                spent += time.perf_counter() - t
-        return (spent if gap != "none" else time.perf_counter() - t) / per_round
+            spent += time.perf_counter() - t
+        return spent / per_round
 
     def sapwood_round(r: int) -> float:
         picks = [rnd.randrange(1_000) for _ in range(per_round)]

@@ -112,8 +112,6 @@ def parse_ref(text: str) -> RefSpec:
 @lru_cache(maxsize=4096)
 def _parse_ref(text: str) -> RefSpec:
     # Specs are immutable and every API call parses one: parse each text once.
-    if not text:
-        raise InvalidRefError("reference is empty")
     i = 0
     name: str | None = None
     if text[0] != "@":

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Iterator
-from contextlib import suppress
 from dataclasses import dataclass, field
 
 from sqlalchemy import bindparam, func, select
@@ -173,16 +172,14 @@ def _check_contents(reader: ObjectReader, entries: Iterable[IndexEntry],
     entries = list(entries)
     for i in range(0, len(entries), _BATCH):
         chunk = entries[i:i + _BATCH]
-        with suppress(LookupError):  # some are missing: found one by one below
-            reader.load_contents(chunk)
+        texts = reader.stored_texts(chunk)
         for e in chunk:
-            try:
-                reader.load_contents([e])
-            except LookupError as err:
-                report.problems.append(Problem("missing-content", f"pack {e.loc}", str(err)))
-                continue
-            text = reader.content_text.get(e.value_hash)
-            if text is not None and hashlib.sha256(text.encode()).hexdigest() != e.value_hash:
+            text = texts.get(e.value_hash)
+            if text is None:
+                report.problems.append(Problem(
+                    "missing-content", f"pack {e.loc}",
+                    f"content {e.value_hash} is missing from pack {e.loc}"))
+            elif hashlib.sha256(text.encode()).hexdigest() != e.value_hash:
                 report.problems.append(Problem(
                     "bad-content-hash", f"pack {e.loc}",
                     f"content {e.value_hash} does not match its hash"))

@@ -287,15 +287,23 @@ class ObjectReader:
                 self.raw.put(obj[1:65], (obj[0], obj[65:], loc))
 
     # -- content values ----------------------------------------------------------
+    def stored_texts(self, entries: Iterable[IndexEntry]) -> dict[str, str]:
+        """The JSON text of values as their packs hold it, by value hash (the
+        ones found; a missing value is simply absent)."""
+        entries = list(entries)
+        self._load_packs({e.loc for e in entries
+                          if e.loc and e.value_hash not in self.content_text})
+        return {e.value_hash: t for e in entries
+                if (t := self.content_text.get(e.value_hash)) is not None}
+
     def load_contents(self, entries: Iterable[IndexEntry]) -> dict[str, Content]:
         entries = list(entries)
-        self._load_packs({e.loc for e in entries if e.loc and e.value_hash not in self.contents
-                          and e.value_hash not in self.content_text})
+        texts = self.stored_texts(e for e in entries if e.value_hash not in self.contents)
         out: dict[str, Content] = {}
         for e in entries:
             c = self.contents.get(e.value_hash)
             if c is None:
-                text = self.content_text.get(e.value_hash)
+                text = texts.get(e.value_hash) or self.stored_texts([e]).get(e.value_hash)
                 if text is None:
                     raise LookupError(f"content {e.value_hash} is missing from pack {e.loc}")
                 c = parse_content_json(text)

@@ -72,6 +72,36 @@ def fsck(database: str | None = typer.Option(
     typer.echo("ok")
 
 
+@app.command()
+def serve(host: str = typer.Option("127.0.0.1", help="Address to listen on"),
+          port: int = typer.Option(8181, help="Port to listen on"),
+          database: str | None = typer.Option(
+              None, help="SQLAlchemy URL (default: SAPWOOD_DATABASE_URL, else a SQLite "
+                         "file under the data directory)"),
+          warehouse: str | None = typer.Option(
+              None, help="Base location of new tables and views (default: "
+                         "SAPWOOD_WAREHOUSE, else a folder under the data directory)"),
+          workers: int = typer.Option(1, help="Server processes"),
+          log_level: str = typer.Option("warning", help="uvicorn's log level"),
+          ) -> None:
+    """Serve the Iceberg REST catalog (``/iceberg/v1``, ``/iceberg/{ref}/v1``)."""
+    import uvicorn
+
+    from api.settings import Settings
+
+    settings = Settings.resolve(database, warehouse)
+    # Workers build their own app from the environment: pass the choices on.
+    os.environ["SAPWOOD_DATABASE_URL"] = settings.database_url
+    os.environ["SAPWOOD_WAREHOUSE"] = settings.warehouse
+    from store import Store
+
+    Store(settings.database_url).close()  # create or upgrade the schema once, up front
+    typer.echo(f"Sapwood on http://{host}:{port}/iceberg (database {_safe(settings.database_url)},"
+               f" warehouse {settings.warehouse})")
+    uvicorn.run("api.app:app_from_env", factory=True, host=host, port=port, workers=workers,
+                log_level=log_level, access_log=False)
+
+
 def _safe(url: str) -> str:
     from sqlalchemy.engine import make_url
 

@@ -117,6 +117,10 @@ class MergeConflictError(CommitConflictError):
         super().__init__(result.conflicts, _conflict_summary(result.conflicts, "merge"))
 
 
+class RequirementFailedError(ConflictError):
+    """A commit's stated requirement (e.g. the view's UUID) does not hold."""
+
+
 class RetryLimitError(ConflictError):
     """The branch moved under us more often than the retry budget allows."""
 

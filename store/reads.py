@@ -135,12 +135,18 @@ class Reads:
 
     def contents(self, spec: str | RefSpec, keys: Iterable[ContentKey],
                  ) -> dict[ContentKey, Content]:
-        _, state = self.state_of(spec)
+        return self.lookup(spec, keys)[1]
+
+    def lookup(self, spec: str | RefSpec, keys: Iterable[ContentKey],
+               ) -> tuple[ResolvedRef, dict[ContentKey, Content]]:
+        """The commit ``spec`` names, and the values of those ``keys`` that exist
+        there: a writer uses the hash as its commit's expected hash."""
+        resolved, state = self.state_of(spec)
         keys = list(keys)
         entries = self.states.get_many(state, (k.internal for k in keys))
         values = self.reader.load_contents(e for e in entries.values() if e)
-        return {k: values[e.value_hash] for k in keys
-                if (e := entries[k.internal]) is not None}
+        return resolved, {k: values[e.value_hash] for k in keys
+                          if (e := entries[k.internal]) is not None}
 
     def content(self, spec: str | RefSpec, key: ContentKey) -> Content:
         found = self.contents(spec, [key])

@@ -1,0 +1,1 @@
+"""The catalog service: Iceberg REST operations as commits on the store."""

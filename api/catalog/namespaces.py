@@ -1,0 +1,102 @@
+"""Namespaces: NAMESPACE content values on the branch, properties included."""
+
+from __future__ import annotations
+
+from api.catalog.service import Catalog, Change, Who, clash, require_namespace
+from api.errors import IcebergError, no_such_namespace
+from api.paths import dotted
+from core.commits import Delete, Put
+from core.content import ContentType, Namespace
+from core.keys import ContentKey
+
+
+class Namespaces:
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self.store = catalog.store
+
+    def list(self, ref: str, parent: ContentKey | None, page_token: str | None,
+             page_size: int | None) -> tuple[list[tuple[str, ...]], str | None]:
+        if parent is not None:
+            self.load(ref, parent)
+        page = list_entries(self.catalog, ref, parent, ContentType.NAMESPACE, page_token,
+                            page_size)
+        return [e.elements for e in page[0]], page[1]
+
+    def load(self, ref: str, ns: ContentKey) -> dict[str, str]:
+        c = self.catalog.get(ref, ns)
+        if not isinstance(c, Namespace):
+            raise no_such_namespace(dotted(ns))
+        return dict(c.properties)
+
+    def create(self, ref: str, ns: ContentKey, properties: dict[str, str], who: Who,
+               ) -> dict[str, str]:
+        parents = ns.ancestors()
+
+        def plan(found: dict[ContentKey, Namespace]) -> Change[dict[str, str]]:
+            if ns in found:
+                if found[ns].type == ContentType.NAMESPACE:
+                    raise IcebergError(409, "AlreadyExistsException",
+                                       f"Namespace already exists: {dotted(ns)}")
+                raise clash(found, ns, ContentType.NAMESPACE)  # type: ignore[misc]
+            for p in parents:
+                require_namespace(found, p)
+            return Change([Put(ns, Namespace(properties=properties))],
+                          f"create namespace {dotted(ns)}", properties)
+
+        return self.catalog.write(ref, [ns, *parents], who, plan)  # type: ignore[arg-type,return-value]
+
+    def drop(self, ref: str, ns: ContentKey, who: Who) -> None:
+        def plan(found: dict[ContentKey, Namespace]) -> Change[None]:
+            require_namespace(found, ns)  # type: ignore[arg-type]
+            if list_entries(self.catalog, ref, ns, None, None, 1, depth=None)[0]:
+                raise IcebergError(409, "NamespaceNotEmptyException",
+                                   f"Namespace {dotted(ns)} is not empty")
+            return Change([Delete(ns, expected=found[ns])], f"drop namespace {dotted(ns)}",
+                          None)
+
+        self.catalog.write(ref, [ns], who, plan)  # type: ignore[arg-type]
+
+    def update_properties(self, ref: str, ns: ContentKey, updates: dict[str, str],
+                          removals: list[str], who: Who) -> dict[str, list[str]]:
+        both = sorted(set(updates) & set(removals))
+        if both:
+            raise IcebergError(422, "UnprocessableEntityException",
+                               f"Properties cannot be both updated and removed: {both}")
+
+        def plan(found: dict[ContentKey, Namespace]) -> Change[dict[str, list[str]]] | None:
+            require_namespace(found, ns)  # type: ignore[arg-type]
+            cur = found[ns]
+            props = dict(cur.properties)
+            removed = [k for k in removals if k in props]
+            missing = [k for k in removals if k not in props]
+            for k in removed:
+                del props[k]
+            props.update(updates)
+            result = {"updated": sorted(updates), "removed": removed, "missing": missing}
+            if props == cur.properties:
+                return Change([], "", result)
+            new = Namespace(id=cur.id, properties=props)
+            return Change([Put(ns, new, expected=cur)],
+                          f"update namespace {dotted(ns)} properties", result)
+
+        return self.catalog.write(ref, [ns], who, plan)  # type: ignore[arg-type,return-value]
+
+
+def list_entries(catalog: Catalog, ref: str, parent: ContentKey | None,
+                 kind: ContentType | None, page_token: str | None, page_size: int | None,
+                 depth: int | None = 1) -> tuple[list[ContentKey], str | None]:
+    """Keys directly below ``parent``; without a page token, all of them (the spec:
+    a client that does not page gets everything)."""
+    types = [kind] if kind else None
+    if page_token is None and page_size is None:
+        out: list[ContentKey] = []
+        token = None
+        while True:
+            page = catalog.store.entries(ref, parent, depth, types, token, 1000)
+            out += [e.key for e in page.items]
+            token = page.next_token
+            if token is None:
+                return out, None
+    page = catalog.store.entries(ref, parent, depth, types, page_token or None, page_size)
+    return [e.key for e in page.items], page.next_token

@@ -1,0 +1,180 @@
+"""What every catalog operation shares: reading at a ref, checking the
+namespace, and landing one commit with a retry when the branch moved.
+
+A write reads the branch head, plans against it and commits with that head
+as the expected hash. If another writer changed one of the same keys in
+between, the store refuses with VALUE_DIFFERS; the operation is then planned
+again from the new head (re-checking its requirements), so concurrent
+writers on different keys never fail and writers on the same key fail only
+when their requirements no longer hold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+from api.catalog.files import Locations, MetadataFiles
+from api.errors import (
+    IcebergError,
+    already_exists,
+    bad_request,
+    commit_failed,
+    no_such_namespace,
+    no_such_table,
+    no_such_view,
+)
+from api.paths import dotted
+from core.commits import CommitMeta, Delete, Operation, Put, ResolvedRef
+from core.conflicts import ConflictType
+from core.content import Content, ContentType
+from core.errors import CommitConflictError, ReadOnlyReferenceError
+from core.keys import ContentKey
+from store import Store
+
+T = TypeVar("T")
+ATTEMPTS = 5
+_RETRYABLE = {ConflictType.VALUE_DIFFERS, ConflictType.UNEXPECTED_HASH}
+
+
+@dataclass(frozen=True, slots=True)
+class Who:
+    """The caller, and what the commit should say (headers may override both)."""
+
+    principal: str = "anonymous"
+    message: str | None = None
+    author: str | None = None
+
+    def meta(self, default_message: str) -> CommitMeta:
+        return CommitMeta(message=self.message or default_message,
+                          author=self.author or self.principal)
+
+
+@dataclass(slots=True)
+class Change(Generic[T]):
+    """One planned commit: its operations, the metadata files written for it
+    (removed again if it does not land) and what the caller gets back."""
+
+    operations: Sequence[Operation]
+    message: str
+    result: T
+    files: list[str] = field(default_factory=list)
+
+
+class Catalog:
+    def __init__(self, store: Store, files: MetadataFiles, locations: Locations) -> None:
+        self.store = store
+        self.files = files
+        self.locations = locations
+
+    # -- reads -------------------------------------------------------------------
+    def read(self, ref: str, keys: Sequence[ContentKey],
+             ) -> tuple[ResolvedRef, dict[ContentKey, Content]]:
+        return self.store.lookup(ref, keys)
+
+    def get(self, ref: str, key: ContentKey) -> Content | None:
+        return self.store.lookup(ref, [key])[1].get(key)
+
+    # -- writes ------------------------------------------------------------------
+    def write(self, ref: str, keys: Sequence[ContentKey], who: Who,
+              plan: Callable[[dict[ContentKey, Content]], Change[T] | None]) -> T | None:
+        """Read ``keys`` at the head of branch ``ref``, plan, commit; plan again
+        if the keys moved meanwhile. A plan of None, or one without operations,
+        writes nothing."""
+        last: CommitConflictError | None = None
+        for _ in range(ATTEMPTS):
+            resolved, found = self.store.lookup(ref, keys)
+            writable(ref, resolved)
+            change = plan(found)
+            if change is None:
+                return None
+            if not change.operations:
+                return change.result  # nothing to change: no empty commit
+            try:
+                self.store.commit(ref, change.operations, who.meta(change.message),
+                                  expected_hash=resolved.hash, principal=who.principal)
+                return change.result
+            except CommitConflictError as e:
+                for f in change.files:
+                    self.files.discard(f)
+                if not {c.type for c in e.conflicts} <= _RETRYABLE:
+                    raise _refused(e) from None
+                last = e
+            except BaseException:
+                for f in change.files:
+                    self.files.discard(f)
+                raise
+        raise commit_failed(f"Commit failed after {ATTEMPTS} attempts, the branch kept "
+                            f"changing: {last.message if last else ''}")
+
+
+def writable(ref: str, resolved: ResolvedRef) -> None:
+    if resolved.writable:
+        return
+    why = ("it is a tag" if resolved.name and resolved.type and resolved.type.value == "TAG"
+           and ref == resolved.name else
+           "it pins a commit (a hash, an ancestor or an instant)")
+    raise ReadOnlyReferenceError(
+        f"Cannot write to reference '{ref}': {why}; writes need a branch name")
+
+
+def require_namespace(found: dict[ContentKey, Content], ns: ContentKey) -> None:
+    c = found.get(ns)
+    if c is None or c.type != ContentType.NAMESPACE:
+        raise no_such_namespace(dotted(ns))
+
+
+def clash(found: dict[ContentKey, Content], key: ContentKey,
+          creating: ContentType) -> IcebergError | None:
+    """The error for creating a ``creating`` at a taken name (None: it is free)."""
+    c = found.get(key)
+    if c is None:
+        return None
+    name = dotted(key)
+    kind = _KIND[c.type]
+    if kind == _KIND[creating]:
+        return already_exists(f"{kind} already exists: {name}")
+    return already_exists(f"{kind} with same name already exists: {name}")
+
+
+_KIND = {ContentType.ICEBERG_TABLE: "Table", ContentType.ICEBERG_VIEW: "View",
+         ContentType.MATERIALIZED_VIEW: "View", ContentType.NAMESPACE: "Namespace"}
+_BY_CONFLICT = {
+    ConflictType.KEY_EXISTS: (409, "AlreadyExistsException"),
+    ConflictType.NAMESPACE_ABSENT: (404, "NoSuchNamespaceException"),
+    ConflictType.NAMESPACE_NOT_EMPTY: (409, "NamespaceNotEmptyException"),
+}
+
+
+def _refused(e: CommitConflictError) -> IcebergError:
+    """A commit the store refused for a reason the plan did not foresee (a race)."""
+    first = e.conflicts[0].type if e.conflicts else None
+    code, kind = _BY_CONFLICT.get(first, (409, "CommitFailedException"))  # type: ignore[arg-type]
+    return IcebergError(code, kind, e.message)
+
+
+def rename(catalog: Catalog, ref: str, src: ContentKey, dst: ContentKey, kind: ContentType,
+           who: Who) -> None:
+    """Rename a table or view (across namespaces too): one commit that deletes
+    the old key and puts the same content, same id, under the new one."""
+    if src == dst:
+        raise bad_request(f"Cannot rename {dotted(src)} to itself")
+    missing = no_such_table if kind == ContentType.ICEBERG_TABLE else no_such_view
+    ns = dst.namespace
+    if ns is None:
+        raise bad_request(f"Cannot rename {dotted(src)} to {dotted(dst)}: no namespace")
+
+    def plan(found: dict[ContentKey, Content]) -> Change[None]:
+        cur = found.get(src)
+        if cur is None or _KIND[cur.type] != _KIND[kind]:
+            raise missing(dotted(src))
+        taken = found.get(dst)
+        if taken is not None:
+            raise already_exists(f"Cannot rename {dotted(src)} to {dotted(dst)}. "
+                                 f"{_KIND[taken.type]} already exists")
+        require_namespace(found, ns)
+        return Change([Delete(src, expected=cur), Put(dst, cur)],
+                      f"rename {_KIND[kind].lower()} {dotted(src)} to {dotted(dst)}", None)
+
+    catalog.write(ref, [src, dst, ns], who, plan)

@@ -1,0 +1,208 @@
+"""Iceberg tables: metadata through PyIceberg's own model and update logic,
+one ICEBERG_TABLE content value per table on the branch."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from pyiceberg.catalog import MetastoreCatalog
+from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
+from pyiceberg.table.metadata import TableMetadata, new_table_metadata
+from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
+from pyiceberg.table.update import AssertCreate, SetLocationUpdate, update_table_metadata
+
+from api.catalog.files import next_metadata_location
+from api.catalog.service import Catalog, Change, Who, clash, require_namespace
+from api.errors import bad_request, no_such_table
+from api.models import (
+    CommitTableRequest,
+    CreateTableRequest,
+    RegisterTableRequest,
+    TableChange,
+)
+from api.paths import Target, dotted, namespace_from_levels
+from core.commits import Delete, Operation, Put
+from core.content import Content, ContentType, IcebergTable
+from core.keys import ContentKey
+
+
+def load_body(location: str | None, metadata: bytes) -> bytes:
+    """A LoadTableResult, built from the cached metadata bytes (no re-encoding)."""
+    loc = json.dumps(location).encode()
+    return b'{"metadata-location":' + loc + b',"metadata":' + metadata + b',"config":{}}'
+
+
+def table_content(meta: TableMetadata, location: str, content_id: str | None) -> IcebergTable:
+    return IcebergTable(id=content_id, metadata_location=location,
+                        snapshot_id=meta.current_snapshot_id if meta.current_snapshot_id
+                        is not None else -1,
+                        schema_id=meta.current_schema_id, spec_id=meta.default_spec_id,
+                        sort_order_id=meta.default_sort_order_id)
+
+
+class Tables:
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self.files = catalog.files
+
+    # -- reads --------------------------------------------------------------------
+    def current(self, t: Target) -> IcebergTable:
+        c = self.catalog.get(t.ref, t.key)
+        if not isinstance(c, IcebergTable):
+            raise no_such_table(t.name)
+        return c
+
+    def load(self, t: Target, snapshots: str | None = None) -> bytes:
+        c = self.current(t)
+        meta, data = self.files.table(c.metadata_location)
+        if snapshots == "refs":
+            wanted = {r.snapshot_id for r in meta.refs.values()}
+            data = meta.model_copy(update={"snapshots": [
+                s for s in meta.snapshots if s.snapshot_id in wanted]}).model_dump_json().encode()
+        return load_body(c.metadata_location, data)
+
+    def list(self, ref: str, ns: ContentKey, page_token: str | None,
+             page_size: int | None) -> tuple[list[ContentKey], str | None]:
+        from api.catalog.namespaces import Namespaces, list_entries
+
+        Namespaces(self.catalog).load(ref, ns)
+        return list_entries(self.catalog, ref, ns, ContentType.ICEBERG_TABLE, page_token,
+                            page_size)
+
+    # -- writes -------------------------------------------------------------------
+    def create(self, ref: str, ns: ContentKey, req: CreateTableRequest, who: Who) -> bytes:
+        key = ContentKey([*ns.elements, req.name])
+        props = dict(req.properties)
+        location = (self.catalog.locations.check(req.location) if req.location
+                    else self.catalog.locations.default(ns.elements, req.name))
+        meta = new_table_metadata(req.schema_, req.partition_spec or UNPARTITIONED_PARTITION_SPEC,
+                                  req.write_order or UNSORTED_SORT_ORDER, location, props)
+        if req.stage_create:
+            # Nothing is written: the client commits it later with assert-create.
+            self._check_free(ref, key)
+            return load_body(None, meta.model_dump_json().encode())
+
+        def plan(found: dict[ContentKey, Content]) -> Change[bytes]:
+            require_namespace(found, ns)
+            err = clash(found, key, ContentType.ICEBERG_TABLE)
+            if err:
+                raise err
+            loc = next_metadata_location(meta.location, meta.properties, None)
+            data = self.files.write_table(meta, loc)
+            return Change([Put(key, table_content(meta, loc, None))],
+                          f"create table {dotted(key)}", load_body(loc, data), [loc])
+
+        return self.catalog.write(ref, [key, ns], who, plan)  # type: ignore[return-value]
+
+    def _check_free(self, ref: str, key: ContentKey) -> None:
+        ns = key.namespace
+        _, found = self.catalog.read(ref, [key, ns])  # type: ignore[list-item]
+        require_namespace(found, ns)  # type: ignore[arg-type]
+        err = clash(found, key, ContentType.ICEBERG_TABLE)
+        if err:
+            raise err
+
+    def commit(self, t: Target, req: CommitTableRequest, who: Who) -> bytes:
+        if req.identifier is not None and (
+                tuple(req.identifier.namespace) != t.key.namespace.elements  # type: ignore[union-attr]
+                or req.identifier.name != t.key.name):
+            raise bad_request(f"The identifier in the body ({'.'.join(req.identifier.namespace)}"
+                              f".{req.identifier.name}) is not the one in the path ({t.name})")
+        return self.commit_many(t.ref, [(t.key, req)], who)[0]
+
+    def commit_many(self, ref: str, changes: Sequence[tuple[ContentKey, CommitTableRequest]],
+                    who: Who) -> list[bytes]:
+        """Apply every table's requirements and updates; one commit for all."""
+        keys = [k for k, _ in changes]
+        if len(set(keys)) != len(keys):
+            raise bad_request("A transaction may change each table only once")
+        namespaces = list({k.namespace for k in keys})  # type: ignore[misc]
+
+        def plan(found: dict[ContentKey, Content]) -> Change[list[bytes]]:
+            ops: list[Operation] = []
+            bodies: list[bytes] = []
+            files: list[str] = []
+            try:
+                for key, req in changes:
+                    op, loc, data = self._apply(found, key, req)
+                    if op is not None:
+                        ops.append(op)
+                        files.append(loc)
+                    bodies.append(load_body(loc, data))
+            except BaseException:
+                for f in files:
+                    self.files.discard(f)
+                raise
+            verb = "create" if all(isinstance(o, Put) and o.expected is None for o in ops) \
+                else "update"
+            message = (f"{verb} table {dotted(keys[0])}" if len(keys) == 1 else
+                       "update tables " + ", ".join(dotted(k) for k in keys))
+            return Change(ops, message, bodies, files)
+
+        return self.catalog.write(ref, [*keys, *namespaces], who, plan)  # type: ignore[return-value]
+
+    def _apply(self, found: dict[ContentKey, Content], key: ContentKey,
+               req: CommitTableRequest) -> tuple[Operation | None, str, bytes]:
+        cur = found.get(key)
+        creating = any(isinstance(r, AssertCreate) for r in req.requirements)
+        if cur is None and not creating:
+            raise no_such_table(dotted(key))
+        if cur is not None and not isinstance(cur, IcebergTable):
+            if creating:
+                raise clash(found, key, ContentType.ICEBERG_TABLE)  # type: ignore[misc]
+            raise no_such_table(dotted(key))
+        if cur is None:
+            require_namespace(found, key.namespace)  # type: ignore[arg-type]
+            base, base_loc = None, None
+        else:
+            base, base_loc = self.files.table(cur.metadata_location)[0], cur.metadata_location
+        for r in req.requirements:
+            r.validate(base)
+        if cur is not None and not req.updates:
+            return None, base_loc, self.files.table(base_loc)[1]  # type: ignore[arg-type]
+        new = update_table_metadata(base or MetastoreCatalog._empty_table_metadata(),
+                                    tuple(req.updates), enforce_validation=base is None,
+                                    metadata_location=base_loc)
+        if base is None or any(isinstance(u, SetLocationUpdate) for u in req.updates):
+            self.catalog.locations.check(new.location)
+        loc = next_metadata_location(new.location, new.properties, base_loc)
+        data = self.files.write_table(new, loc)
+        content = table_content(new, loc, cur.id if cur else None)
+        return Put(key, content, expected=cur), loc, data
+
+    def drop(self, t: Target, who: Who) -> None:
+        # purgeRequested removes no files: other branches and older commits may
+        # still point at them; reclaiming them is garbage collection's job.
+        def plan(found: dict[ContentKey, Content]) -> Change[None]:
+            cur = found.get(t.key)
+            if not isinstance(cur, IcebergTable):
+                raise no_such_table(t.name)
+            return Change([Delete(t.key, expected=cur)], f"drop table {t.name}", None)
+
+        self.catalog.write(t.ref, [t.key], who, plan)
+
+    def register(self, ref: str, ns: ContentKey, req: RegisterTableRequest, who: Who) -> bytes:
+        key = ContentKey([*ns.elements, req.name])
+        try:
+            meta, data = self.files.table(req.metadata_location)
+        except Exception as e:  # a missing or unreadable file is the request's fault
+            raise bad_request(f"Cannot register table {dotted(key)}: "
+                              f"{getattr(e, 'message', e)}") from None
+        self.catalog.locations.check(req.metadata_location)
+
+        def plan(found: dict[ContentKey, Content]) -> Change[bytes]:
+            require_namespace(found, ns)
+            cur = found.get(key)
+            if cur is not None and not (req.overwrite and isinstance(cur, IcebergTable)):
+                raise clash(found, key, ContentType.ICEBERG_TABLE)  # type: ignore[misc]
+            content = table_content(meta, req.metadata_location, cur.id if cur else None)
+            return Change([Put(key, content, expected=cur)], f"register table {dotted(key)}",
+                          load_body(req.metadata_location, data))
+
+        return self.catalog.write(ref, [key, ns], who, plan)  # type: ignore[return-value]
+
+    def transaction(self, ref: str, changes: Sequence[TableChange], who: Who) -> None:
+        pairs = [(ContentKey([*namespace_from_levels(c.identifier.namespace).elements,
+                              c.identifier.name]), c) for c in changes]
+        self.commit_many(ref, pairs, who)

@@ -1,0 +1,147 @@
+"""Iceberg views: metadata updates by core's view logic, one ICEBERG_VIEW
+content value per view on the branch, and views rebuilt as of an instant."""
+
+from __future__ import annotations
+
+import json
+
+from pyiceberg.view.metadata import ViewMetadata
+
+from api.catalog.files import next_metadata_location
+from api.catalog.service import Catalog, Change, Who, clash, require_namespace
+from api.errors import bad_request, no_such_view
+from api.models import CommitViewRequest, CreateViewRequest, RegisterViewRequest
+from api.paths import Target, dotted
+from core.commits import Delete, Put
+from core.content import Content, ContentType, IcebergView
+from core.keys import ContentKey
+from core.views import (
+    SetLocation,
+    apply_view_updates,
+    check_view_requirements,
+    current_version,
+    new_view_metadata,
+    view_as_of,
+)
+
+
+def view_body(location: str, metadata: bytes) -> bytes:
+    loc = json.dumps(location).encode()
+    return b'{"metadata-location":' + loc + b',"metadata":' + metadata + b',"config":{}}'
+
+
+def view_content(meta: ViewMetadata, location: str, content_id: str | None) -> IcebergView:
+    return IcebergView(id=content_id, metadata_location=location,
+                       version_id=meta.current_version_id,
+                       schema_id=current_version(meta).schema_id)
+
+
+class Views:
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self.files = catalog.files
+
+    def _now_ms(self) -> int:
+        return self.catalog.store.clock() // 1000
+
+    # -- reads --------------------------------------------------------------------
+    def current(self, t: Target) -> IcebergView:
+        c = self.catalog.get(t.ref, t.key)
+        if not isinstance(c, IcebergView):
+            raise no_such_view(t.name)
+        return c
+
+    def load(self, t: Target) -> bytes:
+        c = self.current(t)
+        meta, data = self.files.view(c.metadata_location)
+        if t.instant_ms is not None:
+            then = view_as_of(meta, t.instant_ms)
+            if then is not meta:
+                data = then.model_dump_json().encode()
+        return view_body(c.metadata_location, data)
+
+    def list(self, ref: str, ns: ContentKey, page_token: str | None,
+             page_size: int | None) -> tuple[list[ContentKey], str | None]:
+        from api.catalog.namespaces import Namespaces, list_entries
+
+        Namespaces(self.catalog).load(ref, ns)
+        return list_entries(self.catalog, ref, ns, ContentType.ICEBERG_VIEW, page_token,
+                            page_size)
+
+    # -- writes -------------------------------------------------------------------
+    def create(self, ref: str, ns: ContentKey, req: CreateViewRequest, who: Who) -> bytes:
+        key = ContentKey([*ns.elements, req.name])
+        location = (self.catalog.locations.check(req.location) if req.location
+                    else self.catalog.locations.default(ns.elements, req.name))
+
+        def plan(found: dict[ContentKey, Content]) -> Change[bytes]:
+            require_namespace(found, ns)
+            err = clash(found, key, ContentType.ICEBERG_VIEW)
+            if err:
+                raise err
+            meta = new_view_metadata(location, req.schema_, req.view_version,
+                                     dict(req.properties), self._now_ms())
+            loc = next_metadata_location(meta.location, meta.properties, None)
+            data = self.files.write_view(meta, loc)
+            return Change([Put(key, view_content(meta, loc, None))],
+                          f"create view {dotted(key)}", view_body(loc, data), [loc])
+
+        return self.catalog.write(ref, [key, ns], who, plan)  # type: ignore[return-value]
+
+    def replace(self, t: Target, req: CommitViewRequest, who: Who) -> bytes:
+        if req.identifier is not None and (
+                tuple(req.identifier.namespace) != t.key.namespace.elements  # type: ignore[union-attr]
+                or req.identifier.name != t.key.name):
+            raise bad_request(f"The identifier in the body ({'.'.join(req.identifier.namespace)}"
+                              f".{req.identifier.name}) is not the one in the path ({t.name})")
+
+        # Planned again from the newest metadata when the view moved meanwhile:
+        # the requirements are checked again and an added version is renumbered.
+        def plan(found: dict[ContentKey, Content]) -> Change[bytes]:
+            cur = found.get(t.key)
+            if not isinstance(cur, IcebergView):
+                raise no_such_view(t.name)
+            base = self.files.view(cur.metadata_location)[0]
+            check_view_requirements(base, req.requirements)
+            meta = apply_view_updates(base, req.updates, self._now_ms())
+            if any(isinstance(u, SetLocation) for u in req.updates):
+                self.catalog.locations.check(meta.location)
+            if meta == base:
+                return Change([], "", view_body(cur.metadata_location,
+                                                self.files.view(cur.metadata_location)[1]))
+            loc = next_metadata_location(meta.location, meta.properties, cur.metadata_location)
+            data = self.files.write_view(meta, loc)
+            verb = "replace" if meta.current_version_id != base.current_version_id else "alter"
+            return Change([Put(t.key, view_content(meta, loc, cur.id), expected=cur)],
+                          f"{verb} view {t.name}", view_body(loc, data), [loc])
+
+        return self.catalog.write(t.ref, [t.key], who, plan)  # type: ignore[return-value]
+
+    def drop(self, t: Target, who: Who) -> None:
+        def plan(found: dict[ContentKey, Content]) -> Change[None]:
+            cur = found.get(t.key)
+            if not isinstance(cur, IcebergView):
+                raise no_such_view(t.name)
+            return Change([Delete(t.key, expected=cur)], f"drop view {t.name}", None)
+
+        self.catalog.write(t.ref, [t.key], who, plan)
+
+    def register(self, ref: str, ns: ContentKey, req: RegisterViewRequest, who: Who) -> bytes:
+        key = ContentKey([*ns.elements, req.name])
+        try:
+            meta, data = self.files.view(req.metadata_location)
+        except Exception as e:  # a missing or unreadable file is the request's fault
+            raise bad_request(f"Cannot register view {dotted(key)}: "
+                              f"{getattr(e, 'message', e)}") from None
+        self.catalog.locations.check(req.metadata_location)
+
+        def plan(found: dict[ContentKey, Content]) -> Change[bytes]:
+            require_namespace(found, ns)
+            err = clash(found, key, ContentType.ICEBERG_VIEW)
+            if err:
+                raise err
+            return Change([Put(key, view_content(meta, req.metadata_location, None))],
+                          f"register view {dotted(key)}",
+                          view_body(req.metadata_location, data))
+
+        return self.catalog.write(ref, [key, ns], who, plan)  # type: ignore[return-value]

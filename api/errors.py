@@ -1,0 +1,145 @@
+"""Iceberg's error body, and the one place that turns any failure into it.
+
+Every error answers ``{"error": {"message", "type", "code"}}``. Clients rely on
+the ``type`` of a 404 (Spark reads any 404 that is not NoSuchNamespaceException
+as "no such table/view") and on a commit never answering 5xx unless the
+server itself failed, so the mapping below is part of the protocol.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import ValidationError
+from pyiceberg.exceptions import CommitFailedException
+from pyiceberg.exceptions import ValidationError as IcebergValidationError
+from starlette.exceptions import HTTPException
+
+from core.errors import (
+    CommitConflictError,
+    ConflictError,
+    InvalidInputError,
+    InvalidRefError,
+    NotFoundError,
+    ReadOnlyReferenceError,
+    ReferenceNotFoundError,
+    RequirementFailedError,
+    SapwoodError,
+    error_details,
+)
+
+log = logging.getLogger("sapwood.api")
+
+
+class IcebergError(Exception):
+    """An answer the REST spec names: status, Iceberg exception type, message."""
+
+    def __init__(self, code: int, type_: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.type = type_
+        self.message = message
+
+
+def no_such_namespace(ns: str) -> IcebergError:
+    return IcebergError(404, "NoSuchNamespaceException", f"Namespace does not exist: {ns}")
+
+
+def no_such_table(name: str) -> IcebergError:
+    return IcebergError(404, "NoSuchTableException", f"Table does not exist: {name}")
+
+
+def no_such_view(name: str) -> IcebergError:
+    return IcebergError(404, "NoSuchViewException", f"View does not exist: {name}")
+
+
+def already_exists(message: str) -> IcebergError:
+    return IcebergError(409, "AlreadyExistsException", message)
+
+
+def bad_request(message: str) -> IcebergError:
+    return IcebergError(400, "BadRequestException", message)
+
+
+def commit_failed(message: str) -> IcebergError:
+    return IcebergError(409, "CommitFailedException", message)
+
+
+def body(code: int, type_: str, message: str, **extra: Any) -> dict[str, Any]:
+    err: dict[str, Any] = {"message": message, "type": type_, "code": code}
+    err.update(extra)
+    return {"error": err}
+
+
+def _respond(code: int, type_: str, message: str, **extra: Any) -> JSONResponse:
+    return JSONResponse(body(code, type_, message, **extra), status_code=code)
+
+
+def _from_domain(e: SapwoodError) -> JSONResponse:
+    extra = error_details(e)
+    if isinstance(e, ReadOnlyReferenceError | InvalidRefError):
+        return _respond(400, "BadRequestException", e.message, **extra)
+    if isinstance(e, InvalidInputError):
+        return _respond(400, "IllegalArgumentException", e.message, **extra)
+    if isinstance(e, ReferenceNotFoundError):
+        return _respond(404, "NoSuchReferenceException", e.message, **extra)
+    if isinstance(e, NotFoundError):
+        return _respond(404, "NotFoundException", e.message, **extra)
+    if isinstance(e, RequirementFailedError | CommitConflictError | ConflictError):
+        return _respond(409, "CommitFailedException", e.message, **extra)
+    log.error("unmapped domain error %s: %s", type(e).__name__, e.message)
+    return _respond(500, "InternalServerError", e.message)
+
+
+def install(app: FastAPI) -> None:
+    @app.exception_handler(IcebergError)
+    async def _iceberg(_: Request, e: IcebergError) -> JSONResponse:
+        return _respond(e.code, e.type, e.message)
+
+    @app.exception_handler(SapwoodError)
+    async def _domain(_: Request, e: SapwoodError) -> JSONResponse:
+        return _from_domain(e)
+
+    @app.exception_handler(CommitFailedException)
+    async def _requirement(_: Request, e: CommitFailedException) -> JSONResponse:
+        return _respond(409, "CommitFailedException", str(e))
+
+    @app.exception_handler(RequestValidationError)
+    async def _request(_: Request, e: RequestValidationError) -> JSONResponse:
+        return _respond(400, "BadRequestException", describe_validation(e.errors()))
+
+    @app.exception_handler(ValidationError)
+    async def _model(_: Request, e: ValidationError) -> JSONResponse:
+        return _respond(400, "BadRequestException", describe_validation(e.errors()))
+
+    @app.exception_handler(IcebergValidationError)
+    async def _metadata(_: Request, e: IcebergValidationError) -> JSONResponse:
+        return _respond(400, "ValidationException", str(e))
+
+    @app.exception_handler(HTTPException)
+    async def _http(_: Request, e: HTTPException) -> JSONResponse:
+        kind = {404: "NotFoundException", 405: "MethodNotAllowedException"}.get(
+            e.status_code, "BadRequestException")
+        return _respond(e.status_code, kind, str(e.detail))
+
+    @app.exception_handler(ValueError)
+    async def _value(_: Request, e: ValueError) -> JSONResponse:
+        # PyIceberg's metadata logic reports invalid updates as ValueError.
+        return _respond(400, "IllegalArgumentException", str(e))
+
+    @app.exception_handler(Exception)
+    async def _bug(_: Request, e: Exception) -> JSONResponse:
+        log.exception("internal error")
+        return _respond(500, "InternalServerError", f"{type(e).__name__}: {e}")
+
+
+def describe_validation(errors: Any) -> str:
+    parts = []
+    for err in list(errors)[:3]:
+        loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
+        parts.append(f"{loc or 'body'}: {err.get('msg')}")
+    return "Invalid request: " + "; ".join(parts)

@@ -1,0 +1,143 @@
+"""Which reference a request reads or writes, from its path.
+
+The Iceberg routes are served in four shapes, all meaning the same thing:
+``/iceberg/v1/...`` (the default branch), ``/iceberg/{ref}/v1/...`` (a client
+whose URI names a ref), and either of those with a REST ``prefix`` after
+``/v1/`` (the prefix is a ref spec too; config hands it out). A small ASGI
+middleware folds them into ``/iceberg/v1/...`` before routing, so the routes
+exist once and routing stays one table lookup per request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, unquote
+
+from api.errors import bad_request
+from core.commits import DEFAULT_BRANCH
+from core.errors import InvalidKeyError
+from core.instants import to_micros
+from core.keys import ContentKey
+from core.refs import AtInstant, parse_ref
+
+BASE = "/iceberg/"
+# The first segment after /v1/ of every spec route that takes no {prefix}, or
+# whose {prefix} was left out: anything else there is a prefix.
+_RESOURCES = frozenset({"config", "oauth", "namespaces", "tables", "views", "transactions"})
+SCOPE_KEY = "sapwood.ref"
+
+
+def split_path(path: str) -> tuple[str, str | None, str | None] | None:
+    """(path for routing, ref from the base path, ref from the prefix), or None
+    when the path is not an Iceberg route. ``path`` is still percent-encoded."""
+    segments = path[len(BASE):].split("/")
+    try:
+        v1 = segments.index("v1")
+    except ValueError:
+        return None
+    base = unquote("/".join(segments[:v1])) if v1 else None
+    rest = segments[v1 + 1:]
+    prefix = None
+    if len(rest) > 1 and rest[0] not in _RESOURCES:
+        prefix = unquote(rest[0])
+        rest = rest[1:]
+    return "/iceberg/v1/" + "/".join(unquote(s) for s in rest), base or None, prefix
+
+
+class RefPaths:
+    """ASGI middleware: fold the four path shapes into one (see the module doc)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            raw = scope.get("raw_path")
+            path = raw.decode("latin-1") if raw else quote(scope["path"])
+            if path.startswith(BASE):
+                found = split_path(path)
+                if found is not None:
+                    routed, base, prefix = found
+                    scope = dict(scope, path=routed, raw_path=quote(routed).encode())
+                    scope[SCOPE_KEY] = (base, prefix)
+        await self.app(scope, receive, send)
+
+
+def request_ref(scope: dict[str, Any], fallback: str | None = None) -> str:
+    """The ref spec a request addresses: base path and prefix must agree."""
+    base, prefix = scope.get(SCOPE_KEY, (None, None))
+    if base and prefix and base != prefix:
+        raise bad_request(f"The reference in the base path ({base!r}) and in the prefix "
+                          f"({prefix!r}) differ: name one reference")
+    ref = base or prefix or fallback or DEFAULT_BRANCH
+    parse_ref(ref)  # bad grammar is a 400 before anything is looked up
+    return ref
+
+
+def quote_ref(ref: str) -> str:
+    return quote(ref, safe="")
+
+
+# -- namespaces and identifiers ----------------------------------------------------
+def namespace_key(path_value: str) -> ContentKey:
+    """A namespace path parameter: levels separated by the unit separator 0x1F."""
+    return namespace_from_levels(path_value.split("\x1f"))
+
+
+def namespace_from_levels(levels: list[str]) -> ContentKey:
+    try:
+        return ContentKey(levels)
+    except InvalidKeyError as e:
+        raise bad_request(f"Invalid namespace {levels!r}: {e.message}") from None
+
+
+def dotted(key: ContentKey) -> str:
+    return ".".join(key.elements)
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One table or view as a request names it: where to read it, and when."""
+
+    ref: str
+    key: ContentKey
+    # Set when the ref pins an instant: views are rebuilt as of it.
+    instant_ms: int | None
+    # Whether the name carried its own ref (Nessie's ``name@ref#hash``).
+    pinned: bool
+
+    @property
+    def name(self) -> str:
+        return dotted(self.key)
+
+
+def target(ref: str, namespace: ContentKey, name: str) -> Target:
+    """``name`` may carry its own reference, Nessie style: ``v@dev``,
+    ``v@main#<hash>`` or ``v@main#<instant>`` (and any ref spec after the @)."""
+    own = None
+    if "@" in name:
+        name, _, own = name.partition("@")
+        if not name or not own:
+            raise bad_request(f"Invalid table or view reference {name + '@' + own!r}: "
+                              "expected name@ref, name@ref#hash or name@ref#instant")
+        if "#" in own:
+            branch, _, at = own.partition("#")
+            own = f"{branch}@{at}" if _is_hex(at) else f"{branch}*{at}"
+        parse_ref(own)
+    spec_text = own or ref
+    key = ContentKey([*namespace.elements, name]) if name else None
+    if key is None:
+        raise bad_request("Invalid identifier: empty name")
+    return Target(spec_text, key, instant_of(spec_text), own is not None)
+
+
+def instant_of(ref: str) -> int | None:
+    """The last instant a ref spec pins, in epoch ms, if any."""
+    spec = parse_ref(ref)
+    at = next((p.at for p in reversed(spec.parts) if isinstance(p, AtInstant)), None)
+    return None if at is None else to_micros(at) // 1000
+
+
+def _is_hex(text: str) -> bool:
+    return len(text) >= 8 and all(c in "0123456789abcdefABCDEF" for c in text)

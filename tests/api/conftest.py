@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from store import Store
+from tests.server import Server
+
+_dbs = itertools.count()
+
+
+@pytest.fixture(scope="module",
+                params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+           ) -> Iterator[Server]:
+    """One real server per test module and backend."""
+    base = tmp_path_factory.mktemp("server")
+    if request.param == "sqlite":
+        url = f"sqlite:///{base / 'sapwood.db'}"
+    else:
+        pg = request.getfixturevalue("postgres")
+        url = pg.create_database(f"api{os.getpid()}_{next(_dbs)}")
+    srv = Server(url, base).start()
+    yield srv
+    srv.stop()
+    errors = srv.server_errors()
+    assert not errors, f"the server answered 5xx: {errors}"
+
+
+@pytest.fixture(scope="module")
+def http(server: Server) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server.base, timeout=30) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def store(server: Server) -> Iterator[Store]:
+    """The same catalog opened directly (to create branches, read hashes)."""
+    s = Store(server.database_url)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def ns(http: httpx.Client, request: pytest.FixtureRequest) -> str:
+    """A fresh namespace on main for one test."""
+    name = f"{request.node.originalname}_{next(_dbs)}"[:60]
+    r = http.post("/iceberg/v1/namespaces", json={"namespace": [name]})
+    assert r.status_code == 200, r.text
+    return name

@@ -1,0 +1,82 @@
+"""A real ``sapwood serve`` process on a free port, for tests and benchmarks."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+import httpx
+
+from tests.pg import free_port
+
+
+def sapwood_command() -> list[str]:
+    """The installed console script, next to this interpreter."""
+    exe = Path(sys.executable).with_name("sapwood")
+    if exe.exists():
+        return [str(exe)]
+    found = shutil.which("sapwood")
+    if found:
+        return [found]
+    return [sys.executable, "-m", "api.cli"]
+
+
+class Server:
+    def __init__(self, database_url: str, data_dir: Path, workers: int = 1,
+                 extra_env: dict[str, str] | None = None) -> None:
+        self.database_url = database_url
+        self.data_dir = data_dir
+        self.warehouse = (data_dir / "warehouse").resolve().as_uri()
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.workers = workers
+        self.extra_env = extra_env or {}
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.log = data_dir / "server.log"
+
+    def start(self, timeout: float = 60) -> Server:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        env = dict(os.environ, SAPWOOD_DATA_DIR=str(self.data_dir), **self.extra_env)
+        cmd = [*sapwood_command(), "serve", "--port", str(self.port), "--database",
+               self.database_url, "--warehouse", self.warehouse, "--workers", str(self.workers)]
+        with open(self.log, "wb") as log:
+            self.proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"sapwood serve exited: {self.log.read_text()}")
+            try:
+                if httpx.get(f"{self.base}/iceberg/v1/config", timeout=2).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"sapwood serve did not answer in {timeout}s: {self.log.read_text()}")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def uri(self, ref: str | None = None) -> str:
+        return f"{self.base}/iceberg" + (f"/{quote(ref, safe='')}" if ref else "")
+
+    def catalog(self, ref: str | None = None, **props: str):  # type: ignore[no-untyped-def]
+        from pyiceberg.catalog.rest import RestCatalog
+
+        return RestCatalog(f"sapwood-{ref or 'default'}", uri=self.uri(ref), **props)
+
+    def server_errors(self) -> list[str]:
+        """Lines of the server log that report a 5xx (each one is a bug)."""
+        text = self.log.read_text(errors="replace") if self.log.exists() else ""
+        return [line for line in text.splitlines() if "internal error" in line]

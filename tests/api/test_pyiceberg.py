@@ -169,7 +169,7 @@ def test_reads_at_hash_and_instant(server, store, ns: str) -> None:
         assert at.load_table(f"{ns}.hist").scan().to_arrow().num_rows == 2, pinned
         assert not at.table_exists(f"{ns}.later"), pinned
         assert (ns, "later") not in at.list_tables(ns)
-        with pytest.raises(Exception, match="read-only|Cannot write"):
+        with pytest.raises(Exception, match=r"read-only|Cannot write"):
             at.create_table(f"{ns}.nope", SCHEMA)
     # The pinned catalogs wrote nothing.
     assert not cat.table_exists(f"{ns}.nope")

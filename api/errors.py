@@ -75,38 +75,45 @@ def body(code: int, type_: str, message: str, **extra: Any) -> dict[str, Any]:
     return {"error": err}
 
 
-def _respond(code: int, type_: str, message: str, **extra: Any) -> JSONResponse:
-    return JSONResponse(body(code, type_, message, **extra), status_code=code)
+def _respond(code: int, type_: str, message: str, request: Request | None = None,
+             **extra: Any) -> JSONResponse:
+    payload = body(code, type_, message, **extra)
+    if request is not None and (code in (404, 409) or code >= 500) and \
+            "/views" in request.scope["path"]:
+        # The spec documents these view answers as a bare ErrorModel while every
+        # client reads the wrapped form: send both (ErrorModel allows extra keys).
+        payload.update(payload["error"])
+    return JSONResponse(payload, status_code=code)
 
 
-def _from_domain(e: SapwoodError) -> JSONResponse:
+def _from_domain(e: SapwoodError, r: Request) -> JSONResponse:
     extra = error_details(e)
     if isinstance(e, ReadOnlyReferenceError | InvalidRefError):
-        return _respond(400, "BadRequestException", e.message, **extra)
+        return _respond(400, "BadRequestException", e.message, r, **extra)
     if isinstance(e, InvalidInputError):
-        return _respond(400, "IllegalArgumentException", e.message, **extra)
+        return _respond(400, "IllegalArgumentException", e.message, r, **extra)
     if isinstance(e, ReferenceNotFoundError):
-        return _respond(404, "NoSuchReferenceException", e.message, **extra)
+        return _respond(404, "NoSuchReferenceException", e.message, r, **extra)
     if isinstance(e, NotFoundError):
-        return _respond(404, "NotFoundException", e.message, **extra)
+        return _respond(404, "NotFoundException", e.message, r, **extra)
     if isinstance(e, RequirementFailedError | CommitConflictError | ConflictError):
-        return _respond(409, "CommitFailedException", e.message, **extra)
+        return _respond(409, "CommitFailedException", e.message, r, **extra)
     log.error("unmapped domain error %s: %s", type(e).__name__, e.message)
-    return _respond(500, "InternalServerError", e.message)
+    return _respond(500, "InternalServerError", e.message, r)
 
 
 def install(app: FastAPI) -> None:
     @app.exception_handler(IcebergError)
-    async def _iceberg(_: Request, e: IcebergError) -> JSONResponse:
-        return _respond(e.code, e.type, e.message)
+    async def _iceberg(r: Request, e: IcebergError) -> JSONResponse:
+        return _respond(e.code, e.type, e.message, r)
 
     @app.exception_handler(SapwoodError)
-    async def _domain(_: Request, e: SapwoodError) -> JSONResponse:
-        return _from_domain(e)
+    async def _domain(r: Request, e: SapwoodError) -> JSONResponse:
+        return _from_domain(e, r)
 
     @app.exception_handler(CommitFailedException)
-    async def _requirement(_: Request, e: CommitFailedException) -> JSONResponse:
-        return _respond(409, "CommitFailedException", str(e))
+    async def _requirement(r: Request, e: CommitFailedException) -> JSONResponse:
+        return _respond(409, "CommitFailedException", str(e), r)
 
     @app.exception_handler(RequestValidationError)
     async def _request(_: Request, e: RequestValidationError) -> JSONResponse:
@@ -121,10 +128,10 @@ def install(app: FastAPI) -> None:
         return _respond(400, "ValidationException", str(e))
 
     @app.exception_handler(HTTPException)
-    async def _http(_: Request, e: HTTPException) -> JSONResponse:
+    async def _http(r: Request, e: HTTPException) -> JSONResponse:
         kind = {404: "NotFoundException", 405: "MethodNotAllowedException"}.get(
             e.status_code, "BadRequestException")
-        return _respond(e.status_code, kind, str(e.detail))
+        return _respond(e.status_code, kind, str(e.detail), r)
 
     @app.exception_handler(ValueError)
     async def _value(_: Request, e: ValueError) -> JSONResponse:
@@ -132,9 +139,9 @@ def install(app: FastAPI) -> None:
         return _respond(400, "IllegalArgumentException", str(e))
 
     @app.exception_handler(Exception)
-    async def _bug(_: Request, e: Exception) -> JSONResponse:
+    async def _bug(r: Request, e: Exception) -> JSONResponse:
         log.exception("internal error")
-        return _respond(500, "InternalServerError", f"{type(e).__name__}: {e}")
+        return _respond(500, "InternalServerError", f"{type(e).__name__}: {e}", r)
 
 
 def describe_validation(errors: Any) -> str:

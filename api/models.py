@@ -4,7 +4,10 @@ are PyIceberg's own models; view updates and requirements are core's."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ModelWrapValidatorHandler, field_validator, \
+    model_validator
 from pyiceberg.partitioning import PartitionSpec
 from pyiceberg.schema import Schema
 from pyiceberg.table.sorting import SortOrder
@@ -16,6 +19,17 @@ from core.views import ViewRequirement, ViewUpdate
 
 class _Request(BaseModel):
     model_config = ConfigDict(populate_by_name=True, frozen=True)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _input_errors(cls, data: Any, handler: ModelWrapValidatorHandler[Any]) -> Any:
+        # PyIceberg's own validators raise TypeError/KeyError/AttributeError on
+        # some malformed input (a default of the wrong type, a snapshot without
+        # its fields); while a body is parsed they are the request's fault.
+        try:
+            return handler(data)
+        except (TypeError, KeyError, AttributeError, IndexError) as e:
+            raise ValueError(f"{type(e).__name__}: {e}") from None
 
 
 def _strings(value: object) -> object:

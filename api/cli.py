@@ -85,21 +85,15 @@ def serve(host: str = typer.Option("127.0.0.1", help="Address to listen on"),
           log_level: str = typer.Option("warning", help="uvicorn's log level"),
           ) -> None:
     """Serve the Iceberg REST catalog (``/iceberg/v1``, ``/iceberg/{ref}/v1``)."""
-    import uvicorn
-
+    from api.server import serve as run
     from api.settings import Settings
-
-    settings = Settings.resolve(database, warehouse)
-    # Workers build their own app from the environment: pass the choices on.
-    os.environ["SAPWOOD_DATABASE_URL"] = settings.database_url
-    os.environ["SAPWOOD_WAREHOUSE"] = settings.warehouse
     from store import Store
 
+    settings = Settings.resolve(database, warehouse)
     Store(settings.database_url).close()  # create or upgrade the schema once, up front
     typer.echo(f"Sapwood on http://{host}:{port}/iceberg (database {_safe(settings.database_url)},"
                f" warehouse {settings.warehouse})")
-    uvicorn.run("api.app:app_from_env", factory=True, host=host, port=port, workers=workers,
-                log_level=log_level, access_log=False)
+    run(settings, host, port, workers, log_level)
 
 
 def _safe(url: str) -> str:

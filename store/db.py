@@ -18,7 +18,7 @@ from sqlalchemy import Connection, create_engine, event
 from sqlalchemy.engine import make_url
 
 from core.errors import InvalidInputError
-from store.writer_pool import WriterConnections
+from store.writer_pool import DedicatedConnections
 
 SQLITE_BUSY_TIMEOUT_S = 60
 # Per process: commits on one branch serialize anyway; more would only hold
@@ -61,8 +61,11 @@ class Database:
             raise InvalidInputError(f"unsupported database {parsed.drivername!r}: "
                                     "use sqlite:///file.db or postgresql://…")
         self._begin = "BEGIN IMMEDIATE" if self.dialect == "sqlite" else "BEGIN"
-        self.writers = WriterConnections(self.write_engine, size=WRITER_CONNECTIONS,
-                                         autocommit=self.dialect == "postgresql")
+        self.writers = DedicatedConnections(self.write_engine, size=WRITER_CONNECTIONS,
+                                            autocommit=self.dialect == "postgresql")
+        # Reads outside transactions (each statement sees the latest commit).
+        self.readers = DedicatedConnections(self.read_engine, size=WRITER_CONNECTIONS,
+                                            autocommit=self.dialect == "postgresql")
         dbapi = self.write_engine.dialect.loaded_dbapi
         # After these the writer's own connection is not trusted again.
         self._dbapi_disconnects = (dbapi.OperationalError, dbapi.InterfaceError)
@@ -117,6 +120,24 @@ class Database:
         finally:
             self.writers.release(c, broken)
 
+    def raw_read(self, sql: str, params: tuple[object, ...]) -> list[Any]:
+        """Rows of one prebuilt query on a dedicated reader connection: the
+        per-request read (a ref's head) without SQLAlchemy's per-call cost. A
+        PostgreSQL connection found dead is replaced and the query asked again."""
+        for attempt in (1, 2):
+            c = self.readers.acquire()
+            broken = False
+            try:
+                c.cursor.execute(sql, params)
+                return list(c.cursor.fetchall())
+            except self.connection_errors:
+                broken = True
+                if attempt == 2:
+                    raise
+            finally:
+                self.readers.release(c, broken)
+        raise AssertionError("unreachable")
+
     @property
     def param(self) -> str:
         """The driver's placeholder, for prebuilt SQL."""
@@ -124,6 +145,7 @@ class Database:
 
     def dispose(self) -> None:
         self.writers.dispose()
+        self.readers.dispose()
         self.read_engine.dispose()
         self.write_engine.dispose()
 

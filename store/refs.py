@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable
 
-from sqlalchemy import Connection, bindparam, delete, insert, select, update
+from sqlalchemy import Connection, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from core.commits import DEFAULT_BRANCH, Page, Reference, ReflogEntry, RefType
@@ -25,20 +25,20 @@ from store.db import Database
 from store.schema import COMMITS, REFLOG, REFS
 
 MAX_PAGE = 1000
-_SELECT_REF = select(REFS.c.type, REFS.c.head).where(REFS.c.name == bindparam("name"))
+_TYPES = {t.value: t for t in RefType}
 
 
 class Refs:
     def __init__(self, db: Database, clock: Callable[[], int]) -> None:
         self.db = db
         self.clock = clock
+        self._select_ref = f"SELECT type, head FROM refs WHERE name = {db.param}"
 
     def get(self, name: str) -> Reference:
-        with self.db.read() as conn:
-            row = conn.execute(_SELECT_REF, {"name": name}).first()
-        if row is None:
+        rows = self.db.raw_read(self._select_ref, (name,))
+        if not rows:
             raise ReferenceNotFoundError(f"reference '{name}' does not exist")
-        return Reference(name, RefType(row.type), row.head)
+        return Reference(name, _TYPES[rows[0][0]], rows[0][1])
 
     def locked_head(self, conn: Connection, name: str) -> Reference:
         """Read a head inside a write transaction, locking it until the end."""

@@ -1,4 +1,5 @@
-"""Dedicated database connections for the commit path.
+"""Dedicated database connections for the hot paths: commits, and the one
+read every request makes (a ref's head).
 
 SQLAlchemy's pool resets a connection on every return (a rollback round trip)
 and, with pre-ping, checks it on every checkout (another): on PostgreSQL that
@@ -26,7 +27,7 @@ WAIT_S = 60.0
 
 
 @dataclass(eq=False)
-class WriterConnection:
+class DedicatedConnection:
     fairy: Any  # SQLAlchemy's wrapper, detached from its pool; closing it closes the driver's
     cursor: Any
     used: float
@@ -36,11 +37,11 @@ class WriterConnection:
         return bool(getattr(self.fairy.dbapi_connection, "broken", False))
 
 
-class WriterConnections:
+class DedicatedConnections:
     def __init__(self, engine: Engine, *, size: int, autocommit: bool) -> None:
         self._engine = engine
         self._autocommit = autocommit
-        self._idle: list[WriterConnection] = []  # most recently used last
+        self._idle: list[DedicatedConnection] = []  # most recently used last
         self._opened = 0  # idle + in use
         self._waiting = 0
         # A plain lock on the hot path; the condition only when all are busy.
@@ -48,7 +49,7 @@ class WriterConnections:
         self._returned = threading.Condition(self._lock)
         self.size = size
 
-    def acquire(self) -> WriterConnection:
+    def acquire(self) -> DedicatedConnection:
         with self._lock:
             c = self._take()
         if c is not None and (c.broken or not self._alive(c)):
@@ -62,14 +63,14 @@ class WriterConnections:
                 raise
         return c
 
-    def _take(self) -> WriterConnection | None:
+    def _take(self) -> DedicatedConnection | None:
         """An idle connection, or None with a slot reserved to open one."""
         deadline = time.monotonic() + WAIT_S
         while not self._idle and self._opened >= self.size:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise RetryLimitError(
-                    f"all {self.size} writer connections stayed busy for {WAIT_S:.0f} s")
+                    f"all {self.size} dedicated connections stayed busy for {WAIT_S:.0f} s")
             self._waiting += 1
             try:
                 self._returned.wait(left)
@@ -80,7 +81,7 @@ class WriterConnections:
         self._opened += 1
         return None
 
-    def release(self, c: WriterConnection, broken: bool = False) -> None:
+    def release(self, c: DedicatedConnection, broken: bool = False) -> None:
         if broken or c.broken:
             self._close(c)
             self._forget_one()
@@ -111,16 +112,16 @@ class WriterConnections:
             if self._waiting:
                 self._returned.notify()
 
-    def _open(self) -> WriterConnection:
+    def _open(self) -> DedicatedConnection:
         fairy = self._engine.raw_connection()
         conn = fairy.dbapi_connection
         fairy.detach()  # ours from now on; the engine's pool opens another
         if self._autocommit:
             conn.autocommit = True
-        return WriterConnection(fairy, conn.cursor(), time.monotonic())
+        return DedicatedConnection(fairy, conn.cursor(), time.monotonic())
 
     @staticmethod
-    def _alive(c: WriterConnection) -> bool:
+    def _alive(c: DedicatedConnection) -> bool:
         if time.monotonic() - c.used < IDLE_CHECK_S:
             return True
         # Idle for a while: the server may have dropped it. One check now
@@ -133,6 +134,6 @@ class WriterConnections:
         return True
 
     @staticmethod
-    def _close(c: WriterConnection) -> None:
+    def _close(c: DedicatedConnection) -> None:
         with suppress(Exception):
             c.fairy.close()

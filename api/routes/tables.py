@@ -3,12 +3,12 @@ metrics, and multi-table transactions."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Query, Response
 
-from api.catalog.service import Who, rename
-from api.deps import Services, ref, services, who
+from api.catalog.service import rename
+from api.deps import Call, call, identifier_json, json_response, raw_json
 from api.errors import bad_request
 from api.models import (
     CommitTableRequest,
@@ -22,54 +22,51 @@ from core.content import ContentType
 from core.keys import ContentKey
 
 router = APIRouter(prefix="/iceberg/v1")
-Svc = Annotated[Services, Depends(services)]
-Ref = Annotated[str, Depends(ref)]
-WhoDep = Annotated[Who, Depends(who)]
+Ctx = Annotated[Call, Depends(call)]
 PageToken = Annotated[str | None, Query(alias="pageToken")]
 PageSize = Annotated[int | None, Query(alias="pageSize", ge=1)]
-JSON = "application/json"
 
 
 @router.get("/namespaces/{namespace}/tables")
-def list_tables(svc: Svc, r: Ref, namespace: str, page_token: PageToken = None,
-                page_size: PageSize = None) -> dict[str, Any]:
-    keys, token = svc.tables.list(r, namespace_key(namespace), page_token, page_size)
-    return {"identifiers": [{"namespace": list(k.namespace.elements), "name": k.name}  # type: ignore[union-attr]
-                            for k in keys], "next-page-token": token}
+def list_tables(c: Ctx, namespace: str, page_token: PageToken = None,
+                page_size: PageSize = None) -> Response:
+    keys, token = c.svc.tables.list(c.ref, namespace_key(namespace), page_token, page_size)
+    return json_response({"identifiers": [identifier_json(k) for k in keys],
+                          "next-page-token": token})
 
 
 @router.post("/namespaces/{namespace}/tables")
-def create_table(svc: Svc, r: Ref, w: WhoDep, namespace: str, body: CreateTableRequest,
+def create_table(c: Ctx, namespace: str, body: CreateTableRequest,
                  ) -> Response:
     ns = namespace_key(namespace)
-    return Response(svc.tables.create(r, ns, body, w), media_type=JSON)
+    return raw_json(c.svc.tables.create(c.ref, ns, body, c.who))
 
 
 @router.get("/namespaces/{namespace}/tables/{table}")
-def load_table(svc: Svc, r: Ref, namespace: str, table: str,
+def load_table(c: Ctx, namespace: str, table: str,
                snapshots: Literal["all", "refs"] | None = None) -> Response:
-    t = target(r, namespace_key(namespace), table)
-    return Response(svc.tables.load(t, snapshots), media_type=JSON)
+    t = target(c.ref, namespace_key(namespace), table)
+    return raw_json(c.svc.tables.load(t, snapshots))
 
 
 @router.head("/namespaces/{namespace}/tables/{table}", status_code=204)
-def table_exists(svc: Svc, r: Ref, namespace: str, table: str) -> Response:
-    svc.tables.current(target(r, namespace_key(namespace), table))
+def table_exists(c: Ctx, namespace: str, table: str) -> Response:
+    c.svc.tables.current(target(c.ref, namespace_key(namespace), table))
     return Response(status_code=204)
 
 
 @router.post("/namespaces/{namespace}/tables/{table}")
-def commit_table(svc: Svc, r: Ref, w: WhoDep, namespace: str, table: str,
+def commit_table(c: Ctx, namespace: str, table: str,
                  body: CommitTableRequest) -> Response:
-    t = target(r, namespace_key(namespace), table)
-    return Response(svc.tables.commit(t, body, w), media_type=JSON)
+    t = target(c.ref, namespace_key(namespace), table)
+    return raw_json(c.svc.tables.commit(t, body, c.who))
 
 
 @router.delete("/namespaces/{namespace}/tables/{table}", status_code=204)
-def drop_table(svc: Svc, r: Ref, w: WhoDep, namespace: str, table: str,
+def drop_table(c: Ctx, namespace: str, table: str,
                purge_requested: Annotated[bool, Query(alias="purgeRequested")] = False,
                ) -> Response:
-    svc.tables.drop(target(r, namespace_key(namespace), table), w)
+    c.svc.tables.drop(target(c.ref, namespace_key(namespace), table), c.who)
     return Response(status_code=204)
 
 
@@ -81,23 +78,23 @@ def report_metrics(namespace: str, table: str) -> Response:
 
 
 @router.post("/namespaces/{namespace}/register")
-def register_table(svc: Svc, r: Ref, w: WhoDep, namespace: str, body: RegisterTableRequest,
+def register_table(c: Ctx, namespace: str, body: RegisterTableRequest,
                    ) -> Response:
-    return Response(svc.tables.register(r, namespace_key(namespace), body, w), media_type=JSON)
+    return raw_json(c.svc.tables.register(c.ref, namespace_key(namespace), body, c.who))
 
 
 @router.post("/tables/rename", status_code=204)
-def rename_table(svc: Svc, r: Ref, w: WhoDep, body: RenameTableRequest) -> Response:
+def rename_table(c: Ctx, body: RenameTableRequest) -> Response:
     src, dst = identifier(body.source.namespace, body.source.name), \
         identifier(body.destination.namespace, body.destination.name)
-    rename(svc.catalog, r, src, dst, ContentType.ICEBERG_TABLE, w)
+    rename(c.svc.catalog, c.ref, src, dst, ContentType.ICEBERG_TABLE, c.who)
     return Response(status_code=204)
 
 
 @router.post("/transactions/commit", status_code=204)
-def commit_transaction(svc: Svc, r: Ref, w: WhoDep, body: CommitTransactionRequest,
+def commit_transaction(c: Ctx, body: CommitTransactionRequest,
                        ) -> Response:
-    svc.tables.transaction(r, body.table_changes, w)
+    c.svc.tables.transaction(c.ref, body.table_changes, c.who)
     return Response(status_code=204)
 
 

@@ -22,10 +22,10 @@ def create_table(name: str) -> dict[str, Any]:
 
 
 def append(table_uuid: str, snapshot_id: int, parent: int | None, location: str,
-           ) -> dict[str, Any]:
+           sequence: int = 1) -> dict[str, Any]:
     """INSERT INTO: no identifier, add-snapshot + set-snapshot-ref."""
     snap: dict[str, Any] = {
-        "snapshot-id": snapshot_id, "timestamp-ms": now_ms(), "sequence-number": 0,
+        "snapshot-id": snapshot_id, "timestamp-ms": now_ms(), "sequence-number": sequence,
         "summary": {"operation": "append", "added-records": "1"},
         "manifest-list": f"{location}/metadata/snap-{snapshot_id}-1-x.avro", "schema-id": 0}
     if parent is not None:

@@ -1,0 +1,207 @@
+"""REST front end benchmark: Sapwood's read paths against a bare FastAPI
+endpoint that returns the identical JSON body, both under the same uvicorn
+settings, measured side by side (interleaved rounds) in one run.
+
+    python bench/rest_bench.py            # full run (about a minute)
+    python bench/rest_bench.py --quick    # a smoke test
+
+Prints p50/p99 latency of loadTable, loadView and GET namespace, each ÷ the
+floor's, and GET-namespace requests/s with 10 concurrent clients against 1 and
+2 server workers. Ends with ``name: value`` lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import http.client
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.api import spark_bodies as sb  # noqa: E402
+from tests.pg import free_port  # noqa: E402
+from tests.server import Server  # noqa: E402
+
+NS = "bench"
+PATHS = {
+    "loadtable": f"/iceberg/v1/namespaces/{NS}/tables/events",
+    "loadview": f"/iceberg/v1/namespaces/{NS}/views/daily",
+    "getns": f"/iceberg/v1/namespaces/{NS}",
+}
+
+
+def populate(port: int) -> dict[str, str]:
+    """A table with 20 snapshots, a view with 5 versions; returns the bodies."""
+    c = http.client.HTTPConnection("127.0.0.1", port)
+
+    def call(method: str, path: str, body: object | None = None) -> dict:
+        c.request(method, path, body=json.dumps(body) if body is not None else None,
+                  headers={"Content-Type": "application/json"})
+        r = c.getresponse()
+        data = r.read()
+        assert r.status in (200, 204), (path, r.status, data)
+        return json.loads(data) if data else {}
+
+    call("POST", "/iceberg/v1/namespaces", {"namespace": [NS], "properties": {"owner": "bi"}})
+    meta = call("POST", f"/iceberg/v1/namespaces/{NS}/tables",
+                sb.create_table("events"))["metadata"]
+    parent = None
+    for i in range(20):
+        call("POST", PATHS["loadtable"],
+             sb.append(meta["table-uuid"], 1000 + i, parent, meta["location"], i + 1))
+        parent = 1000 + i
+    uuid = call("POST", f"/iceberg/v1/namespaces/{NS}/views",
+                sb.create_view("daily", "SELECT 0"))["metadata"]["view-uuid"]
+    for i in range(1, 5):
+        call("POST", PATHS["loadview"], sb.replace_view(uuid, f"SELECT {i} FROM {NS}.events"))
+    bodies = {}
+    for name, path in PATHS.items():
+        c.request("GET", path)
+        r = c.getresponse()
+        bodies[name] = r.read().decode()
+    c.close()
+    return bodies
+
+
+def latencies(port: int, path: str, n: int) -> list[float]:
+    c = http.client.HTTPConnection("127.0.0.1", port)
+    out = []
+    for _ in range(n):
+        t = time.perf_counter()
+        c.request("GET", path)
+        r = c.getresponse()
+        r.read()
+        out.append(time.perf_counter() - t)
+        assert r.status == 200
+    c.close()
+    return out
+
+
+def pct(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(p * len(xs)))]
+
+
+async def _client(port: int, path: str, stop: float, counts: list[int]) -> None:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    req = f"GET {path} HTTP/1.1\r\nHost: bench\r\n\r\n".encode()
+    n = 0
+    while time.perf_counter() < stop:
+        writer.write(req)
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                      if line.lower().startswith(b"content-length"))
+        await reader.readexactly(length)
+        n += 1
+    counts.append(n)
+    writer.close()
+
+
+def rps(port: int, path: str, seconds: float, clients: int = 10) -> float:
+    async def run() -> int:
+        counts: list[int] = []
+        stop = time.perf_counter() + seconds
+        await asyncio.gather(*(_client(port, path, stop, counts) for _ in range(clients)))
+        return sum(counts)
+
+    return asyncio.run(run()) / seconds
+
+
+def start_floor(bodies_file: Path) -> tuple[subprocess.Popen[bytes], int]:
+    port = free_port()
+    env = dict(os.environ, SAPWOOD_FLOOR_BODIES=str(bodies_file), PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "bench.floor_app:app", "--host", "127.0.0.1",
+         "--port", str(port), "--log-level", "warning", "--no-access-log"],
+        env=env, cwd=ROOT)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            latencies(port, "/floor/getns", 1)
+            return proc, port
+        except (OSError, AssertionError, http.client.HTTPException):
+            time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError("floor app did not start")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    rounds, per_round, seconds = (3, 100, 1.0) if args.quick else (15, 400, 4.0)
+
+    tmp = Path(tempfile.mkdtemp(prefix="sapwood-rest-bench-"))
+    url = f"sqlite:///{tmp / 'sapwood.db'}"
+    srv = Server(url, tmp / "one").start()
+    floor_proc = None
+    try:
+        bodies = populate(srv.port)
+        bodies_file = tmp / "bodies.json"
+        bodies_file.write_text(json.dumps(bodies))
+        floor_proc, floor_port = start_floor(bodies_file)
+        for name in PATHS:  # identical bodies, byte for byte
+            c = http.client.HTTPConnection("127.0.0.1", floor_port)
+            c.request("GET", f"/floor/{name}")
+            assert c.getresponse().read().decode() == bodies[name], name
+        print(f"bodies: loadtable {len(bodies['loadtable'])} B, loadview "
+              f"{len(bodies['loadview'])} B, getns {len(bodies['getns'])} B")
+
+        samples: dict[str, list[float]] = {f"{k}_{s}": [] for k in PATHS for s in ("sw", "fl")}
+        for name, path in PATHS.items():  # warm both
+            latencies(srv.port, path, 50)
+            latencies(floor_port, f"/floor/{name}", 50)
+        for _ in range(rounds):
+            for name, path in PATHS.items():
+                samples[f"{name}_sw"] += latencies(srv.port, path, per_round)
+                samples[f"{name}_fl"] += latencies(floor_port, f"/floor/{name}", per_round)
+        results: dict[str, float] = {}
+        print(f"{'route':<10} {'p50 µs':>9} {'floor':>9} {'ratio':>6}   {'p99 µs':>9} "
+              f"{'floor':>9} {'ratio':>6}")
+        for name in PATHS:
+            sw, fl = samples[f"{name}_sw"], samples[f"{name}_fl"]
+            p50 = pct(sw, 0.5) / pct(fl, 0.5)
+            p99 = pct(sw, 0.99) / pct(fl, 0.99)
+            results[f"{name}_p50_vs_floor"] = p50
+            results[f"{name}_p99_vs_floor"] = p99
+            print(f"{name:<10} {pct(sw, .5) * 1e6:9.0f} {pct(fl, .5) * 1e6:9.0f} {p50:6.2f}   "
+                  f"{pct(sw, .99) * 1e6:9.0f} {pct(fl, .99) * 1e6:9.0f} {p99:6.2f}")
+
+        one = statistics.median(rps(srv.port, PATHS["getns"], seconds) for _ in range(3))
+        floor_rps = statistics.median(
+            rps(floor_port, "/floor/getns", seconds) for _ in range(3))
+        srv.stop()
+        two_srv = Server(url, tmp / "two", workers=2).start()
+        try:
+            rps(two_srv.port, PATHS["getns"], 1.0)  # warm both workers
+            two = statistics.median(rps(two_srv.port, PATHS["getns"], seconds)
+                                    for _ in range(3))
+        finally:
+            two_srv.stop()
+        print(f"GET namespace, 10 concurrent clients: {one:,.0f} req/s on 1 worker, "
+              f"{two:,.0f} on 2 (floor on 1 worker: {floor_rps:,.0f})")
+    finally:
+        srv.stop()
+        if floor_proc is not None:
+            floor_proc.terminate()
+            floor_proc.wait()
+
+    print()
+    for name in ("loadtable_p50_vs_floor", "loadview_p50_vs_floor", "getns_p50_vs_floor",
+                 "loadview_p99_vs_floor"):
+        print(f"{name}: {results[name]:.2f}")
+    print(f"getns_rps_1_worker: {one:.0f}")
+    print(f"getns_rps_2_workers: {two:.0f}")
+
+
+if __name__ == "__main__":
+    main()

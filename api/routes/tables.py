@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Query, Response
+from fastapi import APIRouter, Query, Request, Response
 
 from api.catalog.service import rename
-from api.deps import Call, call, identifier_json, json_response, raw_json
+from api.deps import Call, identifier_json, json_response, raw_json
 from api.errors import bad_request
 from api.models import (
     CommitTableRequest,
@@ -22,50 +22,56 @@ from core.content import ContentType
 from core.keys import ContentKey
 
 router = APIRouter(prefix="/iceberg/v1")
-Ctx = Annotated[Call, Depends(call)]
 PageToken = Annotated[str | None, Query(alias="pageToken")]
 PageSize = Annotated[int | None, Query(alias="pageSize", ge=1)]
 
 
 @router.get("/namespaces/{namespace}/tables")
-def list_tables(c: Ctx, namespace: str, page_token: PageToken = None,
-                page_size: PageSize = None) -> Response:
-    keys, token = c.svc.tables.list(c.ref, namespace_key(namespace), page_token, page_size)
+async def list_tables(request: Request, namespace: str, page_token: PageToken = None,
+                      page_size: PageSize = None) -> Response:
+    c = Call(request)
+    keys, token = await c.read(c.svc.tables.list, c.ref, namespace_key(namespace),
+                               page_token, page_size)
     return json_response({"identifiers": [identifier_json(k) for k in keys],
                           "next-page-token": token})
 
 
 @router.post("/namespaces/{namespace}/tables")
-def create_table(c: Ctx, namespace: str, body: CreateTableRequest,
+def create_table(request: Request, namespace: str, body: CreateTableRequest,
                  ) -> Response:
+    c = Call(request)
     ns = namespace_key(namespace)
     return raw_json(c.svc.tables.create(c.ref, ns, body, c.who))
 
 
 @router.get("/namespaces/{namespace}/tables/{table}")
-def load_table(c: Ctx, namespace: str, table: str,
-               snapshots: Literal["all", "refs"] | None = None) -> Response:
+async def load_table(request: Request, namespace: str, table: str,
+                     snapshots: Literal["all", "refs"] | None = None) -> Response:
+    c = Call(request)
     t = target(c.ref, namespace_key(namespace), table)
-    return raw_json(c.svc.tables.load(t, snapshots))
+    return raw_json(await c.read(c.svc.tables.load, t, snapshots))
 
 
 @router.head("/namespaces/{namespace}/tables/{table}", status_code=204)
-def table_exists(c: Ctx, namespace: str, table: str) -> Response:
-    c.svc.tables.current(target(c.ref, namespace_key(namespace), table))
+async def table_exists(request: Request, namespace: str, table: str) -> Response:
+    c = Call(request)
+    await c.read(c.svc.tables.current, target(c.ref, namespace_key(namespace), table))
     return Response(status_code=204)
 
 
 @router.post("/namespaces/{namespace}/tables/{table}")
-def commit_table(c: Ctx, namespace: str, table: str,
+def commit_table(request: Request, namespace: str, table: str,
                  body: CommitTableRequest) -> Response:
+    c = Call(request)
     t = target(c.ref, namespace_key(namespace), table)
     return raw_json(c.svc.tables.commit(t, body, c.who))
 
 
 @router.delete("/namespaces/{namespace}/tables/{table}", status_code=204)
-def drop_table(c: Ctx, namespace: str, table: str,
+def drop_table(request: Request, namespace: str, table: str,
                purge_requested: Annotated[bool, Query(alias="purgeRequested")] = False,
                ) -> Response:
+    c = Call(request)
     c.svc.tables.drop(target(c.ref, namespace_key(namespace), table), c.who)
     return Response(status_code=204)
 
@@ -78,13 +84,15 @@ def report_metrics(namespace: str, table: str) -> Response:
 
 
 @router.post("/namespaces/{namespace}/register")
-def register_table(c: Ctx, namespace: str, body: RegisterTableRequest,
+def register_table(request: Request, namespace: str, body: RegisterTableRequest,
                    ) -> Response:
+    c = Call(request)
     return raw_json(c.svc.tables.register(c.ref, namespace_key(namespace), body, c.who))
 
 
 @router.post("/tables/rename", status_code=204)
-def rename_table(c: Ctx, body: RenameTableRequest) -> Response:
+def rename_table(request: Request, body: RenameTableRequest) -> Response:
+    c = Call(request)
     src, dst = identifier(body.source.namespace, body.source.name), \
         identifier(body.destination.namespace, body.destination.name)
     rename(c.svc.catalog, c.ref, src, dst, ContentType.ICEBERG_TABLE, c.who)
@@ -92,8 +100,9 @@ def rename_table(c: Ctx, body: RenameTableRequest) -> Response:
 
 
 @router.post("/transactions/commit", status_code=204)
-def commit_transaction(c: Ctx, body: CommitTransactionRequest,
+def commit_transaction(request: Request, body: CommitTransactionRequest,
                        ) -> Response:
+    c = Call(request)
     c.svc.tables.transaction(c.ref, body.table_changes, c.who)
     return Response(status_code=204)
 

@@ -11,6 +11,7 @@ exist once and routing stays one table lookup per request.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -80,8 +81,11 @@ def quote_ref(ref: str) -> str:
 
 
 # -- namespaces and identifiers ----------------------------------------------------
+@lru_cache(maxsize=4096)
 def namespace_key(path_value: str) -> ContentKey:
-    """A namespace path parameter: levels separated by the unit separator 0x1F."""
+    """A namespace path parameter: levels separated by the unit separator 0x1F.
+    (Cached, as the targets below: keys are immutable, and every request
+    parses one.)"""
     return namespace_from_levels(path_value.split("\x1f"))
 
 
@@ -112,6 +116,7 @@ class Target:
         return dotted(self.key)
 
 
+@lru_cache(maxsize=4096)
 def target(ref: str, namespace: ContentKey, name: str) -> Target:
     """``name`` may carry its own reference, Nessie style: ``v@dev``,
     ``v@main#<hash>`` or ``v@main#<instant>`` (and any ref spec after the @)."""
@@ -132,6 +137,7 @@ def target(ref: str, namespace: ContentKey, name: str) -> Target:
     return Target(spec_text, key, instant_of(spec_text), own is not None)
 
 
+@lru_cache(maxsize=4096)
 def instant_of(ref: str) -> int | None:
     """The last instant a ref spec pins, in epoch ms, if any."""
     spec = parse_ref(ref)

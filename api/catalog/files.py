@@ -6,6 +6,7 @@ parsed file can be cached by its location for as long as the process lives.
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import uuid
@@ -22,6 +23,12 @@ M = TypeVar("M")
 METADATA_PATH = "write.metadata.path"
 _NUMBERED = re.compile(r"(?:^|/)(\d+)-[^/]*\.metadata\.json$")
 _HADOOP = re.compile(r"(?:^|/)v(\d+)\.metadata\.json$")
+
+
+def load_result(location: str | None, metadata: bytes) -> bytes:
+    """A LoadTableResult / LoadViewResult, around metadata already encoded."""
+    loc = json.dumps(location).encode()
+    return b'{"metadata-location":' + loc + b',"metadata":' + metadata + b',"config":{}}'
 
 
 def normalize(location: str) -> str:
@@ -70,16 +77,19 @@ def version_of(location: str | None) -> int:
     return int(m.group(1)) if m else 0
 
 
-class _Cache(Generic[M]):
+class BoundedCache(Generic[M]):
+    """A dict that forgets its oldest entry when full; for values keyed by an
+    immutable file's location, so nothing in it ever goes stale."""
+
     def __init__(self, size: int) -> None:
         self.size = size
-        self.items: dict[str, tuple[M, bytes]] = {}
+        self.items: dict[str, M] = {}
         self.lock = threading.Lock()
 
-    def get(self, key: str) -> tuple[M, bytes] | None:
+    def get(self, key: str) -> M | None:
         return self.items.get(key)
 
-    def put(self, key: str, value: tuple[M, bytes]) -> None:
+    def put(self, key: str, value: M) -> None:
         with self.lock:
             if len(self.items) >= self.size:
                 self.items.pop(next(iter(self.items)), None)
@@ -88,8 +98,10 @@ class _Cache(Generic[M]):
 
 class MetadataFiles:
     def __init__(self, cache_size: int = 2_000) -> None:
-        self.tables: _Cache[TableMetadata] = _Cache(cache_size)
-        self.views: _Cache[ViewMetadata] = _Cache(cache_size)
+        self.tables: BoundedCache[tuple[TableMetadata, bytes]] = BoundedCache(cache_size)
+        self.views: BoundedCache[tuple[ViewMetadata, bytes]] = BoundedCache(cache_size)
+        # Whole load responses by metadata location (the common read).
+        self.bodies: BoundedCache[bytes] = BoundedCache(cache_size)
 
     # -- reading ----------------------------------------------------------------
     def table(self, location: str) -> tuple[TableMetadata, bytes]:
@@ -150,8 +162,8 @@ class MetadataFiles:
 
     def discard(self, location: str) -> None:
         """Best effort: remove a file whose commit did not land."""
-        self.tables.items.pop(location, None)
-        self.views.items.pop(location, None)
+        for cache in (self.tables, self.views, self.bodies):
+            cache.items.pop(location, None)
         try:
             fs, path = fsspec.core.url_to_fs(location)
             fs.rm(path)

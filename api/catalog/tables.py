@@ -3,7 +3,6 @@ one ICEBERG_TABLE content value per table on the branch."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 from pyiceberg.catalog import MetastoreCatalog
@@ -12,7 +11,7 @@ from pyiceberg.table.metadata import TableMetadata, new_table_metadata
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
 from pyiceberg.table.update import AssertCreate, SetLocationUpdate, update_table_metadata
 
-from api.catalog.files import next_metadata_location
+from api.catalog.files import load_result, next_metadata_location
 from api.catalog.service import Catalog, Change, Who, clash, require_namespace
 from api.errors import bad_request, no_such_table
 from api.models import (
@@ -25,12 +24,6 @@ from api.paths import Target, dotted, namespace_from_levels
 from core.commits import Delete, Operation, Put
 from core.content import Content, ContentType, IcebergTable
 from core.keys import ContentKey
-
-
-def load_body(location: str | None, metadata: bytes) -> bytes:
-    """A LoadTableResult, built from the cached metadata bytes (no re-encoding)."""
-    loc = json.dumps(location).encode()
-    return b'{"metadata-location":' + loc + b',"metadata":' + metadata + b',"config":{}}'
 
 
 def table_content(meta: TableMetadata, location: str, content_id: str | None) -> IcebergTable:
@@ -55,12 +48,17 @@ class Tables:
 
     def load(self, t: Target, snapshots: str | None = None) -> bytes:
         c = self.current(t)
-        meta, data = self.files.table(c.metadata_location)
+        loc = c.metadata_location
         if snapshots == "refs":
+            meta = self.files.table(loc)[0]
             wanted = {r.snapshot_id for r in meta.refs.values()}
-            data = meta.model_copy(update={"snapshots": [
-                s for s in meta.snapshots if s.snapshot_id in wanted]}).model_dump_json().encode()
-        return load_body(c.metadata_location, data)
+            return load_result(loc, meta.model_copy(update={"snapshots": [
+                s for s in meta.snapshots if s.snapshot_id in wanted]}).model_dump_json().encode())
+        body = self.files.bodies.get(loc)
+        if body is None:
+            body = load_result(loc, self.files.table(loc)[1])
+            self.files.bodies.put(loc, body)
+        return body
 
     def list(self, ref: str, ns: ContentKey, page_token: str | None,
              page_size: int | None) -> tuple[list[ContentKey], str | None]:
@@ -81,7 +79,7 @@ class Tables:
         if req.stage_create:
             # Nothing is written: the client commits it later with assert-create.
             self._check_free(ref, key)
-            return load_body(None, meta.model_dump_json().encode())
+            return load_result(None, meta.model_dump_json().encode())
 
         def plan(found: dict[ContentKey, Content]) -> Change[bytes]:
             require_namespace(found, ns)
@@ -91,7 +89,7 @@ class Tables:
             loc = next_metadata_location(meta.location, meta.properties, None)
             data = self.files.write_table(meta, loc)
             return Change([Put(key, table_content(meta, loc, None))],
-                          f"create table {dotted(key)}", load_body(loc, data), [loc])
+                          f"create table {dotted(key)}", load_result(loc, data), [loc])
 
         return self.catalog.write(ref, [key, ns], who, plan)  # type: ignore[return-value]
 
@@ -129,7 +127,7 @@ class Tables:
                     if op is not None:
                         ops.append(op)
                         files.append(loc)
-                    bodies.append(load_body(loc, data))
+                    bodies.append(load_result(loc, data))
             except BaseException:
                 for f in files:
                     self.files.discard(f)
@@ -198,7 +196,7 @@ class Tables:
                 raise clash(found, key, ContentType.ICEBERG_TABLE)  # type: ignore[misc]
             content = table_content(meta, req.metadata_location, cur.id if cur else None)
             return Change([Put(key, content, expected=cur)], f"register table {dotted(key)}",
-                          load_body(req.metadata_location, data))
+                          load_result(req.metadata_location, data))
 
         return self.catalog.write(ref, [key, ns], who, plan)  # type: ignore[return-value]
 

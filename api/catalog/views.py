@@ -3,11 +3,9 @@ content value per view on the branch, and views rebuilt as of an instant."""
 
 from __future__ import annotations
 
-import json
-
 from pyiceberg.view.metadata import ViewMetadata
 
-from api.catalog.files import next_metadata_location
+from api.catalog.files import load_result, next_metadata_location
 from api.catalog.service import Catalog, Change, Who, clash, require_namespace
 from api.errors import bad_request, no_such_view
 from api.models import CommitViewRequest, CreateViewRequest, RegisterViewRequest
@@ -23,11 +21,6 @@ from core.views import (
     new_view_metadata,
     view_as_of,
 )
-
-
-def view_body(location: str, metadata: bytes) -> bytes:
-    loc = json.dumps(location).encode()
-    return b'{"metadata-location":' + loc + b',"metadata":' + metadata + b',"config":{}}'
 
 
 def view_content(meta: ViewMetadata, location: str, content_id: str | None) -> IcebergView:
@@ -53,12 +46,16 @@ class Views:
 
     def load(self, t: Target) -> bytes:
         c = self.current(t)
-        meta, data = self.files.view(c.metadata_location)
+        loc = c.metadata_location
         if t.instant_ms is not None:
+            meta, data = self.files.view(loc)
             then = view_as_of(meta, t.instant_ms)
-            if then is not meta:
-                data = then.model_dump_json().encode()
-        return view_body(c.metadata_location, data)
+            return load_result(loc, data if then is meta else then.model_dump_json().encode())
+        body = self.files.bodies.get(loc)
+        if body is None:
+            body = load_result(loc, self.files.view(loc)[1])
+            self.files.bodies.put(loc, body)
+        return body
 
     def list(self, ref: str, ns: ContentKey, page_token: str | None,
              page_size: int | None) -> tuple[list[ContentKey], str | None]:
@@ -84,7 +81,7 @@ class Views:
             loc = next_metadata_location(meta.location, meta.properties, None)
             data = self.files.write_view(meta, loc)
             return Change([Put(key, view_content(meta, loc, None))],
-                          f"create view {dotted(key)}", view_body(loc, data), [loc])
+                          f"create view {dotted(key)}", load_result(loc, data), [loc])
 
         return self.catalog.write(ref, [key, ns], who, plan)  # type: ignore[return-value]
 
@@ -107,13 +104,13 @@ class Views:
             if any(isinstance(u, SetLocation) for u in req.updates):
                 self.catalog.locations.check(meta.location)
             if meta == base:
-                return Change([], "", view_body(cur.metadata_location,
+                return Change([], "", load_result(cur.metadata_location,
                                                 self.files.view(cur.metadata_location)[1]))
             loc = next_metadata_location(meta.location, meta.properties, cur.metadata_location)
             data = self.files.write_view(meta, loc)
             verb = "replace" if meta.current_version_id != base.current_version_id else "alter"
             return Change([Put(t.key, view_content(meta, loc, cur.id), expected=cur)],
-                          f"{verb} view {t.name}", view_body(loc, data), [loc])
+                          f"{verb} view {t.name}", load_result(loc, data), [loc])
 
         return self.catalog.write(t.ref, [t.key], who, plan)  # type: ignore[return-value]
 
@@ -142,6 +139,6 @@ class Views:
                 raise err
             return Change([Put(key, view_content(meta, req.metadata_location, None))],
                           f"register view {dotted(key)}",
-                          view_body(req.metadata_location, data))
+                          load_result(req.metadata_location, data))
 
         return self.catalog.write(ref, [key, ns], who, plan)  # type: ignore[return-value]

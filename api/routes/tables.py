@@ -3,7 +3,7 @@ metrics, and multi-table transactions."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 
@@ -46,8 +46,10 @@ def create_table(request: Request, namespace: str, body: CreateTableRequest,
 
 @router.get("/namespaces/{namespace}/tables/{table}")
 async def load_table(request: Request, namespace: str, table: str,
-                     snapshots: Literal["all", "refs"] | None = None) -> Response:
+                     snapshots: str | None = None) -> Response:
     c = Call(request)
+    if snapshots not in (None, "all", "refs"):
+        raise bad_request(f"Invalid snapshots mode {snapshots!r}: expected 'all' or 'refs'")
     t = target(c.ref, namespace_key(namespace), table)
     return raw_json(await c.read(c.svc.tables.load, t, snapshots))
 

@@ -11,6 +11,8 @@ when their requirements no longer hold.
 
 from __future__ import annotations
 
+import random
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
@@ -34,7 +36,10 @@ from core.keys import ContentKey
 from store import Store
 
 T = TypeVar("T")
-ATTEMPTS = 5
+# Writers racing on one key each re-plan after losing; a jittered, growing
+# pause keeps them from colliding again in lockstep.
+ATTEMPTS = 12
+BACKOFF_S = 0.002
 _RETRYABLE = {ConflictType.VALUE_DIFFERS, ConflictType.UNEXPECTED_HASH}
 
 
@@ -83,7 +88,9 @@ class Catalog:
         if the keys moved meanwhile. A plan of None, or one without operations,
         writes nothing."""
         last: CommitConflictError | None = None
-        for _ in range(ATTEMPTS):
+        for attempt in range(ATTEMPTS):
+            if attempt:
+                time.sleep(random.uniform(0, BACKOFF_S * 2 ** min(attempt, 6)))
             resolved, found = self.store.lookup(ref, keys)
             writable(ref, resolved)
             change = plan(found)

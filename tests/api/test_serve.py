@@ -1,0 +1,93 @@
+"""``sapwood serve`` as a user starts it: no options (the embedded default under
+the data directory), the SAPWOOD_* settings, and several workers."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.api import spark_bodies as sb
+from tests.pg import free_port
+from tests.server import sapwood_command
+
+
+def _start(args: list[str], env: dict[str, str], log: Path) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([*sapwood_command(), "serve", "--port", str(port), *args],
+                                env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, log.read_text()
+        try:
+            if httpx.get(f"{base}/iceberg/v1/config", timeout=2).status_code == 200:
+                return proc, base
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    proc.kill()
+    pytest.fail(f"sapwood serve did not start: {log.read_text()}")
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    proc.wait(20)
+
+
+def test_serve_with_no_options_uses_the_data_dir(tmp_path: Path) -> None:
+    data = tmp_path / "home" / ".sapwood"
+    env = {"SAPWOOD_DATA_DIR": str(data), "SAPWOOD_DATABASE_URL": "", "SAPWOOD_WAREHOUSE": ""}
+    proc, base = _start([], env, tmp_path / "log")
+    try:
+        with httpx.Client(base_url=f"{base}/iceberg/v1") as c:
+            assert c.post("/namespaces", json={"namespace": ["ns"]}).status_code == 200
+            r = c.post("/namespaces/ns/tables", json=sb.create_table("t"))
+            assert r.status_code == 200, r.text
+            location = r.json()["metadata-location"]
+            # Outside the warehouse is refused by default.
+            r = c.post("/namespaces/ns/tables", json={**sb.create_table("x"),
+                                                     "location": (tmp_path / "x").as_uri()})
+            assert r.status_code == 400 and "outside the warehouse" in r.text
+    finally:
+        _stop(proc)
+    assert (data / "sapwood.db").exists()
+    assert location.startswith((data / "warehouse").resolve().as_uri() + "/ns/t_")
+    assert Path(location.removeprefix("file://")).exists()
+
+
+def test_external_locations_when_allowed_and_two_workers(tmp_path: Path) -> None:
+    env = {"SAPWOOD_DATA_DIR": str(tmp_path / "d"),
+           "SAPWOOD_DATABASE_URL": f"sqlite:///{tmp_path / 'c.db'}",
+           "SAPWOOD_WAREHOUSE": str(tmp_path / "wh"),
+           "SAPWOOD_ALLOW_EXTERNAL_LOCATIONS": "1"}
+    proc, base = _start(["--workers", "2"], env, tmp_path / "log")
+    try:
+        with httpx.Client(base_url=f"{base}/iceberg/v1") as c:
+            assert c.post("/namespaces", json={"namespace": ["ns"]}).status_code == 200
+            outside = (tmp_path / "elsewhere" / "x").as_uri()
+            r = c.post("/namespaces/ns/tables", json={**sb.create_table("x"),
+                                                     "location": outside})
+            assert r.status_code == 200, r.text
+            assert r.json()["metadata-location"].startswith(outside + "/metadata/00000-")
+            for _ in range(20):  # keep-alive requests, spread over both workers
+                assert c.get("/namespaces/ns").status_code == 200
+    finally:
+        _stop(proc)
+
+
+def test_shared_socket_says_tcp() -> None:
+    """asyncio turns Nagle off only on connections whose listening socket says
+    IPPROTO_TCP; without it every keep-alive answer waited 40 ms for an ACK."""
+    from api.server import _listening_socket
+
+    sock = _listening_socket("127.0.0.1", free_port())
+    try:
+        assert sock.proto == socket.IPPROTO_TCP
+    finally:
+        sock.close()

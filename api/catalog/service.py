@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from api.catalog.files import Locations, MetadataFiles
+from api.catalog.files import Locations, MetadataFiles, next_metadata_location
 from api.errors import (
     IcebergError,
     already_exists,
@@ -72,6 +72,12 @@ class Catalog:
         self.store = store
         self.files = files
         self.locations = locations
+
+    def metadata_file(self, location: str, properties: dict[str, str],
+                      previous: str | None) -> str:
+        """Where the next metadata file goes; under the warehouse unless the
+        server allows otherwise (``write.metadata.path`` included)."""
+        return self.locations.check(next_metadata_location(location, properties, previous))
 
     # -- reads -------------------------------------------------------------------
     def read(self, ref: str, keys: Sequence[ContentKey],

@@ -11,7 +11,7 @@ from pyiceberg.table.metadata import TableMetadata, new_table_metadata
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
 from pyiceberg.table.update import AssertCreate, SetLocationUpdate, update_table_metadata
 
-from api.catalog.files import load_result, next_metadata_location
+from api.catalog.files import load_result
 from api.catalog.service import Catalog, Change, Who, clash, require_namespace
 from api.errors import bad_request, no_such_table
 from api.models import (
@@ -86,7 +86,7 @@ class Tables:
             err = clash(found, key, ContentType.ICEBERG_TABLE)
             if err:
                 raise err
-            loc = next_metadata_location(meta.location, meta.properties, None)
+            loc = self.catalog.metadata_file(meta.location, meta.properties, None)
             data = self.files.write_table(meta, loc)
             return Change([Put(key, table_content(meta, loc, None))],
                           f"create table {dotted(key)}", load_result(loc, data), [loc])
@@ -164,7 +164,7 @@ class Tables:
                                     metadata_location=base_loc)
         if base is None or any(isinstance(u, SetLocationUpdate) for u in req.updates):
             self.catalog.locations.check(new.location)
-        loc = next_metadata_location(new.location, new.properties, base_loc)
+        loc = self.catalog.metadata_file(new.location, new.properties, base_loc)
         data = self.files.write_table(new, loc)
         content = table_content(new, loc, cur.id if cur else None)
         return Put(key, content, expected=cur), loc, data

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pyiceberg.view.metadata import ViewMetadata
 
-from api.catalog.files import load_result, next_metadata_location
+from api.catalog.files import load_result
 from api.catalog.service import Catalog, Change, Who, clash, require_namespace
 from api.errors import bad_request, no_such_view
 from api.models import CommitViewRequest, CreateViewRequest, RegisterViewRequest
@@ -78,7 +78,7 @@ class Views:
                 raise err
             meta = new_view_metadata(location, req.schema_, req.view_version,
                                      dict(req.properties), self._now_ms())
-            loc = next_metadata_location(meta.location, meta.properties, None)
+            loc = self.catalog.metadata_file(meta.location, meta.properties, None)
             data = self.files.write_view(meta, loc)
             return Change([Put(key, view_content(meta, loc, None))],
                           f"create view {dotted(key)}", load_result(loc, data), [loc])
@@ -106,7 +106,7 @@ class Views:
             if meta == base:
                 return Change([], "", load_result(cur.metadata_location,
                                                 self.files.view(cur.metadata_location)[1]))
-            loc = next_metadata_location(meta.location, meta.properties, cur.metadata_location)
+            loc = self.catalog.metadata_file(meta.location, meta.properties, cur.metadata_location)
             data = self.files.write_view(meta, loc)
             verb = "replace" if meta.current_version_id != base.current_version_id else "alter"
             return Change([Put(t.key, view_content(meta, loc, cur.id), expected=cur)],

@@ -267,3 +267,15 @@ def test_commit_headers_set_message_and_author(http, store, ns) -> None:
     http.post(f"{V1}/namespaces/{ns}/views", json=sb.create_view("hv2", "SELECT 1"))
     c = store.log("main").items[0]
     assert (c.message, c.author) == (f"create view {ns}.hv2", "anonymous")
+
+
+def test_write_metadata_path(http, server, store, ns) -> None:
+    inside = f"{server.warehouse}/custom_meta_{ns}"
+    r = http.post(f"{V1}/namespaces/{ns}/tables", json={
+        **sb.create_table("t"), "properties": {"write.metadata.path": inside}})
+    assert r.status_code == 200, r.text
+    assert r.json()["metadata-location"].startswith(inside + "/00000-")
+    with unchanged(store):
+        err(http.post(f"{V1}/namespaces/{ns}/views", json=sb.create_view(
+            "v", "SELECT 1", properties={"write.metadata.path": "file:///elsewhere/meta"})),
+            400, "BadRequestException")

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from fastapi import Request, Response
+from fastapi import Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from api.catalog.namespaces import Namespaces
@@ -84,6 +84,12 @@ def raw_json(body: bytes) -> Response:
     return Response(body, media_type="application/json")
 
 
-def identifier_json(key: ContentKey) -> dict[str, Any]:
-    """A TableIdentifier: the namespace levels and the name."""
-    return {"namespace": list(key.elements[:-1]), "name": key.name}
+def identifiers_response(keys: list[ContentKey], token: str | None) -> Response:
+    """A ListTablesResponse / ListViewsResponse."""
+    return json_response({"identifiers": [{"namespace": list(k.elements[:-1]), "name": k.name}
+                                          for k in keys], "next-page-token": token})
+
+
+# Paging query parameters, as the spec spells them.
+PageToken = Annotated[str | None, Query(alias="pageToken")]
+PageSize = Annotated[int | None, Query(alias="pageSize", ge=1)]

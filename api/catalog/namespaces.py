@@ -23,6 +23,12 @@ class Namespaces:
                             page_size)
         return [e.elements for e in page[0]], page[1]
 
+    def children(self, ref: str, ns: ContentKey, kind: ContentType, page_token: str | None,
+                 page_size: int | None) -> tuple[list[ContentKey], str | None]:
+        """The tables (or views) directly in a namespace that exists."""
+        self.load(ref, ns)
+        return list_entries(self.catalog, ref, ns, kind, page_token, page_size)
+
     def load(self, ref: str, ns: ContentKey) -> dict[str, str]:
         c = self.catalog.get(ref, ns)
         if not isinstance(c, Namespace):

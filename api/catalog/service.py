@@ -27,7 +27,7 @@ from api.errors import (
     no_such_table,
     no_such_view,
 )
-from api.paths import dotted
+from api.paths import Target, dotted
 from core.commits import CommitMeta, Delete, Operation, Put, ResolvedRef
 from core.conflicts import ConflictType
 from core.content import Content, ContentType
@@ -191,3 +191,19 @@ def rename(catalog: Catalog, ref: str, src: ContentKey, dst: ContentKey, kind: C
                       f"rename {_KIND[kind].lower()} {dotted(src)} to {dotted(dst)}", None)
 
     catalog.write(ref, [src, dst, ns], who, plan)
+
+
+def drop(catalog: Catalog, t: Target, kind: ContentType, who: Who) -> None:
+    """Drop a table or view. ``purgeRequested`` removes no files: other branches
+    and older commits may still point at them; reclaiming them is garbage
+    collection's job."""
+    missing = no_such_table if kind == ContentType.ICEBERG_TABLE else no_such_view
+
+    def plan(found: dict[ContentKey, Content]) -> Change[None]:
+        cur = found.get(t.key)
+        if cur is None or cur.type != kind:
+            raise missing(t.name)
+        return Change([Delete(t.key, expected=cur)],
+                      f"drop {_KIND[kind].lower()} {t.name}", None)
+
+    catalog.write(t.ref, [t.key], who, plan)

@@ -13,7 +13,7 @@ from pyiceberg.table.update import AssertCreate, SetLocationUpdate, update_table
 
 from api.catalog.files import load_result
 from api.catalog.service import Catalog, Change, Who, clash, require_namespace
-from api.errors import bad_request, no_such_table
+from api.errors import IcebergError, bad_request, no_such_table
 from api.models import (
     CommitTableRequest,
     CreateTableRequest,
@@ -21,7 +21,7 @@ from api.models import (
     TableChange,
 )
 from api.paths import Target, dotted, namespace_from_levels
-from core.commits import Delete, Operation, Put
+from core.commits import Operation, Put
 from core.content import Content, ContentType, IcebergTable
 from core.keys import ContentKey
 
@@ -59,14 +59,6 @@ class Tables:
             body = load_result(loc, self.files.table(loc)[1])
             self.files.bodies.put(loc, body)
         return body
-
-    def list(self, ref: str, ns: ContentKey, page_token: str | None,
-             page_size: int | None) -> tuple[list[ContentKey], str | None]:
-        from api.catalog.namespaces import Namespaces, list_entries
-
-        Namespaces(self.catalog).load(ref, ns)
-        return list_entries(self.catalog, ref, ns, ContentType.ICEBERG_TABLE, page_token,
-                            page_size)
 
     # -- writes -------------------------------------------------------------------
     def create(self, ref: str, ns: ContentKey, req: CreateTableRequest, who: Who) -> bytes:
@@ -169,24 +161,13 @@ class Tables:
         content = table_content(new, loc, cur.id if cur else None)
         return Put(key, content, expected=cur), loc, data
 
-    def drop(self, t: Target, who: Who) -> None:
-        # purgeRequested removes no files: other branches and older commits may
-        # still point at them; reclaiming them is garbage collection's job.
-        def plan(found: dict[ContentKey, Content]) -> Change[None]:
-            cur = found.get(t.key)
-            if not isinstance(cur, IcebergTable):
-                raise no_such_table(t.name)
-            return Change([Delete(t.key, expected=cur)], f"drop table {t.name}", None)
-
-        self.catalog.write(t.ref, [t.key], who, plan)
-
     def register(self, ref: str, ns: ContentKey, req: RegisterTableRequest, who: Who) -> bytes:
         key = ContentKey([*ns.elements, req.name])
         try:
             meta, data = self.files.table(req.metadata_location)
-        except Exception as e:  # a missing or unreadable file is the request's fault
+        except IcebergError as e:  # a missing or unreadable file is the request's fault
             raise bad_request(f"Cannot register table {dotted(key)}: "
-                              f"{getattr(e, 'message', e)}") from None
+                              f"{e.message}") from None
         self.catalog.locations.check(req.metadata_location)
 
         def plan(found: dict[ContentKey, Content]) -> Change[bytes]:

@@ -7,10 +7,10 @@ from pyiceberg.view.metadata import ViewMetadata
 
 from api.catalog.files import load_result
 from api.catalog.service import Catalog, Change, Who, clash, require_namespace
-from api.errors import bad_request, no_such_view
+from api.errors import IcebergError, bad_request, no_such_view
 from api.models import CommitViewRequest, CreateViewRequest, RegisterViewRequest
 from api.paths import Target, dotted
-from core.commits import Delete, Put
+from core.commits import Put
 from core.content import Content, ContentType, IcebergView
 from core.keys import ContentKey
 from core.views import (
@@ -56,14 +56,6 @@ class Views:
             body = load_result(loc, self.files.view(loc)[1])
             self.files.bodies.put(loc, body)
         return body
-
-    def list(self, ref: str, ns: ContentKey, page_token: str | None,
-             page_size: int | None) -> tuple[list[ContentKey], str | None]:
-        from api.catalog.namespaces import Namespaces, list_entries
-
-        Namespaces(self.catalog).load(ref, ns)
-        return list_entries(self.catalog, ref, ns, ContentType.ICEBERG_VIEW, page_token,
-                            page_size)
 
     # -- writes -------------------------------------------------------------------
     def create(self, ref: str, ns: ContentKey, req: CreateViewRequest, who: Who) -> bytes:
@@ -114,22 +106,13 @@ class Views:
 
         return self.catalog.write(t.ref, [t.key], who, plan)  # type: ignore[return-value]
 
-    def drop(self, t: Target, who: Who) -> None:
-        def plan(found: dict[ContentKey, Content]) -> Change[None]:
-            cur = found.get(t.key)
-            if not isinstance(cur, IcebergView):
-                raise no_such_view(t.name)
-            return Change([Delete(t.key, expected=cur)], f"drop view {t.name}", None)
-
-        self.catalog.write(t.ref, [t.key], who, plan)
-
     def register(self, ref: str, ns: ContentKey, req: RegisterViewRequest, who: Who) -> bytes:
         key = ContentKey([*ns.elements, req.name])
         try:
             meta, data = self.files.view(req.metadata_location)
-        except Exception as e:  # a missing or unreadable file is the request's fault
+        except IcebergError as e:  # a missing or unreadable file is the request's fault
             raise bad_request(f"Cannot register view {dotted(key)}: "
-                              f"{getattr(e, 'message', e)}") from None
+                              f"{e.message}") from None
         self.catalog.locations.check(req.metadata_location)
 
         def plan(found: dict[ContentKey, Content]) -> Change[bytes]:

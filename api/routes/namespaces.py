@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from fastapi import APIRouter, Request, Response
 
-from fastapi import APIRouter, Query, Request, Response
-
-from api.deps import Call, json_response
+from api.deps import Call, PageSize, PageToken, json_response
 from api.models import CreateNamespaceRequest, UpdateNamespacePropertiesRequest
 from api.paths import namespace_from_levels, namespace_key
 
 router = APIRouter(prefix="/iceberg/v1/namespaces")
-PageToken = Annotated[str | None, Query(alias="pageToken")]
-PageSize = Annotated[int | None, Query(alias="pageSize", ge=1)]
 
 
 @router.get("")

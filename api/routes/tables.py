@@ -7,8 +7,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 
-from api.catalog.service import rename
-from api.deps import Call, identifier_json, json_response, raw_json
+from api.catalog.service import drop, rename
+from api.deps import Call, PageSize, PageToken, identifiers_response, raw_json
 from api.errors import bad_request
 from api.models import (
     CommitTableRequest,
@@ -22,18 +22,15 @@ from core.content import ContentType
 from core.keys import ContentKey
 
 router = APIRouter(prefix="/iceberg/v1")
-PageToken = Annotated[str | None, Query(alias="pageToken")]
-PageSize = Annotated[int | None, Query(alias="pageSize", ge=1)]
 
 
 @router.get("/namespaces/{namespace}/tables")
 async def list_tables(request: Request, namespace: str, page_token: PageToken = None,
                       page_size: PageSize = None) -> Response:
     c = Call(request)
-    keys, token = await c.read(c.svc.tables.list, c.ref, namespace_key(namespace),
-                               page_token, page_size)
-    return json_response({"identifiers": [identifier_json(k) for k in keys],
-                          "next-page-token": token})
+    keys, token = await c.read(c.svc.namespaces.children, c.ref, namespace_key(namespace),
+                               ContentType.ICEBERG_TABLE, page_token, page_size)
+    return identifiers_response(keys, token)
 
 
 @router.post("/namespaces/{namespace}/tables")
@@ -74,7 +71,8 @@ def drop_table(request: Request, namespace: str, table: str,
                purge_requested: Annotated[bool, Query(alias="purgeRequested")] = False,
                ) -> Response:
     c = Call(request)
-    c.svc.tables.drop(target(c.ref, namespace_key(namespace), table), c.who)
+    drop(c.svc.catalog, target(c.ref, namespace_key(namespace), table),
+         ContentType.ICEBERG_TABLE, c.who)
     return Response(status_code=204)
 
 

@@ -3,30 +3,25 @@ rename, register."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from fastapi import APIRouter, Request, Response
 
-from fastapi import APIRouter, Query, Request, Response
-
-from api.catalog.service import rename
-from api.deps import Call, identifier_json, json_response, raw_json
+from api.catalog.service import drop, rename
+from api.deps import Call, PageSize, PageToken, identifiers_response, raw_json
 from api.models import CommitViewRequest, CreateViewRequest, RegisterViewRequest, RenameTableRequest
 from api.paths import namespace_key, target
 from api.routes.tables import identifier
 from core.content import ContentType
 
 router = APIRouter(prefix="/iceberg/v1")
-PageToken = Annotated[str | None, Query(alias="pageToken")]
-PageSize = Annotated[int | None, Query(alias="pageSize", ge=1)]
 
 
 @router.get("/namespaces/{namespace}/views")
 async def list_views(request: Request, namespace: str, page_token: PageToken = None,
                      page_size: PageSize = None) -> Response:
     c = Call(request)
-    keys, token = await c.read(c.svc.views.list, c.ref, namespace_key(namespace),
-                               page_token, page_size)
-    return json_response({"identifiers": [identifier_json(k) for k in keys],
-                          "next-page-token": token})
+    keys, token = await c.read(c.svc.namespaces.children, c.ref, namespace_key(namespace),
+                               ContentType.ICEBERG_VIEW, page_token, page_size)
+    return identifiers_response(keys, token)
 
 
 @router.post("/namespaces/{namespace}/views")
@@ -61,7 +56,8 @@ def replace_view(request: Request, namespace: str, view: str,
 @router.delete("/namespaces/{namespace}/views/{view}", status_code=204)
 def drop_view(request: Request, namespace: str, view: str) -> Response:
     c = Call(request)
-    c.svc.views.drop(target(c.ref, namespace_key(namespace), view), c.who)
+    drop(c.svc.catalog, target(c.ref, namespace_key(namespace), view),
+         ContentType.ICEBERG_VIEW, c.who)
     return Response(status_code=204)
 
 

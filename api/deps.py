@@ -50,10 +50,10 @@ class Call:
 
     __slots__ = ("_request", "ref", "svc")
 
-    def __init__(self, request: Request) -> None:
+    def __init__(self, request: Request, fallback: str | None = None) -> None:
         self._request = request
         self.svc: Services = request.app.state.services
-        self.ref = request_ref(request.scope)
+        self.ref = request_ref(request.scope, fallback)
 
     async def read(self, fn: Callable[..., T], *args: Any) -> T:
         """Run a read. On SQLite a warm read is a few microseconds of local file

@@ -29,9 +29,11 @@ _RESOURCES = frozenset({"config", "oauth", "namespaces", "tables", "views", "tra
 SCOPE_KEY = "sapwood.ref"
 
 
-def split_path(path: str) -> tuple[str, str | None, str | None] | None:
-    """(path for routing, ref from the base path, ref from the prefix), or None
-    when the path is not an Iceberg route. ``path`` is still percent-encoded."""
+@lru_cache(maxsize=8192)
+def split_path(path: str) -> tuple[str, bytes, str | None, str | None] | None:
+    """(path for routing, its encoded form, ref from the base path, ref from the
+    prefix), or None when the path is not an Iceberg route. ``path`` is still
+    percent-encoded. Cached: clients ask for the same few paths over and over."""
     segments = path[len(BASE):].split("/")
     try:
         v1 = segments.index("v1")
@@ -43,7 +45,8 @@ def split_path(path: str) -> tuple[str, str | None, str | None] | None:
     if len(rest) > 1 and rest[0] not in _RESOURCES:
         prefix = unquote(rest[0])
         rest = rest[1:]
-    return "/iceberg/v1/" + "/".join(unquote(s) for s in rest), base or None, prefix
+    raw = "/iceberg/v1/" + "/".join(rest)
+    return unquote(raw), raw.encode("latin-1"), base or None, prefix
 
 
 class RefPaths:
@@ -59,8 +62,7 @@ class RefPaths:
             if path.startswith(BASE):
                 found = split_path(path)
                 if found is not None:
-                    routed, base, prefix = found
-                    scope = dict(scope, path=routed, raw_path=quote(routed).encode())
+                    scope["path"], scope["raw_path"], base, prefix = found
                     scope[SCOPE_KEY] = (base, prefix)
         await self.app(scope, receive, send)
 

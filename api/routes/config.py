@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from fastapi import APIRouter, Request, Response
 
-from fastapi import APIRouter, Request
-
-from api.paths import quote_ref, request_ref
+from api.deps import Call, json_response
+from api.paths import quote_ref
 
 router = APIRouter()
 
@@ -41,9 +40,10 @@ ENDPOINTS = [
 
 
 @router.get("/iceberg/v1/config")
-def get_config(request: Request, warehouse: str | None = None) -> dict[str, Any]:
+async def get_config(request: Request, warehouse: str | None = None) -> Response:
     """The prefix is the ref spec (from the base path, else ``warehouse``, else
     the default branch); the client puts it into every later path."""
-    ref = request_ref(request.scope, fallback=warehouse or None)
-    request.app.state.services.catalog.store.resolve(ref)  # a bad ref fails here, early
-    return {"defaults": {}, "overrides": {"prefix": quote_ref(ref)}, "endpoints": ENDPOINTS}
+    c = Call(request, fallback=warehouse or None)
+    await c.read(c.svc.catalog.store.resolve, c.ref)  # a bad ref fails here, early
+    return json_response({"defaults": {}, "overrides": {"prefix": quote_ref(c.ref)},
+                          "endpoints": ENDPOINTS})

@@ -71,6 +71,18 @@ def test_create_table_insert_metrics_sequence(http, ns) -> None:
                   json=sb.append(meta["table-uuid"], 102, None, meta["location"]))
     err(r, 409, "CommitFailedException")
     assert "main" in r.json()["error"]["message"]
+    r = http.post(f"{V1}/namespaces/{ns}/tables/t",
+                  json=sb.append(meta["table-uuid"], 102, 101, meta["location"], 2))
+    assert r.status_code == 200, r.text
+
+    def snapshot_ids(mode: str) -> list[int]:
+        got = http.get(f"{V1}/namespaces/{ns}/tables/t", params={"snapshots": mode})
+        return [s["snapshot-id"] for s in got.json()["metadata"]["snapshots"]]
+
+    assert snapshot_ids("all") == [101, 102]
+    assert snapshot_ids("refs") == [102]  # only what a branch or tag points at
+    err(http.get(f"{V1}/namespaces/{ns}/tables/t", params={"snapshots": "some"}), 400,
+        "BadRequestException")
 
 
 def test_view_sequences(http, ns) -> None:

@@ -28,10 +28,10 @@ from api.errors import (
     no_such_view,
 )
 from api.paths import Target, dotted
-from core.commits import CommitMeta, Delete, Operation, Put, ResolvedRef
+from core.commits import CommitMeta, Delete, Operation, Put, RefType, ResolvedRef
 from core.conflicts import ConflictType
 from core.content import Content, ContentType
-from core.errors import CommitConflictError, ReadOnlyReferenceError
+from core.errors import CommitConflictError, ReadOnlyReferenceError, SapwoodError
 from core.keys import ContentKey
 from store import Store
 
@@ -79,6 +79,10 @@ class Catalog:
         server allows otherwise (``write.metadata.path`` included)."""
         return self.locations.check(next_metadata_location(location, properties, previous))
 
+    def _landed(self, ref: str, keys: Sequence[ContentKey], files: list[str]) -> bool:
+        _, now = self.store.lookup(ref, keys)
+        return any(getattr(c, "metadata_location", None) in files for c in now.values())
+
     # -- reads -------------------------------------------------------------------
     def read(self, ref: str, keys: Sequence[ContentKey],
              ) -> tuple[ResolvedRef, dict[ContentKey, Content]]:
@@ -109,15 +113,23 @@ class Catalog:
                                   expected_hash=resolved.hash, principal=who.principal)
                 return change.result
             except CommitConflictError as e:
+                # The store re-plans a write whose connection was lost; if that
+                # first try did land, the re-plan is refused as a conflict. The
+                # files are uniquely named, so finding one of them at the head
+                # means this change is in: answer as such, and keep the files.
+                if change.files and self._landed(ref, keys, change.files):
+                    return change.result
                 for f in change.files:
                     self.files.discard(f)
                 if not {c.type for c in e.conflicts} <= _RETRYABLE:
                     raise _refused(e) from None
                 last = e
-            except BaseException:
-                for f in change.files:
+            except (IcebergError, SapwoodError):
+                for f in change.files:  # refused before anything was written
                     self.files.discard(f)
                 raise
+            # Anything else (the database failed): the commit may or may not
+            # have landed, so its files stay; unreferenced ones are garbage.
         raise commit_failed(f"Commit failed after {ATTEMPTS} attempts, the branch kept "
                             f"changing: {last.message if last else ''}")
 
@@ -125,8 +137,7 @@ class Catalog:
 def writable(ref: str, resolved: ResolvedRef) -> None:
     if resolved.writable:
         return
-    why = ("it is a tag" if resolved.name and resolved.type and resolved.type.value == "TAG"
-           and ref == resolved.name else
+    why = ("it is a tag" if resolved.type is RefType.TAG and ref == resolved.name else
            "it pins a commit (a hash, an ancestor or an instant)")
     raise ReadOnlyReferenceError(
         f"Cannot write to reference '{ref}': {why}; writes need a branch name")

@@ -20,7 +20,7 @@ from api.models import (
     RegisterTableRequest,
     TableChange,
 )
-from api.paths import Target, dotted, namespace_from_levels
+from api.paths import Target, dotted, namespace_from_levels, target
 from core.commits import Operation, Put
 from core.content import Content, ContentType, IcebergTable
 from core.keys import ContentKey
@@ -62,7 +62,9 @@ class Tables:
 
     # -- writes -------------------------------------------------------------------
     def create(self, ref: str, ns: ContentKey, req: CreateTableRequest, who: Who) -> bytes:
-        key = ContentKey([*ns.elements, req.name])
+        # A name may carry its own branch (``t@etl``), as it may for reads.
+        t = target(ref, ns, req.name)
+        ref, key = t.ref, t.key
         props = dict(req.properties)
         location = (self.catalog.locations.check(req.location) if req.location
                     else self.catalog.locations.default(ns.elements, req.name))
@@ -162,7 +164,9 @@ class Tables:
         return Put(key, content, expected=cur), loc, data
 
     def register(self, ref: str, ns: ContentKey, req: RegisterTableRequest, who: Who) -> bytes:
-        key = ContentKey([*ns.elements, req.name])
+        # A name may carry its own branch (``t@etl``), as it may for reads.
+        t = target(ref, ns, req.name)
+        ref, key = t.ref, t.key
         try:
             meta, data = self.files.table(req.metadata_location)
         except IcebergError as e:  # a missing or unreadable file is the request's fault

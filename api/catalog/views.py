@@ -9,7 +9,7 @@ from api.catalog.files import load_result
 from api.catalog.service import Catalog, Change, Who, clash, require_namespace
 from api.errors import IcebergError, bad_request, no_such_view
 from api.models import CommitViewRequest, CreateViewRequest, RegisterViewRequest
-from api.paths import Target, dotted
+from api.paths import Target, dotted, target
 from core.commits import Put
 from core.content import Content, ContentType, IcebergView
 from core.keys import ContentKey
@@ -59,7 +59,9 @@ class Views:
 
     # -- writes -------------------------------------------------------------------
     def create(self, ref: str, ns: ContentKey, req: CreateViewRequest, who: Who) -> bytes:
-        key = ContentKey([*ns.elements, req.name])
+        # A name may carry its own branch (``t@etl``), as it may for reads.
+        t = target(ref, ns, req.name)
+        ref, key = t.ref, t.key
         location = (self.catalog.locations.check(req.location) if req.location
                     else self.catalog.locations.default(ns.elements, req.name))
 
@@ -107,7 +109,9 @@ class Views:
         return self.catalog.write(t.ref, [t.key], who, plan)  # type: ignore[return-value]
 
     def register(self, ref: str, ns: ContentKey, req: RegisterViewRequest, who: Who) -> bytes:
-        key = ContentKey([*ns.elements, req.name])
+        # A name may carry its own branch (``t@etl``), as it may for reads.
+        t = target(ref, ns, req.name)
+        ref, key = t.ref, t.key
         try:
             meta, data = self.files.view(req.metadata_location)
         except IcebergError as e:  # a missing or unreadable file is the request's fault

@@ -223,3 +223,16 @@ def test_concurrent_replacements_all_land(http, server, ns) -> None:
                                    for w in range(4) for i in range(5)}
     assert len(meta["version-log"]) == 21
     assert sorted(v["version-id"] for v in meta["versions"]) == list(range(1, 22)), meta["versions"]
+
+
+def test_create_with_a_branch_in_the_name(http, store, ns) -> None:
+    """``CREATE VIEW ns.`v@branch``` from a main session writes to that branch."""
+    store.create_reference(f"etl_{ns}", source="main")
+    r = http.post(f"{V1}/namespaces/{ns}/views",
+                  json=sb.create_view(f"v@etl_{ns}", "SELECT 'etl'"))
+    assert r.status_code == 200, r.text
+    assert http.get(f"{V1}/namespaces/{ns}/views/v").status_code == 404
+    assert http.get(f"/iceberg/etl_{ns}/v1/namespaces/{ns}/views/v").status_code == 200
+    head = store.get_reference("main").hash
+    err(http.post(f"{V1}/namespaces/{ns}/tables", json=sb.create_table(f"t@main#{head}")),
+        400, "BadRequestException")

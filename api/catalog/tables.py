@@ -67,7 +67,7 @@ class Tables:
         ref, key = t.ref, t.key
         props = dict(req.properties)
         location = (self.catalog.locations.check(req.location) if req.location
-                    else self.catalog.locations.default(ns.elements, req.name))
+                    else self.catalog.locations.default(ns.elements, key.name))
         meta = new_table_metadata(req.schema_, req.partition_spec or UNPARTITIONED_PARTITION_SPEC,
                                   req.write_order or UNSORTED_SORT_ORDER, location, props)
         if req.stage_create:

@@ -63,7 +63,7 @@ class Views:
         t = target(ref, ns, req.name)
         ref, key = t.ref, t.key
         location = (self.catalog.locations.check(req.location) if req.location
-                    else self.catalog.locations.default(ns.elements, req.name))
+                    else self.catalog.locations.default(ns.elements, key.name))
 
         def plan(found: dict[ContentKey, Content]) -> Change[bytes]:
             require_namespace(found, ns)

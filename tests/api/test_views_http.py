@@ -232,7 +232,9 @@ def test_create_with_a_branch_in_the_name(http, store, ns) -> None:
                   json=sb.create_view(f"v@etl_{ns}", "SELECT 'etl'"))
     assert r.status_code == 200, r.text
     assert http.get(f"{V1}/namespaces/{ns}/views/v").status_code == 404
-    assert http.get(f"/iceberg/etl_{ns}/v1/namespaces/{ns}/views/v").status_code == 200
+    got = http.get(f"/iceberg/etl_{ns}/v1/namespaces/{ns}/views/v")
+    assert got.status_code == 200
+    assert f"/{ns}/v_" in got.json()["metadata"]["location"]  # named without the ref
     head = store.get_reference("main").hash
     err(http.post(f"{V1}/namespaces/{ns}/tables", json=sb.create_table(f"t@main#{head}")),
         400, "BadRequestException")

@@ -18,7 +18,7 @@ from api.catalog.tables import Tables
 from api.catalog.views import Views
 from api.deps import Services
 from api.paths import RefPaths
-from api.routes import config, namespaces, tables, views
+from api.routes import config, contents, history, namespaces, tables, trees, views
 from api.settings import Settings
 
 
@@ -47,7 +47,8 @@ def create_app(settings: Settings) -> Any:
     app = FastAPI(title="Sapwood", lifespan=lifespan, openapi_url="/openapi.json",
                   docs_url=None, redoc_url=None)
     errors.install(app)
-    _add_flat(app, [config.router, namespaces.router, tables.router, views.router])
+    _add_flat(app, [config.router, namespaces.router, tables.router, views.router,
+                    trees.router, history.router, contents.router])
     return RefPaths(app)
 
 

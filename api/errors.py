@@ -1,4 +1,5 @@
-"""Iceberg's error body, and the one place that turns any failure into it.
+"""Iceberg's error body (and Nessie's, under /api/), and the one place that
+turns any failure into it.
 
 Every error answers ``{"error": {"message", "type", "code"}}``. Clients rely on
 the ``type`` of a 404 (Spark reads any 404 that is not NoSuchNamespaceException
@@ -9,6 +10,7 @@ server itself failed, so the mapping below is part of the protocol.
 from __future__ import annotations
 
 import logging
+from http import HTTPStatus
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -26,6 +28,7 @@ from core.errors import (
     InvalidRefError,
     NotFoundError,
     ReadOnlyReferenceError,
+    ReferenceAlreadyExistsError,
     ReferenceNotFoundError,
     RequirementFailedError,
     SapwoodError,
@@ -75,8 +78,28 @@ def body(code: int, type_: str, message: str, **extra: Any) -> dict[str, Any]:
     return {"error": err}
 
 
+def nessie_body(code: int, error_code: str, message: str, details: dict[str, Any],
+                ) -> dict[str, Any]:
+    """Nessie's error shape, for the versioning API under /api/v2."""
+    return {"status": code, "reason": HTTPStatus(code).phrase, "message": message,
+            "errorCode": error_code, "errorDetails": details or None}
+
+
+# Nessie's error codes, by the Iceberg exception type the same failure maps to.
+_NESSIE_CODES = {
+    "NoSuchReferenceException": "REFERENCE_NOT_FOUND",
+    "NotFoundException": "CONTENT_NOT_FOUND",
+    "ReferenceAlreadyExistsException": "REFERENCE_ALREADY_EXISTS",
+    "CommitFailedException": "REFERENCE_CONFLICT",
+    "InternalServerError": "UNKNOWN",
+}
+
+
 def _respond(code: int, type_: str, message: str, request: Request | None = None,
              **extra: Any) -> JSONResponse:
+    if request is not None and request.scope["path"].startswith("/api/"):
+        nessie = _NESSIE_CODES.get(type_, "BAD_REQUEST" if code < 500 else "UNKNOWN")
+        return JSONResponse(nessie_body(code, nessie, message, extra), status_code=code)
     payload = body(code, type_, message, **extra)
     if request is not None and (code in (404, 409) or code >= 500) and \
             "/views" in request.scope["path"]:
@@ -96,6 +119,8 @@ def _from_domain(e: SapwoodError, r: Request) -> JSONResponse:
         return _respond(404, "NoSuchReferenceException", e.message, r, **extra)
     if isinstance(e, NotFoundError):
         return _respond(404, "NotFoundException", e.message, r, **extra)
+    if isinstance(e, ReferenceAlreadyExistsError):
+        return _respond(409, "ReferenceAlreadyExistsException", e.message, r, **extra)
     if isinstance(e, RequirementFailedError | CommitConflictError | ConflictError):
         return _respond(409, "CommitFailedException", e.message, r, **extra)
     log.error("unmapped domain error %s: %s", type(e).__name__, e.message)

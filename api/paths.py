@@ -49,8 +49,23 @@ def split_path(path: str) -> tuple[str, bytes, str | None, str | None] | None:
     return unquote(raw), raw.encode("latin-1"), base or None, prefix
 
 
+TREES = "/api/v2/trees/"
+
+
+@lru_cache(maxsize=8192)
+def split_trees_path(path: str) -> tuple[str, bytes]:
+    """A versioning API path with its ref segments still percent-encoded (a
+    branch may be named ``team/etl``, sent as ``team%2Fetl``); handlers decode
+    them. Everything else is decoded as usual."""
+    segments = path.split("/")
+    keep = {4} | ({6} if len(segments) > 6 and segments[5] == "diff" else set())
+    routed = "/".join(seg if i in keep else unquote(seg) for i, seg in enumerate(segments))
+    return routed, path.encode("latin-1")
+
+
 class RefPaths:
-    """ASGI middleware: fold the four path shapes into one (see the module doc)."""
+    """ASGI middleware: fold the four Iceberg path shapes into one (see the
+    module doc), and keep the versioning API's ref segments whole."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
@@ -64,6 +79,8 @@ class RefPaths:
                 if found is not None:
                     scope["path"], scope["raw_path"], base, prefix = found
                     scope[SCOPE_KEY] = (base, prefix)
+            elif path.startswith(TREES):
+                scope["path"], scope["raw_path"] = split_trees_path(path)
         await self.app(scope, receive, send)
 
 

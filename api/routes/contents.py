@@ -1,0 +1,87 @@
+"""Versioning API: entries, contents and diffs at any reference spec."""
+
+from __future__ import annotations
+
+from typing import Annotated
+from urllib.parse import unquote
+
+from fastapi import APIRouter, Query, Request, Response
+
+from api.deps import json_response
+from api.routes.trees import store_of
+from api.v2.requests import ContentsBody
+from api.v2.shapes import (
+    content_json,
+    diff_json,
+    effective_json,
+    entry_json,
+    key_json,
+    page_json,
+)
+from core.errors import ContentNotFoundError
+from core.keys import ContentKey
+
+router = APIRouter(prefix="/api/v2/trees")
+
+
+@router.get("/{ref}/entries")
+def entries(request: Request, ref: str,
+            page_token: str | None = Query(None, alias="pageToken"),
+            max_records: int | None = Query(None, alias="maxRecords", ge=1),
+            prefix_key: str | None = Query(None, alias="prefixKey"),
+            content: bool = False) -> Response:
+    """Keys at the ref, in key order; ``prefixKey`` keeps those below a
+    namespace, ``content=true`` adds each value."""
+    store = store_of(request)
+    spec = unquote(ref)
+    resolved = store.resolve(spec)
+    page = store.entries(f"@{resolved.hash}", ContentKey.parse(prefix_key) if prefix_key
+                         else None, page_token=page_token, page_size=max_records,
+                         with_content=content)
+    out = page_json("entries", [entry_json(e) for e in page.items], page.next_token)
+    out["effectiveReference"] = effective_json(resolved)
+    return json_response(out)
+
+
+@router.get("/{ref}/contents/{key}")
+def get_content(request: Request, ref: str, key: str) -> Response:
+    store = store_of(request)
+    resolved, found = store.lookup(unquote(ref), [ContentKey.parse(key)])
+    if not found:
+        raise ContentNotFoundError(f"key '{ContentKey.parse(key)}' does not exist at "
+                                   f"'{unquote(ref)}'")
+    (value,) = found.values()
+    return json_response({"content": content_json(value),
+                          "effectiveReference": effective_json(resolved)})
+
+
+def _contents(request: Request, ref: str, keys: list[ContentKey]) -> Response:
+    resolved, found = store_of(request).lookup(unquote(ref), keys)
+    return json_response({
+        "contents": [{"key": key_json(k), "content": content_json(c)}
+                     for k, c in found.items()],
+        "effectiveReference": effective_json(resolved)})
+
+
+@router.get("/{ref}/contents")
+def get_contents(request: Request, ref: str,
+                 key: Annotated[list[str] | None, Query()] = None) -> Response:
+    return _contents(request, ref, [ContentKey.parse(k) for k in key or []])
+
+
+@router.post("/{ref}/contents")
+def post_contents(request: Request, ref: str, body: ContentsBody) -> Response:
+    return _contents(request, ref, [k.key() for k in body.requested_keys])
+
+
+@router.get("/{from_ref}/diff/{to_ref}")
+def diff(request: Request, from_ref: str, to_ref: str,
+         page_token: str | None = Query(None, alias="pageToken"),
+         max_records: int | None = Query(None, alias="maxRecords", ge=1)) -> Response:
+    store = store_of(request)
+    a, b = store.resolve(unquote(from_ref)), store.resolve(unquote(to_ref))
+    page = store.diff(f"@{a.hash}", f"@{b.hash}", page_token, max_records)
+    out = page_json("diffs", [diff_json(d) for d in page.items], page.next_token)
+    out["effectiveFromReference"] = effective_json(a)
+    out["effectiveToReference"] = effective_json(b)
+    return json_response(out)

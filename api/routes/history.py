@@ -1,0 +1,108 @@
+"""Versioning API: the commit log, and commits, merges and transplants."""
+
+from __future__ import annotations
+
+from urllib.parse import unquote
+
+from fastapi import APIRouter, Query, Request, Response
+
+from api.deps import json_response, principal
+from api.errors import bad_request
+from api.routes.trees import name_and_hash, store_of
+from api.v2.requests import CommitBody, KeyMergeMode, MergeBody, OperationBody, TransplantBody
+from api.v2.shapes import key_json, log_entry_json, merge_json, page_json, reference_json
+from core.commits import CommitMeta, Delete, MergeBehavior, Operation, Put, Unchanged
+from core.content import parse_content
+from core.errors import MergeConflictError
+from core.instants import parse_instant, to_micros
+from core.keys import ContentKey
+
+router = APIRouter(prefix="/api/v2/trees/{ref}/history")
+
+
+@router.get("")
+def history(request: Request, ref: str,
+            page_token: str | None = Query(None, alias="pageToken"),
+            max_records: int | None = Query(None, alias="maxRecords", ge=1),
+            fetch: str | None = None, author: str | None = None, key: str | None = None,
+            since: str | None = None, until: str | None = None) -> Response:
+    """First-parent history, newest first. ``fetch=ALL`` adds each commit's
+    operations and extra parents; ``author``, ``key`` (path form) and the
+    ``since``/``until`` instants filter it."""
+    if fetch not in (None, "MINIMAL", "ALL"):
+        raise bad_request(f"Invalid fetch option {fetch!r}: expected MINIMAL or ALL")
+    page = store_of(request).log(
+        unquote(ref), page_token, max_records,
+        key=ContentKey.parse(key) if key else None, author=author,
+        since_us=to_micros(parse_instant(since)) if since else None,
+        until_us=to_micros(parse_instant(until)) if until else None)
+    entries = [log_entry_json(c, fetch == "ALL") for c in page.items]
+    return json_response(page_json("logEntries", entries, page.next_token))
+
+
+def _operation(op: OperationBody) -> Operation:
+    key = op.key.key()
+    if op.type == "PUT":
+        if op.content is None:
+            raise bad_request(f"PUT of '{key}' has no content")
+        expected = parse_content(op.expected_content) if op.expected_content else None
+        return Put(key, parse_content(op.content), expected)
+    if op.type == "DELETE":
+        return Delete(key, parse_content(op.expected_content) if op.expected_content else None)
+    return Unchanged(key)
+
+
+@router.post("/commit")
+def commit(request: Request, ref: str, body: CommitBody) -> Response:
+    branch, expected = name_and_hash(ref, "A commit")
+    store = store_of(request)
+    meta = CommitMeta(body.commit_meta.message, body.commit_meta.first_author,
+                      properties=dict(body.commit_meta.properties))
+    result = store.commit(branch, [_operation(o) for o in body.operations], meta,
+                          expected_hash=expected, principal=principal(request))
+    head = store.get_reference(branch)
+    return json_response({
+        "targetBranch": reference_json(head) | {"hash": result.hash},
+        "addedContents": [{"key": key_json(k), "contentId": cid}
+                          for k, cid in result.assigned_ids.items()]})
+
+
+def _modes(modes: list[KeyMergeMode]) -> dict[ContentKey, MergeBehavior]:
+    return {m.key.key(): m.merge_behavior for m in modes}
+
+
+@router.post("/merge")
+def merge(request: Request, ref: str, body: MergeBody) -> Response:
+    branch, expected = name_and_hash(ref, "A merge")
+    source = body.from_ref_name + (f"@{body.from_hash}" if body.from_hash else "")
+    message = (body.commit_meta.message if body.commit_meta else None) or body.message or \
+        f"merge {body.from_ref_name} into {branch}"
+    author = body.commit_meta.first_author if body.commit_meta else None
+    try:
+        result = store_of(request).merge(
+            source, branch, expected_hash=expected,
+            default_mode=body.default_key_merge_mode, key_modes=_modes(body.key_merge_modes),
+            dry_run=body.dry_run, meta=CommitMeta(message, author),
+            principal=principal(request),
+            raise_on_conflict=not body.return_conflict_as_result)
+    except MergeConflictError as e:
+        if body.return_conflict_as_result:
+            return json_response(merge_json(e.result))
+        raise
+    return json_response(merge_json(result))
+
+
+@router.post("/transplant")
+def transplant(request: Request, ref: str, body: TransplantBody) -> Response:
+    branch, expected = name_and_hash(ref, "A transplant")
+    try:
+        result = store_of(request).transplant(
+            body.hashes_to_transplant, branch, expected_hash=expected,
+            default_mode=body.default_key_merge_mode, key_modes=_modes(body.key_merge_modes),
+            dry_run=body.dry_run, principal=principal(request),
+            raise_on_conflict=not body.return_conflict_as_result)
+    except MergeConflictError as e:
+        if body.return_conflict_as_result:
+            return json_response(merge_json(e.result))
+        raise
+    return json_response(merge_json(result))

@@ -1,0 +1,102 @@
+"""Versioning API: references (Nessie v2 ``/api/v2/config`` and ``/trees``)."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import unquote
+
+from fastapi import APIRouter, Query, Request, Response
+
+from api.deps import json_response, principal
+from api.errors import bad_request
+from api.v2.requests import ReferenceBody
+from api.v2.shapes import effective_json, page_json, reference_json
+from core.commits import DEFAULT_BRANCH, NO_ANCESTOR, RefType
+from core.refs import parse_ref
+from store import Store
+
+router = APIRouter(prefix="/api/v2")
+
+
+def store_of(request: Request) -> Store:
+    return request.app.state.services.catalog.store  # type: ignore[no-any-return]
+
+
+def ref_type(value: str | None) -> RefType | None:
+    if value is None:
+        return None
+    try:
+        return RefType(value.upper())
+    except ValueError:
+        raise bad_request(f"Invalid reference type {value!r}: expected BRANCH or TAG") from None
+
+
+def name_and_hash(ref: str, what: str) -> tuple[str, str]:
+    """``name@hash``, as assign, delete, commit and merge address a ref."""
+    spec = parse_ref(unquote(ref))
+    if spec.name is None or spec.hash is None or spec.parts:
+        raise bad_request(f"{what} needs 'name@expectedHash', got {unquote(ref)!r}")
+    return spec.name, spec.hash
+
+
+@router.get("/config")
+def get_config(request: Request) -> Response:
+    return json_response({
+        "defaultBranch": DEFAULT_BRANCH, "minSupportedApiVersion": 2,
+        "maxSupportedApiVersion": 2, "actualApiVersion": 2, "specVersion": "2.2.0",
+        "noAncestorHash": NO_ANCESTOR})
+
+
+@router.get("/trees")
+def list_references(request: Request, page_token: str | None = Query(None, alias="pageToken"),
+                    max_records: int | None = Query(None, alias="maxRecords", ge=1),
+                    ) -> Response:
+    page = store_of(request).list_references(page_token, max_records)
+    return json_response(page_json("references", [reference_json(r) for r in page.items],
+                                   page.next_token))
+
+
+@router.post("/trees")
+def create_reference(request: Request, body: ReferenceBody, name: str = Query(...),
+                     type: str = Query("BRANCH")) -> Response:
+    """Create ``name`` at the source reference given in the body (its hash, if
+    given, must be what that reference points at or one of its commits)."""
+    kind = ref_type(type) or RefType.BRANCH
+    source = body.name or DEFAULT_BRANCH
+    if body.hash:
+        source = f"{body.name}@{body.hash}" if body.name and body.type != "DETACHED" \
+            else f"@{body.hash}"
+    ref = store_of(request).create_reference(name, kind, source, principal(request))
+    return json_response({"reference": reference_json(ref)})
+
+
+@router.get("/trees/{ref}")
+def get_reference(request: Request, ref: str) -> Response:
+    resolved = store_of(request).resolve(unquote(ref))
+    return json_response({"reference": effective_json(resolved)})
+
+
+@router.put("/trees/{ref}")
+def assign_reference(request: Request, ref: str, body: ReferenceBody,
+                     type: str | None = None) -> Response:
+    name, expected = name_and_hash(ref, "Assigning a reference")
+    target = body.hash or body.name
+    if not target:
+        raise bad_request("Assigning a reference needs a target hash or reference in the body")
+    if body.hash and body.name and body.type != "DETACHED":
+        target = f"{body.name}@{body.hash}"
+    elif body.hash:
+        target = f"@{body.hash}"
+    new = store_of(request).assign_reference(name, expected, target, principal(request),
+                                             ref_type(type))
+    return json_response({"reference": reference_json(new)})
+
+
+@router.delete("/trees/{ref}")
+def delete_reference(request: Request, ref: str, type: str | None = None) -> Response:
+    name, expected = name_and_hash(ref, "Deleting a reference")
+    store = store_of(request)
+    gone = store.get_reference(name)
+    store.delete_reference(name, expected, principal(request), ref_type(type))
+    out: dict[str, Any] = {"reference": reference_json(gone)}
+    return json_response(out)

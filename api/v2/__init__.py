@@ -1,0 +1,1 @@
+"""The versioning API: Nessie's v2 paths and JSON shapes over the store."""

@@ -1,0 +1,86 @@
+"""Request bodies of the versioning API (Nessie v2 names)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from core.commits import MergeBehavior
+from core.keys import ContentKey
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, frozen=True, extra="ignore")
+
+
+class KeyBody(_Body):
+    elements: list[str] = Field(min_length=1)
+
+    def key(self) -> ContentKey:
+        return ContentKey(self.elements)
+
+
+class ReferenceBody(_Body):
+    type: Literal["BRANCH", "TAG", "DETACHED"] | None = None
+    name: str | None = None
+    hash: str | None = None
+
+
+class CommitMetaBody(_Body):
+    message: str = ""
+    author: str | None = None
+    authors: list[str] = []
+    properties: dict[str, str] = {}
+
+    @field_validator("properties", mode="before")
+    @classmethod
+    def _strings(cls, value: Any) -> Any:
+        return {k: str(v) for k, v in value.items()} if isinstance(value, dict) else value
+
+    @property
+    def first_author(self) -> str | None:
+        return self.author or (self.authors[0] if self.authors else None)
+
+
+class OperationBody(_Body):
+    type: Literal["PUT", "DELETE", "UNCHANGED"]
+    key: KeyBody
+    content: dict[str, Any] | None = None
+    expected_content: dict[str, Any] | None = Field(None, alias="expectedContent")
+
+
+class CommitBody(_Body):
+    commit_meta: CommitMetaBody = Field(CommitMetaBody(), alias="commitMeta")
+    operations: list[OperationBody] = Field(min_length=1)
+
+
+class KeyMergeMode(_Body):
+    key: KeyBody
+    merge_behavior: MergeBehavior = Field(alias="mergeBehavior")
+
+
+class MergeBody(_Body):
+    from_ref_name: str = Field(alias="fromRefName")
+    from_hash: str | None = Field(None, alias="fromHash")
+    default_key_merge_mode: MergeBehavior = Field(MergeBehavior.NORMAL,
+                                                  alias="defaultKeyMergeMode")
+    key_merge_modes: list[KeyMergeMode] = Field([], alias="keyMergeModes")
+    dry_run: bool = Field(False, alias="dryRun")
+    return_conflict_as_result: bool = Field(False, alias="returnConflictAsResult")
+    commit_meta: CommitMetaBody | None = Field(None, alias="commitMeta")
+    message: str | None = None
+
+
+class TransplantBody(_Body):
+    hashes_to_transplant: list[str] = Field(alias="hashesToTransplant", min_length=1)
+    from_ref_name: str | None = Field(None, alias="fromRefName")
+    default_key_merge_mode: MergeBehavior = Field(MergeBehavior.NORMAL,
+                                                  alias="defaultKeyMergeMode")
+    key_merge_modes: list[KeyMergeMode] = Field([], alias="keyMergeModes")
+    dry_run: bool = Field(False, alias="dryRun")
+    return_conflict_as_result: bool = Field(False, alias="returnConflictAsResult")
+
+
+class ContentsBody(_Body):
+    requested_keys: list[KeyBody] = Field(alias="requestedKeys")

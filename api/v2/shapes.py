@@ -1,0 +1,93 @@
+"""Domain values as Nessie v2 JSON, field for field."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.commits import (
+    Commit,
+    DiffEntry,
+    Entry,
+    MergeResult,
+    Reference,
+    ResolvedRef,
+)
+from core.content import Content
+from core.instants import format_instant
+from core.keys import ContentKey
+
+
+def key_json(key: ContentKey) -> dict[str, Any]:
+    return {"elements": list(key.elements)}
+
+
+def content_json(content: Content | None) -> dict[str, Any] | None:
+    return None if content is None else content.to_json()  # type: ignore[union-attr]
+
+
+def reference_json(ref: Reference) -> dict[str, Any]:
+    return {"type": ref.type.value, "name": ref.name, "hash": ref.hash}
+
+
+def effective_json(resolved: ResolvedRef) -> dict[str, Any]:
+    """The reference a read was answered from (detached when pinned by hash)."""
+    if resolved.name is None or resolved.type is None:
+        return {"type": "DETACHED", "name": "DETACHED", "hash": resolved.hash}
+    return {"type": resolved.type.value, "name": resolved.name, "hash": resolved.hash}
+
+
+def commit_meta_json(c: Commit) -> dict[str, Any]:
+    at = format_instant(c.created_at)
+    authors = [c.author] if c.author else []
+    return {
+        "hash": c.hash, "committer": c.committer, "authors": authors, "allSignedOffBy": [],
+        "message": c.message, "commitTime": at, "authorTime": at,
+        "allProperties": {k: [v] for k, v in c.properties.items()},
+        "parentCommitHashes": list(c.parents),
+    }
+
+
+def log_entry_json(c: Commit, fetch_all: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {"commitMeta": commit_meta_json(c),
+                           "parentCommitHash": c.parent}
+    if fetch_all:
+        out["additionalParents"] = list(c.parents[1:])
+        out["operations"] = [
+            {"type": op.kind.value, "key": key_json(op.key)} for op in c.operations]
+    return out
+
+
+def entry_json(e: Entry) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": e.type.value, "name": key_json(e.key),
+                           "contentId": e.content_id}
+    if e.content is not None:
+        out["content"] = content_json(e.content)
+    return out
+
+
+def diff_json(d: DiffEntry) -> dict[str, Any]:
+    return {"key": key_json(d.key), "from": content_json(d.before),
+            "to": content_json(d.after)}
+
+
+def merge_json(r: MergeResult) -> dict[str, Any]:
+    return {
+        "resultantTargetHash": r.result_hash or r.expected_target_hash,
+        "commonAncestor": r.common_ancestor,
+        "targetBranch": r.target_branch,
+        "effectiveTargetHash": r.expected_target_hash,
+        "expectedHash": r.expected_target_hash,
+        "wasApplied": r.applied,
+        "wasSuccessful": not r.conflicts,
+        "details": [
+            {"key": key_json(d.key), "mergeBehavior": d.behavior.value,
+             "outcome": d.outcome.value,
+             **({"conflict": {"conflictType": d.conflict.type.value,
+                              "key": key_json(d.conflict.key) if d.conflict.key else None,
+                              "message": d.conflict.message}} if d.conflict else {})}
+            for d in r.details],
+    }
+
+
+def page_json(items_name: str, items: list[Any], token: str | None) -> dict[str, Any]:
+    return {"hasMore": token is not None, "token": token, items_name: items}

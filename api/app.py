@@ -18,7 +18,16 @@ from api.catalog.tables import Tables
 from api.catalog.views import Views
 from api.deps import Services
 from api.paths import RefPaths
-from api.routes import config, contents, history, namespaces, tables, trees, views
+from api.routes import (
+    audit,
+    config,
+    contents,
+    history,
+    namespaces,
+    tables,
+    trees,
+    views,
+)
 from api.settings import Settings
 
 
@@ -48,7 +57,7 @@ def create_app(settings: Settings) -> Any:
                   docs_url=None, redoc_url=None)
     errors.install(app)
     _add_flat(app, [config.router, namespaces.router, tables.router, views.router,
-                    trees.router, history.router, contents.router])
+                    trees.router, history.router, contents.router, audit.router])
     return RefPaths(app)
 
 

@@ -88,6 +88,9 @@ def nessie_body(code: int, error_code: str, message: str, details: dict[str, Any
 # Nessie's error codes, by the Iceberg exception type the same failure maps to.
 _NESSIE_CODES = {
     "NoSuchReferenceException": "REFERENCE_NOT_FOUND",
+    "NoSuchViewException": "CONTENT_NOT_FOUND",
+    "NoSuchTableException": "CONTENT_NOT_FOUND",
+    "NoSuchNamespaceException": "NAMESPACE_NOT_FOUND",
     "NotFoundException": "CONTENT_NOT_FOUND",
     "ReferenceAlreadyExistsException": "REFERENCE_ALREADY_EXISTS",
     "CommitFailedException": "REFERENCE_CONFLICT",
@@ -98,7 +101,9 @@ _NESSIE_CODES = {
 def _respond(code: int, type_: str, message: str, request: Request | None = None,
              **extra: Any) -> JSONResponse:
     if request is not None and request.scope["path"].startswith("/api/"):
-        nessie = _NESSIE_CODES.get(type_, "BAD_REQUEST" if code < 500 else "UNKNOWN")
+        nessie = _NESSIE_CODES.get(type_) or {404: "CONTENT_NOT_FOUND",
+                                               409: "REFERENCE_CONFLICT"}.get(
+            code, "BAD_REQUEST" if code < 500 else "UNKNOWN")
         return JSONResponse(nessie_body(code, nessie, message, extra), status_code=code)
     payload = body(code, type_, message, **extra)
     if request is not None and (code in (404, 409) or code >= 500) and \

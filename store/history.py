@@ -55,6 +55,32 @@ class History:
             out.append(rec)
         return out
 
+    def touching(self, start: str, content_id: str, batch: int = 200) -> list[CommitRecord]:
+        """Every commit reachable from ``start`` over all parents (merged-in
+        sides too) that puts the content ``content_id``, newest first by time.
+        Walks first-parent runs in batches; O(history), for audits."""
+        seen: set[str] = set()
+        found: list[CommitRecord] = []
+        todo = [start]
+        while todo:
+            cursor: str | None = todo.pop()
+            while cursor and cursor != NO_ANCESTOR and cursor not in seen:
+                run = self.chain(cursor, batch)
+                cursor = None
+                for rec in run:
+                    if rec.hash in seen or rec.hash == NO_ANCESTOR:
+                        break
+                    seen.add(rec.hash)
+                    todo.extend(rec.parents[1:])
+                    if any(op.entry is not None and op.entry.content_id == content_id
+                           for op in rec.operations):
+                        found.append(rec)
+                else:
+                    if run and run[-1].parents:
+                        cursor = run[-1].parents[0]
+        found.sort(key=lambda r: r.created_us, reverse=True)
+        return found
+
     def nth_ancestor(self, start: str, n: int) -> str | None:
         if n == 0:
             return start

@@ -187,6 +187,12 @@ class Reads:
                 cursor = batch[-1].parents[0] if batch and batch[-1].parents else None
         return Page(out, None)
 
+    def lineage(self, spec: str | RefSpec, content_id: str) -> list[Commit]:
+        """The commits that put content ``content_id`` in the history of
+        ``spec`` (over every parent, so across merges and renames), newest first."""
+        return [r.to_commit() for r in self.history.touching(self.resolve(spec).hash,
+                                                             content_id)]
+
     def diff(self, from_spec: str | RefSpec, to_spec: str | RefSpec,
              page_token: str | None = None, page_size: int | None = None,
              ) -> Page[DiffEntry]:

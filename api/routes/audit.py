@@ -1,0 +1,26 @@
+"""Versioning API: the view audit (``/api/v2/trees/{ref}/views/{key}/history``)."""
+
+from __future__ import annotations
+
+from urllib.parse import unquote
+
+from fastapi import APIRouter, Request, Response
+
+from api.catalog.audit import view_history
+from api.deps import json_response
+from core.instants import parse_instant, to_micros
+from core.keys import ContentKey
+
+router = APIRouter(prefix="/api/v2/trees")
+
+
+@router.get("/{ref}/views/{key}/history")
+def audit_view(request: Request, ref: str, key: str, since: str | None = None,
+               until: str | None = None) -> Response:
+    """Every version the view has had on the ref, oldest first; ``since`` and
+    ``until`` (instants) keep the versions current at some point between."""
+    catalog = request.app.state.services.catalog
+    return json_response(view_history(
+        catalog, unquote(ref), ContentKey.parse(key),
+        to_micros(parse_instant(since)) // 1000 if since else None,
+        to_micros(parse_instant(until)) // 1000 if until else None))

@@ -103,10 +103,17 @@ def _safe(url: str) -> str:
 
 
 def main() -> None:
+    from api.cli_client import CliError
+    from api.cli_versioning import register
+
+    register(app)
     try:
-        app()
+        app(standalone_mode=True)
     except SapwoodError as e:
         typer.echo(f"error: {e.message}", err=True)
+        sys.exit(1)
+    except CliError as e:
+        typer.echo(f"error: {e}", err=True)
         sys.exit(1)
 
 

@@ -1,0 +1,74 @@
+"""The CLI's HTTP side: one small client for the catalog's two APIs."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from core.keys import ContentKey
+
+DEFAULT_URI = "http://127.0.0.1:8181"
+
+
+class CliError(Exception):
+    """One line for the user; the CLI prints it and exits non-zero."""
+
+
+def ref_path(ref: str) -> str:
+    return quote(ref, safe="@*~^:.-_")
+
+
+class CatalogClient:
+    def __init__(self, uri: str) -> None:
+        self.uri = uri.rstrip("/")
+        self.http = httpx.Client(base_url=self.uri, timeout=60)
+
+    def call(self, method: str, path: str, *, expect_conflict_result: bool = False,
+             **kw: Any) -> dict[str, Any]:
+        try:
+            r = self.http.request(method, path, **kw)
+        except httpx.HTTPError as e:
+            raise CliError(f"cannot reach the catalog at {self.uri}: {e}") from None
+        if r.status_code >= 400:
+            raise CliError(_message(r))
+        return r.json() if r.content else {}
+
+    # -- references --------------------------------------------------------------
+    def references(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        token = None
+        while True:
+            page = self.call("GET", "/api/v2/trees",
+                             params={"pageToken": token} if token else {})
+            out += page["references"]
+            token = page.get("token")
+            if not page.get("hasMore"):
+                return out
+
+    def reference(self, ref: str) -> dict[str, Any]:
+        return self.call("GET", f"/api/v2/trees/{ref_path(ref)}")["reference"]
+
+    # -- contents ----------------------------------------------------------------
+    def content(self, ref: str, key: ContentKey) -> dict[str, Any]:
+        return self.call("GET", f"/api/v2/trees/{ref_path(ref)}/contents/"
+                                f"{quote(key.to_path_string(), safe='')}")
+
+    def iceberg(self, ref: str, kind: str, key: ContentKey) -> dict[str, Any]:
+        ns = quote("\x1f".join(key.elements[:-1]), safe="")
+        return self.call("GET", f"/iceberg/{quote(ref, safe='')}/v1/namespaces/{ns}/{kind}/"
+                                f"{quote(key.name, safe='')}")
+
+
+def _message(r: httpx.Response) -> str:
+    try:
+        body = r.json()
+    except ValueError:
+        return f"HTTP {r.status_code}: {r.text[:200]}"
+    msg = body.get("message") or body.get("error", {}).get("message") or r.text[:200]
+    conflicts = (body.get("errorDetails") or {}).get("conflicts") or []
+    if conflicts:
+        msg += " [" + ", ".join(f"{c.get('key')}: {c.get('conflictType')}"
+                                for c in conflicts) + "]"
+    return f"HTTP {r.status_code}: {msg}"

@@ -204,3 +204,34 @@ def test_commit_contents_and_filters(http, ns) -> None:
     nessie_err(http.post(f"{V2}/trees/{dev}@{h}/history/commit",
                          json={"operations": [{"type": "PUT", "key": {"elements": ["q"]}}]}),
                400, "BAD_REQUEST")
+
+
+def test_paging_and_time_filters(http, ns) -> None:
+    dev = f"p_{ns}"
+    branch(http, dev)
+    for i in range(5):
+        iceberg(http, dev, "POST", f"/namespaces/{ns}/tables", json=sb.create_table(f"t{i}"))
+    log = http.get(f"{V2}/trees/{dev}/history").json()["logEntries"]
+    times = [e["commitMeta"]["commitTime"] for e in log]
+    seen, token = [], None
+    while True:
+        page = http.get(f"{V2}/trees/{dev}/history",
+                        params={"maxRecords": 2, **({"pageToken": token} if token else {})}).json()
+        assert len(page["logEntries"]) <= 2
+        seen += [e["commitMeta"]["hash"] for e in page["logEntries"]]
+        token = page["token"]
+        if not page["hasMore"]:
+            break
+    assert seen == [e["commitMeta"]["hash"] for e in log]
+    window = http.get(f"{V2}/trees/{dev}/history",
+                      params={"since": times[3], "until": times[1]}).json()["logEntries"]
+    assert [e["commitMeta"]["commitTime"] for e in window] == times[1:4]
+    entries = http.get(f"{V2}/trees/{dev}/entries",
+                       params={"prefixKey": ns, "content": "true", "maxRecords": 3}).json()
+    assert entries["hasMore"] and len(entries["entries"]) == 3
+    assert all(e["content"]["type"] == "ICEBERG_TABLE" for e in entries["entries"])
+    rest = http.get(f"{V2}/trees/{dev}/entries",
+                    params={"prefixKey": ns, "pageToken": entries["token"]}).json()
+    assert len(entries["entries"]) + len(rest["entries"]) == 5 and not rest["hasMore"]
+    nessie_err(http.get(f"{V2}/trees/{dev}/history", params={"since": "yesterday"}),
+               400, "BAD_REQUEST")

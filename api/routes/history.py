@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from urllib.parse import unquote
 
 from fastapi import APIRouter, Query, Request, Response
@@ -9,9 +10,9 @@ from fastapi import APIRouter, Query, Request, Response
 from api.deps import json_response, principal
 from api.errors import bad_request
 from api.routes.trees import name_and_hash, store_of
-from api.v2.requests import CommitBody, KeyMergeMode, MergeBody, OperationBody, TransplantBody
+from api.v2.requests import CommitBody, MergeBody, OperationBody, TransplantBody
 from api.v2.shapes import key_json, log_entry_json, merge_json, page_json, reference_json
-from core.commits import CommitMeta, Delete, MergeBehavior, Operation, Put, Unchanged
+from core.commits import CommitMeta, Delete, MergeResult, Operation, Put, Unchanged
 from core.content import parse_content
 from core.errors import MergeConflictError
 from core.instants import parse_instant, to_micros
@@ -67,8 +68,14 @@ def commit(request: Request, ref: str, body: CommitBody) -> Response:
                           for k, cid in result.assigned_ids.items()]})
 
 
-def _modes(modes: list[KeyMergeMode]) -> dict[ContentKey, MergeBehavior]:
-    return {m.key.key(): m.merge_behavior for m in modes}
+def _merge_answer(body: MergeBody | TransplantBody, run: Callable[[], MergeResult],
+                  ) -> Response:
+    try:
+        return json_response(merge_json(run()))
+    except MergeConflictError as e:
+        if body.return_conflict_as_result:
+            return json_response(merge_json(e.result))
+        raise
 
 
 @router.post("/merge")
@@ -78,31 +85,17 @@ def merge(request: Request, ref: str, body: MergeBody) -> Response:
     message = (body.commit_meta.message if body.commit_meta else None) or body.message or \
         f"merge {body.from_ref_name} into {branch}"
     author = body.commit_meta.first_author if body.commit_meta else None
-    try:
-        result = store_of(request).merge(
-            source, branch, expected_hash=expected,
-            default_mode=body.default_key_merge_mode, key_modes=_modes(body.key_merge_modes),
-            dry_run=body.dry_run, meta=CommitMeta(message, author),
-            principal=principal(request),
-            raise_on_conflict=not body.return_conflict_as_result)
-    except MergeConflictError as e:
-        if body.return_conflict_as_result:
-            return json_response(merge_json(e.result))
-        raise
-    return json_response(merge_json(result))
+    return _merge_answer(body, lambda: store_of(request).merge(
+        source, branch, expected_hash=expected, default_mode=body.default_key_merge_mode,
+        key_modes=body.modes(), dry_run=body.dry_run, meta=CommitMeta(message, author),
+        principal=principal(request), raise_on_conflict=not body.return_conflict_as_result))
 
 
 @router.post("/transplant")
 def transplant(request: Request, ref: str, body: TransplantBody) -> Response:
     branch, expected = name_and_hash(ref, "A transplant")
-    try:
-        result = store_of(request).transplant(
-            body.hashes_to_transplant, branch, expected_hash=expected,
-            default_mode=body.default_key_merge_mode, key_modes=_modes(body.key_merge_modes),
-            dry_run=body.dry_run, principal=principal(request),
-            raise_on_conflict=not body.return_conflict_as_result)
-    except MergeConflictError as e:
-        if body.return_conflict_as_result:
-            return json_response(merge_json(e.result))
-        raise
-    return json_response(merge_json(result))
+    return _merge_answer(body, lambda: store_of(request).transplant(
+        body.hashes_to_transplant, branch, expected_hash=expected,
+        default_mode=body.default_key_merge_mode, key_modes=body.modes(),
+        dry_run=body.dry_run, principal=principal(request),
+        raise_on_conflict=not body.return_conflict_as_result))

@@ -60,26 +60,30 @@ class KeyMergeMode(_Body):
     merge_behavior: MergeBehavior = Field(alias="mergeBehavior")
 
 
-class MergeBody(_Body):
-    from_ref_name: str = Field(alias="fromRefName")
-    from_hash: str | None = Field(None, alias="fromHash")
+class _MergeOptions(_Body):
+    """What merges and transplants share: per-key modes, dry run, and whether
+    a conflict is an error or a result."""
+
     default_key_merge_mode: MergeBehavior = Field(MergeBehavior.NORMAL,
                                                   alias="defaultKeyMergeMode")
     key_merge_modes: list[KeyMergeMode] = Field([], alias="keyMergeModes")
     dry_run: bool = Field(False, alias="dryRun")
     return_conflict_as_result: bool = Field(False, alias="returnConflictAsResult")
+
+    def modes(self) -> dict[ContentKey, MergeBehavior]:
+        return {m.key.key(): m.merge_behavior for m in self.key_merge_modes}
+
+
+class MergeBody(_MergeOptions):
+    from_ref_name: str = Field(alias="fromRefName")
+    from_hash: str | None = Field(None, alias="fromHash")
     commit_meta: CommitMetaBody | None = Field(None, alias="commitMeta")
     message: str | None = None
 
 
-class TransplantBody(_Body):
+class TransplantBody(_MergeOptions):
     hashes_to_transplant: list[str] = Field(alias="hashesToTransplant", min_length=1)
     from_ref_name: str | None = Field(None, alias="fromRefName")
-    default_key_merge_mode: MergeBehavior = Field(MergeBehavior.NORMAL,
-                                                  alias="defaultKeyMergeMode")
-    key_merge_modes: list[KeyMergeMode] = Field([], alias="keyMergeModes")
-    dry_run: bool = Field(False, alias="dryRun")
-    return_conflict_as_result: bool = Field(False, alias="returnConflictAsResult")
 
 
 class ContentsBody(_Body):

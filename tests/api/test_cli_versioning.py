@@ -81,8 +81,13 @@ def test_log_diff_show_merge_history(server, http, ns) -> None:
 
     out = run(server, "merge", dev, "--into", "main", "--dry-run")
     assert "nothing written (dry run)" in out
+    before_merge = http.get("/api/v2/trees/main/history", params={"maxRecords": 1}).json()[
+        "logEntries"][0]["commitMeta"]["commitTime"]
     assert "merge: main is now at" in run(server, "merge", dev, "--into", "main")
     assert "SELECT 'two'" in run(server, "show", f"{ns}.v")
+    # --at: what main said at an instant before the merge.
+    assert "does not exist" in run(server, "show", f"{ns}.v", "--at", before_merge, ok=False)
+    assert "bad-instant" in run(server, "show", f"{ns}.v", "--at", "bad-instant", ok=False)
 
     out = run(server, "view", "history", f"{ns}.v", "--diff")
     assert "ana" in out and "bo" in out and "+SELECT 'two'" in out
@@ -98,6 +103,8 @@ def test_merge_conflict_and_transplant(server, http, ns) -> None:
         http.post(f"/iceberg/{ref}/v1/namespaces/{ns}/views/v", json=sb.replace_view(uuid, sql))
     line = run(server, "merge", dev, "--into", "main", ok=False)
     assert "409" in line and f"{ns}.v: VALUE_DIFFERS" in line
+    assert "DROPPED" in run(server, "merge", dev, "--into", "main", "--drop", f"{ns}.v",
+                            "--dry-run")
     out = run(server, "merge", dev, "--into", "main", "--force", f"{ns}.v")
     assert "FORCED" in out
     assert "SELECT 'dev'" in run(server, "show", f"{ns}.v")

@@ -18,7 +18,7 @@ from sqlalchemy import Connection, create_engine, event
 from sqlalchemy.engine import make_url
 
 from core.errors import InvalidInputError
-from store.writer_pool import DedicatedConnections
+from store.connections import DedicatedConnections
 
 SQLITE_BUSY_TIMEOUT_S = 60
 # Per process: commits on one branch serialize anyway; more would only hold
@@ -87,7 +87,7 @@ class Database:
     @contextmanager
     def raw_write(self) -> Iterator[Any]:
         """One transaction on a dedicated writer connection, for the hot write
-        path (prebuilt SQL, no statement compilation; see store.writer_pool).
+        path (prebuilt SQL, no statement compilation; see store.connections).
         Yields a cursor."""
         c = self.writers.acquire()
         broken = False

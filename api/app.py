@@ -1,4 +1,5 @@
-"""The FastAPI application: Iceberg REST routes over one store."""
+"""The FastAPI application: the Iceberg REST catalog and the versioning API
+over one store."""
 
 from __future__ import annotations
 

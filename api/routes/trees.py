@@ -40,7 +40,7 @@ def name_and_hash(ref: str, what: str) -> tuple[str, str]:
 
 
 @router.get("/config")
-def get_config(request: Request) -> Response:
+def nessie_config(request: Request) -> Response:
     return json_response({
         "defaultBranch": DEFAULT_BRANCH, "minSupportedApiVersion": 2,
         "maxSupportedApiVersion": 2, "actualApiVersion": 2, "specVersion": "2.2.0",

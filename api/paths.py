@@ -156,6 +156,15 @@ def target(ref: str, namespace: ContentKey, name: str) -> Target:
     return Target(spec_text, key, instant_of(spec_text), own is not None)
 
 
+def check_identifier(namespace: list[str] | None, name: str | None, t: Target) -> None:
+    """A commit body may repeat its identifier; it must then be the path's."""
+    if namespace is None:
+        return
+    if tuple(namespace) != t.key.elements[:-1] or name != t.key.name:
+        raise bad_request(f"The identifier in the body ({'.'.join(namespace)}.{name}) is not "
+                          f"the one in the path ({t.name})")
+
+
 @lru_cache(maxsize=4096)
 def instant_of(ref: str) -> int | None:
     """The last instant a ref spec pins, in epoch ms, if any."""

@@ -73,16 +73,19 @@ def populate(port: int) -> dict[str, str]:
     return bodies
 
 
+def _timed_get(c: http.client.HTTPConnection, path: str) -> float:
+    t = time.perf_counter()
+    c.request("GET", path)
+    r = c.getresponse()
+    r.read()
+    elapsed = time.perf_counter() - t
+    assert r.status == 200, (path, r.status)
+    return elapsed
+
+
 def latencies(port: int, path: str, n: int) -> list[float]:
     c = http.client.HTTPConnection("127.0.0.1", port)
-    out = []
-    for _ in range(n):
-        t = time.perf_counter()
-        c.request("GET", path)
-        r = c.getresponse()
-        r.read()
-        out.append(time.perf_counter() - t)
-        assert r.status == 200
+    out = [_timed_get(c, path) for _ in range(n)]
     c.close()
     return out
 
@@ -96,12 +99,7 @@ def paired(port_a: int, path_a: str, port_b: int, path_b: str, n: int,
     xa, xb = [], []
     for i in range(n):
         for c, path, out in ((ca, path_a, xa), (cb, path_b, xb))[::1 if i % 2 else -1]:
-            t = time.perf_counter()
-            c.request("GET", path)
-            r = c.getresponse()
-            r.read()
-            out.append(time.perf_counter() - t)
-            assert r.status == 200
+            out.append(_timed_get(c, path))
     ca.close()
     cb.close()
     return xa, xb

@@ -26,6 +26,23 @@ def sapwood_command() -> list[str]:
     return [sys.executable, "-m", "api.cli"]
 
 
+def wait_until_serving(proc: subprocess.Popen[bytes], base: str, log: Path,
+                       timeout: float = 60) -> None:
+    """Until the server answers its config route; RuntimeError (with its log)
+    when it exits or stays silent."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"sapwood serve exited: {log.read_text()}")
+        try:
+            if httpx.get(f"{base}/iceberg/v1/config", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"sapwood serve did not answer in {timeout}s: {log.read_text()}")
+
+
 class Server:
     def __init__(self, database_url: str, data_dir: Path, workers: int = 1,
                  extra_env: dict[str, str] | None = None) -> None:
@@ -46,18 +63,12 @@ class Server:
                self.database_url, "--warehouse", self.warehouse, "--workers", str(self.workers)]
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"sapwood serve exited: {self.log.read_text()}")
-            try:
-                if httpx.get(f"{self.base}/iceberg/v1/config", timeout=2).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        self.stop()
-        raise RuntimeError(f"sapwood serve did not answer in {timeout}s: {self.log.read_text()}")
+        try:
+            wait_until_serving(self.proc, self.base, self.log, timeout)
+        except RuntimeError:
+            self.stop()
+            raise
+        return self
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

@@ -20,7 +20,7 @@ from api.models import (
     RegisterTableRequest,
     TableChange,
 )
-from api.paths import Target, dotted, namespace_from_levels, target
+from api.paths import Target, check_identifier, dotted, namespace_from_levels, target
 from core.commits import Operation, Put
 from core.content import Content, ContentType, IcebergTable
 from core.keys import ContentKey
@@ -96,11 +96,8 @@ class Tables:
             raise err
 
     def commit(self, t: Target, req: CommitTableRequest, who: Who) -> bytes:
-        if req.identifier is not None and (
-                tuple(req.identifier.namespace) != t.key.namespace.elements  # type: ignore[union-attr]
-                or req.identifier.name != t.key.name):
-            raise bad_request(f"The identifier in the body ({'.'.join(req.identifier.namespace)}"
-                              f".{req.identifier.name}) is not the one in the path ({t.name})")
+        ident = req.identifier
+        check_identifier(ident.namespace if ident else None, ident.name if ident else None, t)
         return self.commit_many(t.ref, [(t.key, req)], who)[0]
 
     def commit_many(self, ref: str, changes: Sequence[tuple[ContentKey, CommitTableRequest]],

@@ -9,7 +9,7 @@ from api.catalog.files import load_result
 from api.catalog.service import Catalog, Change, Who, clash, require_namespace
 from api.errors import IcebergError, bad_request, no_such_view
 from api.models import CommitViewRequest, CreateViewRequest, RegisterViewRequest
-from api.paths import Target, dotted, target
+from api.paths import Target, check_identifier, dotted, target
 from core.commits import Put
 from core.content import Content, ContentType, IcebergView
 from core.keys import ContentKey
@@ -80,11 +80,8 @@ class Views:
         return self.catalog.write(ref, [key, ns], who, plan)  # type: ignore[return-value]
 
     def replace(self, t: Target, req: CommitViewRequest, who: Who) -> bytes:
-        if req.identifier is not None and (
-                tuple(req.identifier.namespace) != t.key.namespace.elements  # type: ignore[union-attr]
-                or req.identifier.name != t.key.name):
-            raise bad_request(f"The identifier in the body ({'.'.join(req.identifier.namespace)}"
-                              f".{req.identifier.name}) is not the one in the path ({t.name})")
+        ident = req.identifier
+        check_identifier(ident.namespace if ident else None, ident.name if ident else None, t)
 
         # Planned again from the newest metadata when the view moved meanwhile:
         # the requirements are checked again and an added version is renumbered.

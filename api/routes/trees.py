@@ -62,10 +62,7 @@ def create_reference(request: Request, body: ReferenceBody, name: str = Query(..
     """Create ``name`` at the source reference given in the body (its hash, if
     given, must be what that reference points at or one of its commits)."""
     kind = ref_type(type) or RefType.BRANCH
-    source = body.name or DEFAULT_BRANCH
-    if body.hash:
-        source = f"{body.name}@{body.hash}" if body.name and body.type != "DETACHED" \
-            else f"@{body.hash}"
+    source = body.spec() or DEFAULT_BRANCH
     ref = store_of(request).create_reference(name, kind, source, principal(request))
     return json_response({"reference": reference_json(ref)})
 
@@ -80,13 +77,9 @@ def get_reference(request: Request, ref: str) -> Response:
 def assign_reference(request: Request, ref: str, body: ReferenceBody,
                      type: str | None = None) -> Response:
     name, expected = name_and_hash(ref, "Assigning a reference")
-    target = body.hash or body.name
+    target = body.spec()
     if not target:
         raise bad_request("Assigning a reference needs a target hash or reference in the body")
-    if body.hash and body.name and body.type != "DETACHED":
-        target = f"{body.name}@{body.hash}"
-    elif body.hash:
-        target = f"@{body.hash}"
     new = store_of(request).assign_reference(name, expected, target, principal(request),
                                              ref_type(type))
     return json_response({"reference": reference_json(new)})

@@ -26,6 +26,13 @@ class ReferenceBody(_Body):
     name: str | None = None
     hash: str | None = None
 
+    def spec(self) -> str | None:
+        """As a ref spec: ``name@hash``, ``@hash`` (detached) or ``name``."""
+        if self.hash:
+            return f"{self.name}@{self.hash}" if self.name and self.type != "DETACHED" \
+                else f"@{self.hash}"
+        return self.name
+
 
 class CommitMetaBody(_Body):
     message: str = ""

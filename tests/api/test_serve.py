@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import time
 from pathlib import Path
 
 import httpx
@@ -14,7 +13,7 @@ import pytest
 
 from tests.api import spark_bodies as sb
 from tests.pg import free_port
-from tests.server import sapwood_command
+from tests.server import sapwood_command, wait_until_serving
 
 
 def _start(args: list[str], env: dict[str, str], log: Path) -> tuple[subprocess.Popen, str]:
@@ -23,16 +22,12 @@ def _start(args: list[str], env: dict[str, str], log: Path) -> tuple[subprocess.
         proc = subprocess.Popen([*sapwood_command(), "serve", "--port", str(port), *args],
                                 env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, log.read_text()
-        try:
-            if httpx.get(f"{base}/iceberg/v1/config", timeout=2).status_code == 200:
-                return proc, base
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    proc.kill()
-    pytest.fail(f"sapwood serve did not start: {log.read_text()}")
+    try:
+        wait_until_serving(proc, base, log)
+    except RuntimeError as e:
+        proc.kill()
+        pytest.fail(str(e))
+    return proc, base
 
 
 def _stop(proc: subprocess.Popen) -> None:

@@ -1,1 +1,9 @@
-"""PySpark side of Sapwood; talks to the catalog over HTTP only."""
+"""PySpark side of Sapwood; talks to the catalog over HTTP only (never imports
+``api``, ``store`` or ``core``)."""
+
+from spark.errors import CatalogError, SetupError
+from spark.session import add_catalog, catalog_conf, session
+from spark.views import create_branch, diff, merge, read_view, view_history
+
+__all__ = ["CatalogError", "SetupError", "add_catalog", "catalog_conf", "create_branch", "diff",
+           "merge", "read_view", "session", "view_history"]

@@ -1,0 +1,117 @@
+"""SparkSessions whose Iceberg REST catalogs point at Sapwood refs.
+
+A catalog is a ref seen through Iceberg's REST client: ``/iceberg/<ref>`` for a
+branch, ``/iceberg/<ref>*<instant>`` for the branch as it was at an instant.
+A view created while its own catalog is the current one (``USE cat.ns``) is
+stored without a default catalog, which Iceberg reads as "the catalog the view
+is loaded from": the same view then reads ``main``'s tables through a ``main``
+catalog and the tables as of T through a catalog pinned at T.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import quote
+
+from spark.errors import SetupError
+from spark.jars import java, spark_jars
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+AUTHOR_HEADER = "Sapwood-Commit-Author"
+LOG_CONFIG = Path(__file__).with_name("log4j2.properties").as_uri()
+EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+
+
+def ref_spec(ref: str = "main", as_of: datetime | str | int | None = None) -> str:
+    """``ref`` alone, or ``ref*instant`` (ISO-8601 with a zone, or epoch ms)."""
+    if as_of is None:
+        return ref
+    if isinstance(as_of, datetime):
+        if as_of.tzinfo is None:
+            raise ValueError("as_of needs a time zone (a naive datetime is ambiguous)")
+        as_of = as_of.astimezone(UTC).isoformat(timespec="microseconds").replace(
+            "+00:00", "Z")
+    return f"{ref}*{as_of}"
+
+
+def catalog_uri(uri: str, ref: str = "main", as_of: datetime | str | int | None = None) -> str:
+    """The Iceberg REST base URI of ``ref`` (at ``as_of``) on the server at ``uri``."""
+    root = uri.rstrip("/").removesuffix("/iceberg")
+    return f"{root}/iceberg/{quote(ref_spec(ref, as_of), safe='')}"
+
+
+def catalog_conf(name: str, uri: str, ref: str = "main",
+                 as_of: datetime | str | int | None = None,
+                 author: str | None = None) -> dict[str, str]:
+    """Spark settings that define catalog ``name`` on ``ref`` (at ``as_of``);
+    ``author`` is recorded on the commits its writes make."""
+    key = f"spark.sql.catalog.{name}"
+    extra = {f"{key}.header.{AUTHOR_HEADER}": author} if author else {}
+    return {**extra,
+        key: "org.apache.iceberg.spark.SparkCatalog",
+        f"{key}.type": "rest",
+        f"{key}.uri": catalog_uri(uri, ref, as_of),
+        # A branch moves under other writers (a merge, another job); Spark's
+        # 30 s table cache would hide that. A pinned ref never changes.
+        f"{key}.cache-enabled": "true" if as_of is not None else "false",
+    }
+
+
+def add_catalog(spark: SparkSession, name: str, uri: str, ref: str = "main",
+                as_of: datetime | str | int | None = None, author: str | None = None) -> str:
+    """Define one more catalog on a running session; returns its name."""
+    for k, v in catalog_conf(name, uri, ref, as_of, author).items():
+        spark.conf.set(k, v)
+    return name
+
+
+def base_conf(log: Callable[[str], None] = print) -> dict[str, str]:
+    java()
+    jars = spark_jars(log)
+    return {
+        "spark.master": "local[2]",
+        "spark.jars": ",".join(str(p) for p in jars.paths),
+        "spark.sql.extensions": EXTENSIONS,
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.ui.enabled": "false",
+        "spark.sql.shuffle.partitions": "2",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={LOG_CONFIG}",
+        "spark.ui.showConsoleProgress": "false",
+    }
+
+
+def session(uri: str, ref: str = "main", as_of: datetime | str | int | None = None,
+            catalog: str = "sapwood", author: str | None = None, app_name: str = "sapwood",
+            conf: Mapping[str, str] | None = None,
+            log: Callable[[str], None] = print) -> SparkSession:
+    """A local SparkSession with catalog ``catalog`` (the default catalog) on ``ref``.
+
+    Builds the Iceberg jars on first use (``sapwood spark-setup`` does it ahead).
+    One JVM serves a Python process: if a session already runs, the catalog is
+    added to it."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as e:
+        raise SetupError("pyspark is not installed: install the Spark extra: "
+                         "python -m pip install -e '.[spark]'") from e
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        add_catalog(active, catalog, uri, ref, as_of, author)
+        return active
+    builder = SparkSession.builder.appName(app_name)
+    settings = {**base_conf(log), **catalog_conf(catalog, uri, ref, as_of, author),
+                "spark.sql.defaultCatalog": catalog, **(conf or {})}
+    for k, v in settings.items():
+        builder = builder.config(k, v)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark

@@ -1,0 +1,102 @@
+"""Views and versioning from a SparkSession: read a view on a ref or as of an
+instant, its audit as a DataFrame, and branch / merge / diff.
+
+Spark reads a view itself, through the REST catalog: a view and the tables its
+SQL names are read from one catalog, pinned to one ref (at one instant), so a
+view as of T reads its base tables as of T too."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
+
+from spark.client import Versioning
+from spark.session import add_catalog, ref_spec
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+HISTORY_SCHEMA = ("version_id INT, current_from TIMESTAMP, current_until TIMESTAMP, "
+                  "commit STRING, author STRING, message STRING, key STRING, "
+                  "sql MAP<STRING, STRING>")
+
+
+def quoted(name: str) -> str:
+    """``a.b.c`` as Spark's ```a`.`b`.`c``` (names with dots need the REST form)."""
+    return ".".join(f"`{p.replace('`', '``')}`" for p in name.split("."))
+
+
+def _catalog_uri(spark: SparkSession, catalog: str) -> str:
+    uri = spark.conf.get(f"spark.sql.catalog.{catalog}.uri", None)
+    if not uri:
+        raise ValueError(f"this SparkSession has no catalog {catalog!r}")
+    return uri
+
+
+def server_uri(target: SparkSession | str, catalog: str = "sapwood") -> str:
+    """The catalog server's root URI, from a URI or from a session's catalog."""
+    uri = target if isinstance(target, str) else _catalog_uri(target, catalog)
+    return uri.rstrip("/").split("/iceberg", 1)[0]
+
+
+def catalog_ref(spark: SparkSession, catalog: str = "sapwood") -> str:
+    """The ref spec a session's catalog reads (``main``, ``etl``, ``main*…``)."""
+    tail = _catalog_uri(spark, catalog).rstrip("/").split("/iceberg", 1)[1]
+    return unquote(tail.lstrip("/")) or "main"
+
+
+def pinned_catalog(spark: SparkSession, ref: str, as_of: datetime | str | int | None = None,
+                   catalog: str = "sapwood") -> str:
+    """A catalog of ``spark`` on ``ref`` (at ``as_of``), defined once per spec."""
+    spec = ref_spec(ref, as_of)
+    name = f"{catalog}__{re.sub(r'[^A-Za-z0-9]', '_', spec)}"
+    if spark.conf.get(f"spark.sql.catalog.{name}", None) is None:
+        add_catalog(spark, name, server_uri(spark, catalog), ref, as_of)
+    return name
+
+
+def read_view(spark: SparkSession, name: str, ref: str | None = None,
+              as_of: datetime | str | int | None = None,
+              catalog: str = "sapwood") -> DataFrame:
+    """View ``name`` (``ns.v``) as a DataFrame: on the session's catalog, or on
+    ``ref`` and/or as of ``as_of`` (a zoned datetime, ISO-8601 text or epoch ms)."""
+    if ref is None and as_of is None:
+        return spark.table(f"`{catalog}`.{quoted(name)}")
+    base = ref or catalog_ref(spark, catalog).split("*", 1)[0]
+    return spark.table(f"`{pinned_catalog(spark, base, as_of, catalog)}`.{quoted(name)}")
+
+
+def view_history(spark: SparkSession, name: str, ref: str = "main",
+                 catalog: str = "sapwood") -> DataFrame:
+    """The view's audit on ``ref``, oldest version first: when each version was
+    current, the commit that brought it, its author and its SQL per dialect."""
+    versions = Versioning(server_uri(spark, catalog)).view_history(name, ref)
+    rows = [(v["versionId"], _time(v["currentFrom"]), _time(v["currentUntil"]),
+             v["commit"]["hash"], v["commit"]["author"], v["commit"]["message"],
+             ".".join(v["key"]["elements"]), dict(v["representations"]))
+            for v in versions]
+    return spark.createDataFrame(rows, HISTORY_SCHEMA)
+
+
+def create_branch(target: SparkSession | str, name: str, from_ref: str = "main",
+                  catalog: str = "sapwood") -> str:
+    """Create branch ``name`` at ``from_ref``; returns its hash."""
+    return Versioning(server_uri(target, catalog)).create_branch(name, from_ref)
+
+
+def merge(target: SparkSession | str, source: str, into: str = "main",
+          message: str | None = None, catalog: str = "sapwood") -> dict[str, Any]:
+    """Merge ``source`` into ``into``; raises CatalogError (409) on a conflict."""
+    return Versioning(server_uri(target, catalog)).merge(source, into, message)
+
+
+def diff(target: SparkSession | str, from_ref: str, to_ref: str,
+         catalog: str = "sapwood") -> list[dict[str, Any]]:
+    """Keys that differ from ``from_ref`` to ``to_ref``: ``{key, change, type}``."""
+    return Versioning(server_uri(target, catalog)).diff(from_ref, to_ref)
+
+
+def _time(text: str | None) -> datetime | None:
+    return datetime.fromisoformat(text) if text else None

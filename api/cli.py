@@ -6,6 +6,7 @@ import os
 import sys
 from importlib.metadata import version as dist_version
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -94,6 +95,43 @@ def serve(host: str = typer.Option("127.0.0.1", help="Address to listen on"),
     typer.echo(f"Sapwood on http://{host}:{port}/iceberg (database {_safe(settings.database_url)},"
                f" warehouse {settings.warehouse})")
     run(settings, host, port, workers, log_level)
+
+
+@app.command()
+def demo(data_dir: Annotated[Path | None, typer.Option(
+             "--data-dir", help="Keep the demo's catalog in this (new or empty) folder "
+                                "instead of a temporary one")] = None,
+         rows: int = typer.Option(2000, min=100, help="Orders to generate")) -> None:
+    """Write-audit-publish with PySpark on an embedded catalog: branch, load, check,
+    merge, replace a view, and audit it through time."""
+    from spark.demo import run
+    from spark.errors import CatalogError, SetupError
+
+    try:
+        run(data_dir, rows, out=lambda line: typer.echo(line))
+    except (SetupError, CatalogError) as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(1) from None
+
+
+@app.command("spark-setup")
+def spark_setup() -> None:
+    """Find or build the jars Spark needs for Iceberg, and say where they are."""
+    from spark.errors import SetupError
+    from spark.jars import OVERRIDE, cache_dir, java, java_version, spark_jars
+
+    try:
+        java()
+        typer.echo(f"java: {java_version()}")
+        jars = spark_jars(log=lambda line: typer.echo(line))
+    except SetupError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(1) from None
+    how = {"override": f"taken from {OVERRIDE}", "cache": f"already built in {cache_dir()}",
+           "built": f"built into {cache_dir()}"}[jars.source]
+    typer.echo(f"Iceberg jars for Spark ({how}):")
+    for path in jars.paths:
+        typer.echo(f"  {path} ({path.stat().st_size / 1e6:.1f} MB)")
 
 
 def _safe(url: str) -> str:

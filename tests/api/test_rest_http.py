@@ -121,6 +121,10 @@ def test_config_and_path_shapes(http, server, store, ns) -> None:
     assert cfg["overrides"]["prefix"] == "main"
     assert "POST /v1/{prefix}/namespaces/{namespace}/views" in cfg["endpoints"]
     assert "POST /v1/{prefix}/transactions/commit" in cfg["endpoints"]
+    # Metrics are dropped, so clients are told not to send them; the test
+    # servers' warehouses are local folders, which Java reads with HadoopFileIO.
+    assert cfg["defaults"] == {"rest-metrics-reporting-enabled": "false",
+                               "io-impl": "org.apache.iceberg.hadoop.HadoopFileIO"}
     store.create_reference(f"b_{ns}", source="main")
     assert http.get(f"/iceberg/b_{ns}/v1/config").json()["overrides"]["prefix"] == f"b_{ns}"
     assert http.get(f"{V1}/config", params={"warehouse": f"b_{ns}"}

@@ -1,0 +1,143 @@
+"""Spark SQL through the Iceberg REST catalog on a branch, merged into main;
+views read across refs; a view with several dialects; the helpers."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from pyspark.errors import AnalysisException
+
+import spark as sw
+from tests.server import Server
+from tests.spark.conftest import rows
+
+
+def _describe(spark, name: str) -> dict[str, str]:
+    return {r.col_name: r.data_type for r in spark.sql(f"DESCRIBE EXTENDED {name}").collect()}
+
+
+def test_branch_catalog_ddl_is_invisible_on_main_until_the_merge(spark, server: Server,
+                                                                 http: httpx.Client):
+    sw.create_branch(spark, "etl")
+    sw.add_catalog(spark, "etl", server.base, "etl", author="etl-job")
+    sw.add_catalog(spark, "main", server.base, "main")
+    sql = spark.sql
+
+    sql("CREATE NAMESPACE etl.sales")
+    sql("CREATE TABLE etl.sales.t (id BIGINT, name STRING) USING iceberg")
+    sql("INSERT INTO etl.sales.t VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+    sql("USE etl.sales")
+    sql("CREATE VIEW v AS SELECT id, name FROM t WHERE id >= 2")
+    assert rows(spark, "SELECT * FROM etl.sales.v") == [(2, "b"), (3, "c")]
+    assert [r.viewName for r in sql("SHOW VIEWS IN etl.sales").collect()] == ["v"]
+    described = _describe(spark, "etl.sales.v")
+    assert described["View Catalog and Namespace"] == "etl.sales"
+    assert described["View Query Output Columns"] == "[id, name]"
+
+    sql("CREATE OR REPLACE VIEW v AS SELECT id FROM t WHERE id = 1")
+    assert rows(spark, "SELECT * FROM etl.sales.v") == [(1,)]
+    sql("ALTER VIEW etl.sales.v SET TBLPROPERTIES ('team' = 'finance')")
+    props = dict(tuple(r) for r in sql("SHOW TBLPROPERTIES etl.sales.v").collect())
+    assert props["team"] == "finance"
+
+    sql("CREATE VIEW w AS SELECT count(*) AS n FROM t")
+    sql("ALTER VIEW etl.sales.w RENAME TO sales.w2")
+    assert rows(spark, "SELECT * FROM etl.sales.w2") == [(3,)]
+    assert sorted(r.viewName for r in sql("SHOW VIEWS IN etl.sales").collect()) == ["v", "w2"]
+    sql("DROP VIEW etl.sales.w2")
+    assert [r.viewName for r in sql("SHOW VIEWS IN etl.sales").collect()] == ["v"]
+
+    # main sees none of it
+    assert "sales" not in [r[0] for r in sql("SHOW NAMESPACES IN main").collect()]
+    with pytest.raises(AnalysisException):
+        sql("SELECT * FROM main.sales.v").collect()
+    pending = {(d["key"], d["change"]) for d in sw.diff(spark, "main", "etl")}
+    assert pending == {("sales", "added"), ("sales.t", "added"), ("sales.v", "added")}
+
+    result = sw.merge(spark, "etl", into="main")
+    assert result["wasApplied"] is True
+    assert rows(spark, "SELECT * FROM main.sales.v") == [(1,)]
+    assert [r.viewName for r in sql("SHOW VIEWS IN main.sales").collect()] == ["v"]
+    assert rows(spark, "SELECT * FROM main.sales.t") == [(1, "a"), (2, "b"), (3, "c")]
+    props = dict(tuple(r) for r in sql("SHOW TBLPROPERTIES main.sales.v").collect())
+    assert props["team"] == "finance"
+
+    # The view carries no catalog name: through `main` it reads main's table.
+    meta = http.get("/iceberg/main/v1/namespaces/sales/views/v").json()["metadata"]
+    assert all("default-catalog" not in v for v in meta["versions"])
+    sql("INSERT INTO etl.sales.t VALUES (1, 'only on etl')")
+    assert rows(spark, "SELECT * FROM main.sales.v") == [(1,)]
+    assert rows(spark, "SELECT * FROM etl.sales.v") == [(1,), (1,)]
+
+    # Spark's writes carry the catalog's author.
+    log = http.get("/api/v2/trees/etl/history").json()["logEntries"]
+    assert log[0]["commitMeta"]["authors"] == ["etl-job"]
+
+
+def test_a_view_on_another_branch_by_identifier(spark, server: Server):
+    sql = spark.sql
+    sql("CREATE NAMESPACE sapwood.shared")
+    sql("CREATE TABLE sapwood.shared.t (id BIGINT) USING iceberg")
+    sql("INSERT INTO sapwood.shared.t VALUES (1), (2), (3)")
+    sw.create_branch(spark, "feature")
+    sw.add_catalog(spark, "feature", server.base, "feature")
+    sql("USE feature.shared")
+    sql("CREATE VIEW odd AS SELECT id FROM t WHERE id % 2 = 1")
+    sql("USE sapwood")
+
+    with pytest.raises(AnalysisException):
+        sql("SELECT * FROM sapwood.shared.odd").collect()
+    assert rows(spark, "SELECT * FROM sapwood.shared.`odd@feature`") == [(1,), (3,)]
+    assert rows(spark, "SELECT * FROM shared.`odd@feature` WHERE id > 1") == [(3,)]
+
+
+def test_spark_reads_the_spark_representation(spark, http: httpx.Client):
+    spark.sql("CREATE NAMESPACE sapwood.dialects")
+    spark.sql("CREATE TABLE sapwood.dialects.t (id BIGINT) USING iceberg")
+    spark.sql("INSERT INTO sapwood.dialects.t VALUES (1), (2)")
+    version = {
+        "version-id": 1, "timestamp-ms": 1, "schema-id": 0,
+        "summary": {"engine-name": "trino"}, "default-namespace": ["dialects"],
+        "representations": [
+            {"type": "sql", "dialect": "trino",
+             "sql": "SELECT x FROM t CROSS JOIN UNNEST(ARRAY[id * 1000]) AS u(x)"},
+            {"type": "sql", "dialect": "spark", "sql": "SELECT id * 10 AS x FROM t"}]}
+    schema = {"type": "struct", "schema-id": 0,
+              "fields": [{"id": 1, "name": "x", "required": False, "type": "long"}]}
+    r = http.post("/iceberg/v1/namespaces/dialects/views",
+                  json={"name": "both", "schema": schema, "view-version": version,
+                        "properties": {}})
+    assert r.status_code == 200, r.text
+    assert rows(spark, "SELECT * FROM sapwood.dialects.both") == [(10,), (20,)]
+
+
+def test_helpers_read_view_history_and_refuse_a_conflicting_merge(spark, server: Server):
+    sql = spark.sql
+    sql("CREATE NAMESPACE sapwood.helpers")
+    sql("CREATE TABLE sapwood.helpers.t (id BIGINT) USING iceberg")
+    sql("INSERT INTO sapwood.helpers.t VALUES (5)")
+    sql("USE sapwood.helpers")
+    sql("CREATE VIEW v AS SELECT id FROM t")
+    sw.create_branch(server.base, "side")
+    sw.add_catalog(spark, "side", server.base, "side", author="side-job")
+    sql("USE side.helpers")
+    sql("CREATE OR REPLACE VIEW v AS SELECT id + 1 AS id FROM t")
+    sql("USE sapwood.helpers")
+    sql("CREATE OR REPLACE VIEW v AS SELECT id + 2 AS id FROM t")
+    sql("USE sapwood")
+
+    assert [tuple(r) for r in sw.read_view(spark, "helpers.v").collect()] == [(7,)]
+    assert [tuple(r) for r in sw.read_view(spark, "helpers.v", ref="side").collect()] == [(6,)]
+
+    history = sw.view_history(spark, "helpers.v", ref="side").orderBy("version_id").collect()
+    assert [(h.version_id, h.author) for h in history] == [(1, "anonymous"), (2, "side-job")]
+    assert history[0].sql == {"spark": "SELECT id FROM t"}
+    assert history[1].sql == {"spark": "SELECT id + 1 AS id FROM t"}
+    assert history[0].current_until == history[1].current_from
+    assert history[1].current_until is None
+
+    with pytest.raises(sw.CatalogError) as conflict:
+        sw.merge(spark, "side", into="main")
+    assert conflict.value.status == 409
+    assert "helpers.v" in conflict.value.message
+    assert [tuple(r) for r in sw.read_view(spark, "helpers.v").collect()] == [(7,)]

@@ -15,7 +15,20 @@ if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb 
   fi
 fi
 
-"$PY" -m pip install --quiet --disable-pip-version-check -e '.[test]' || exit 1
+# Spark needs a Java runtime (Debian's headless JRE 17).
+if ! command -v java >/dev/null 2>&1 && [ -z "${JAVA_HOME:-}" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing Java (Debian package 'openjdk-17-jre-headless')" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+      openjdk-17-jre-headless >/dev/null
+  else
+    echo "note: Java not found; install a Java 17 runtime to run the Spark tests" >&2
+  fi
+fi
+
+"$PY" -m pip install --quiet --disable-pip-version-check -e '.[test,spark]' || exit 1
+# The Iceberg jars for Spark, built once into the user cache (says what it did).
+"$PY" -m api.cli spark-setup || echo "note: Spark setup failed; the Spark tests will say why" >&2
 "$PY" -m ruff check . || exit 1
 "$PY" -m pytest -q "$@"
 rc=$?

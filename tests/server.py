@@ -7,6 +7,8 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
@@ -91,3 +93,15 @@ class Server:
         """Lines of the server log that report a 5xx (each one is a bug)."""
         text = self.log.read_text(errors="replace") if self.log.exists() else ""
         return [line for line in text.splitlines() if "internal error" in line]
+
+
+@contextmanager
+def serving(database_url: str, data_dir: Path) -> Iterator[Server]:
+    """A started server; afterwards, stopped, and any 5xx it logged fails the test."""
+    srv = Server(database_url, data_dir).start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+    errors = srv.server_errors()
+    assert not errors, f"the server answered 5xx: {errors}"

@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from store import Store
-from tests.server import Server
+from tests.server import Server, serving
 
 _dbs = itertools.count()
 
@@ -24,11 +24,8 @@ def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     else:
         pg = request.getfixturevalue("postgres")
         url = pg.create_database(f"api{os.getpid()}_{next(_dbs)}")
-    srv = Server(url, base).start()
-    yield srv
-    srv.stop()
-    errors = srv.server_errors()
-    assert not errors, f"the server answered 5xx: {errors}"
+    with serving(url, base) as srv:
+        yield srv
 
 
 @pytest.fixture(scope="module")

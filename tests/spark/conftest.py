@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import httpx
 import pytest
 
-from tests.server import Server
+from tests.server import Server, serving
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -37,11 +37,8 @@ def spark_ready() -> None:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     base = tmp_path_factory.mktemp("spark-server")
-    srv = Server(f"sqlite:///{base / 'sapwood.db'}", base).start()
-    yield srv
-    srv.stop()
-    errors = srv.server_errors()
-    assert not errors, f"the server answered 5xx: {errors}"
+    with serving(f"sqlite:///{base / 'sapwood.db'}", base) as srv:
+        yield srv
 
 
 @pytest.fixture(scope="module")

@@ -39,8 +39,9 @@ def mirror(etc: Path = Path("/etc/apt")) -> str:
     if legacy.exists():
         for line in legacy.read_text().splitlines():
             parts = line.split()
-            if len(parts) >= 3 and parts[0] == "deb" and "security" not in line:
-                return next(p for p in parts[1:] if "://" in p)
+            uris = [p for p in parts[1:] if "://" in p]
+            if parts[:1] == ["deb"] and uris and "security" not in line:
+                return uris[0]
     raise SetupError(f"no Debian package source found in {etc}; HttpClient 5 comes from "
                      "Debian's packages (or set SAPWOOD_ICEBERG_SPARK_JARS to an official "
                      "iceberg-spark-runtime jar)")

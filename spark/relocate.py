@@ -12,6 +12,7 @@ valid; this is what jarjar and Maven's shade plugin do to constant pools.
 
 from __future__ import annotations
 
+import os
 import struct
 import zipfile
 from collections.abc import Iterable, Sequence
@@ -101,7 +102,7 @@ def build_relocated_jar(sources: Iterable[Path], relocations: Sequence[Relocatio
     their licences kept per jar. Returns the number of classes."""
     classes = 0
     seen: set[str] = set()
-    tmp = target.with_name(target.name + ".part")
+    tmp = target.with_name(f"{target.name}.{os.getpid()}.part")  # builders may race
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as out:
         out.writestr("META-INF/MANIFEST.MF",
                      "Manifest-Version: 1.0\r\nCreated-By: sapwood spark-setup\r\n\r\n")

@@ -7,6 +7,7 @@ view as of T reads its base tables as of T too."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -51,7 +52,9 @@ def pinned_catalog(spark: SparkSession, ref: str, as_of: datetime | str | int | 
                    catalog: str = "sapwood") -> str:
     """A catalog of ``spark`` on ``ref`` (at ``as_of``), defined once per spec."""
     spec = ref_spec(ref, as_of)
-    name = f"{catalog}__{re.sub(r'[^A-Za-z0-9]', '_', spec)}"
+    # Readable, and unique per spec ('a-b' and 'a_b' must not share a catalog).
+    digest = hashlib.sha256(spec.encode()).hexdigest()[:8]
+    name = f"{catalog}__{re.sub(r'[^A-Za-z0-9]', '_', spec)}_{digest}"
     if spark.conf.get(f"spark.sql.catalog.{name}", None) is None:
         add_catalog(spark, name, server_uri(spark, catalog), ref, as_of)
     return name

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from spark.debian import mirror
+from spark.errors import SetupError
 from spark.jars import RELOCATIONS, pyspark_jars
 from spark.relocate import Relocation, RelocationError, relocate_class
 from tests.server import sapwood_command
@@ -74,6 +76,25 @@ def test_relocation_refuses_what_it_cannot_read():
     bad = b"\xca\xfe\xba\xbe\x00\x00\x00\x34\x00\x02\x63"
     with pytest.raises(RelocationError, match="unknown constant pool tag 99"):
         relocate_class(bad, [Relocation("a.b", "x.")])
+
+
+def test_the_mirror_comes_from_the_machines_apt_sources(tmp_path):
+    parts = tmp_path / "sources.list.d"
+    parts.mkdir()
+    (parts / "debian.sources").write_text(
+        "Types: deb\n# http://snapshot.example/archive\nURIs: http://security.example/debian-security\n"
+        "Suites: bookworm-security\nComponents: main\n\n"
+        "Types: deb\nURIs: http://mirror.example/debian\nSuites: bookworm bookworm-updates\n"
+        "Components: main\n")
+    assert mirror(tmp_path) == "http://mirror.example/debian"
+    (parts / "debian.sources").unlink()
+    (tmp_path / "sources.list").write_text(
+        "# comment\ndeb http://security.example/debian-security bookworm-security main\n"
+        "deb [signed-by=/k.gpg] http://legacy.example/debian bookworm main\n")
+    assert mirror(tmp_path) == "http://legacy.example/debian"
+    (tmp_path / "sources.list").write_text("")
+    with pytest.raises(SetupError, match="no Debian package source found"):
+        mirror(tmp_path)
 
 
 def _setup(env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -12,6 +12,7 @@ from urllib.parse import quote, urlencode
 from urllib.request import Request, urlopen
 
 from spark.errors import CatalogError
+from spark.session import server_root
 
 _REF_SAFE = "@*~^:.-_"
 
@@ -24,7 +25,7 @@ def _key_path(key: str) -> str:
 
 class Versioning:
     def __init__(self, uri: str, timeout: float = 60) -> None:
-        self.root = uri.rstrip("/").split("/iceberg", 1)[0]
+        self.root = server_root(uri)
         self.timeout = timeout
 
     def call(self, method: str, path: str, body: Any = None,

@@ -25,11 +25,23 @@ def _free_port() -> int:
 
 
 def sapwood_command() -> list[str]:
+    """The installed console script next to this interpreter, else on PATH."""
     exe = Path(sys.executable).with_name("sapwood")
     if exe.exists():
         return [str(exe)]
     found = shutil.which("sapwood")
     return [found] if found else [sys.executable, "-m", "api.cli"]
+
+
+def stop_process(proc: subprocess.Popen[bytes]) -> None:
+    """Terminate, then kill after 15 s."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 class EmbeddedCatalog:
@@ -61,13 +73,8 @@ class EmbeddedCatalog:
         raise SetupError(f"the catalog server did not answer within 60 s (log: {self.log})")
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        if self.proc is not None:
+            stop_process(self.proc)
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  tb: TracebackType | None) -> None:

@@ -40,10 +40,14 @@ def ref_spec(ref: str = "main", as_of: datetime | str | int | None = None) -> st
     return f"{ref}*{as_of}"
 
 
+def server_root(uri: str) -> str:
+    """``http://host:port`` from the server's root or any of its catalog URIs."""
+    return uri.rstrip("/").split("/iceberg", 1)[0]
+
+
 def catalog_uri(uri: str, ref: str = "main", as_of: datetime | str | int | None = None) -> str:
     """The Iceberg REST base URI of ``ref`` (at ``as_of``) on the server at ``uri``."""
-    root = uri.rstrip("/").removesuffix("/iceberg")
-    return f"{root}/iceberg/{quote(ref_spec(ref, as_of), safe='')}"
+    return f"{server_root(uri)}/iceberg/{quote(ref_spec(ref, as_of), safe='')}"
 
 
 def catalog_conf(name: str, uri: str, ref: str = "main",

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from spark.client import Versioning
-from spark.session import add_catalog, ref_spec
+from spark.session import add_catalog, ref_spec, server_root
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -38,8 +38,7 @@ def _catalog_uri(spark: SparkSession, catalog: str) -> str:
 
 def server_uri(target: SparkSession | str, catalog: str = "sapwood") -> str:
     """The catalog server's root URI, from a URI or from a session's catalog."""
-    uri = target if isinstance(target, str) else _catalog_uri(target, catalog)
-    return uri.rstrip("/").split("/iceberg", 1)[0]
+    return server_root(target if isinstance(target, str) else _catalog_uri(target, catalog))
 
 
 def catalog_ref(spark: SparkSession, catalog: str = "sapwood") -> str:

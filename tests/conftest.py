@@ -4,13 +4,22 @@ import itertools
 import os
 from collections.abc import Iterator
 
+import httpx
 import pytest
 
 from store import Store
 from tests.pg import TempPostgres
+from tests.server import Server
 
 REQUIRE_POSTGRES = os.environ.get("SAPWOOD_REQUIRE_POSTGRES") == "1"
 _db_counter = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def http(server: Server) -> Iterator[httpx.Client]:
+    """Plain HTTP to the module's ``server`` (each test folder defines its own)."""
+    with httpx.Client(base_url=server.base, timeout=30) as client:
+        yield client
 
 
 @pytest.fixture(scope="session")

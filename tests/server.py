@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,18 +12,8 @@ from urllib.parse import quote
 
 import httpx
 
+from spark.embedded import sapwood_command, stop_process
 from tests.pg import free_port
-
-
-def sapwood_command() -> list[str]:
-    """The installed console script, next to this interpreter."""
-    exe = Path(sys.executable).with_name("sapwood")
-    if exe.exists():
-        return [str(exe)]
-    found = shutil.which("sapwood")
-    if found:
-        return [found]
-    return [sys.executable, "-m", "api.cli"]
 
 
 def wait_until_serving(proc: subprocess.Popen[bytes], base: str, log: Path,
@@ -73,13 +61,8 @@ class Server:
         return self
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        if self.proc is not None:
+            stop_process(self.proc)
 
     def uri(self, ref: str | None = None) -> str:
         return f"{self.base}/iceberg" + (f"/{quote(ref, safe='')}" if ref else "")

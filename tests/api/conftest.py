@@ -29,12 +29,6 @@ def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
 
 
 @pytest.fixture(scope="module")
-def http(server: Server) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=server.base, timeout=30) as client:
-        yield client
-
-
-@pytest.fixture(scope="module")
 def store(server: Server) -> Iterator[Store]:
     """The same catalog opened directly (to create branches, read hashes)."""
     s = Store(server.database_url)

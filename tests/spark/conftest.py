@@ -8,7 +8,6 @@ import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-import httpx
 import pytest
 
 from tests.server import Server, serving
@@ -39,12 +38,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     base = tmp_path_factory.mktemp("spark-server")
     with serving(f"sqlite:///{base / 'sapwood.db'}", base) as srv:
         yield srv
-
-
-@pytest.fixture(scope="module")
-def http(server: Server) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=server.base, timeout=30) as client:
-        yield client
 
 
 @pytest.fixture(scope="module")

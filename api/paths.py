@@ -20,7 +20,7 @@ from core.commits import DEFAULT_BRANCH
 from core.errors import InvalidKeyError
 from core.instants import to_micros
 from core.keys import ContentKey
-from core.refs import AtInstant, parse_ref
+from core.refs import AtInstant, RefSpec, parse_ref
 
 BASE = "/iceberg/"
 # The first segment after /v1/ of every spec route that takes no {prefix}, or
@@ -84,19 +84,24 @@ class RefPaths:
         await self.app(scope, receive, send)
 
 
-def request_ref(scope: dict[str, Any], fallback: str | None = None) -> str:
-    """The ref spec a request addresses: base path and prefix must agree."""
+def request_ref(scope: dict[str, Any], fallback: str | None = None) -> RefSpec:
+    """The ref spec a request addresses, parsed once here at the edge (bad
+    grammar is a 400 before anything is looked up): base path and prefix
+    must agree."""
     base, prefix = scope.get(SCOPE_KEY, (None, None))
     if base and prefix and base != prefix:
         raise bad_request(f"The reference in the base path ({base!r}) and in the prefix "
                           f"({prefix!r}) differ: name one reference")
-    ref = base or prefix or fallback or DEFAULT_BRANCH
-    parse_ref(ref)  # bad grammar is a 400 before anything is looked up
-    return ref
+    return parse_ref(base or prefix or fallback or DEFAULT_BRANCH)
 
 
-def quote_ref(ref: str) -> str:
-    return quote(ref, safe="")
+def ref_param(text: str) -> RefSpec:
+    """A versioning API path segment that names a ref spec (still encoded)."""
+    return parse_ref(unquote(text))
+
+
+def quote_ref(ref: str | RefSpec) -> str:
+    return quote(str(ref), safe="")
 
 
 # -- namespaces and identifiers ----------------------------------------------------
@@ -123,7 +128,7 @@ def dotted(key: ContentKey) -> str:
 class Target:
     """One table or view as a request names it: where to read it, and when."""
 
-    ref: str
+    ref: RefSpec
     key: ContentKey
     # Set when the ref pins an instant: views are rebuilt as of it.
     instant_ms: int | None
@@ -136,24 +141,24 @@ class Target:
 
 
 @lru_cache(maxsize=4096)
-def target(ref: str, namespace: ContentKey, name: str) -> Target:
+def target(ref: RefSpec, namespace: ContentKey, name: str) -> Target:
     """``name`` may carry its own reference, Nessie style: ``v@dev``,
     ``v@main#<hash>`` or ``v@main#<instant>`` (and any ref spec after the @)."""
-    own = None
+    own: RefSpec | None = None
     if "@" in name:
-        name, _, own = name.partition("@")
-        if not name or not own:
-            raise bad_request(f"Invalid table or view reference {name + '@' + own!r}: "
+        name, _, text = name.partition("@")
+        if not name or not text:
+            raise bad_request(f"Invalid table or view reference {name + '@' + text!r}: "
                               "expected name@ref, name@ref#hash or name@ref#instant")
-        if "#" in own:
-            branch, _, at = own.partition("#")
-            own = f"{branch}@{at}" if _is_hex(at) else f"{branch}*{at}"
-        parse_ref(own)
-    spec_text = own or ref
+        if "#" in text:
+            branch, _, at = text.partition("#")
+            text = f"{branch}@{at}" if _is_hash(at) else f"{branch}*{at}"
+        own = parse_ref(text)
+    spec = own or ref
     key = ContentKey([*namespace.elements, name]) if name else None
     if key is None:
         raise bad_request("Invalid identifier: empty name")
-    return Target(spec_text, key, instant_of(spec_text), own is not None)
+    return Target(spec, key, instant_of(spec), own is not None)
 
 
 def check_identifier(namespace: list[str] | None, name: str | None, t: Target) -> None:
@@ -165,13 +170,17 @@ def check_identifier(namespace: list[str] | None, name: str | None, t: Target) -
                           f"the one in the path ({t.name})")
 
 
-@lru_cache(maxsize=4096)
-def instant_of(ref: str) -> int | None:
+def instant_of(spec: RefSpec) -> int | None:
     """The last instant a ref spec pins, in epoch ms, if any."""
-    spec = parse_ref(ref)
     at = next((p.at for p in reversed(spec.parts) if isinstance(p, AtInstant)), None)
     return None if at is None else to_micros(at) // 1000
 
 
-def _is_hex(text: str) -> bool:
-    return len(text) >= 8 and all(c in "0123456789abcdefABCDEF" for c in text)
+def _is_hash(text: str) -> bool:
+    """After ``#``: a hash (or a prefix of 8+ hex digits), else an instant. Digits
+    alone are epoch milliseconds, as the README allows (``v@main#1763712000000``)
+    unless they make a whole 64-digit hash; a hash prefix made of digits only
+    is named with ``@`` instead (``v@main@12345678``)."""
+    if len(text) < 8 or not all(c in "0123456789abcdefABCDEF" for c in text):
+        return False
+    return not text.isdigit() or len(text) == 64

@@ -19,7 +19,9 @@ def parse_instant(text: str) -> datetime:
         except (OverflowError, ValueError):
             raise InvalidInstantError(f"instant {text!r} is out of range") from None
     try:
-        dt = datetime.fromisoformat(text)
+        # RFC 3339 allows lower-case 't' and 'z' (DuckDB lower-cases its
+        # endpoint URL, and the instant travels in it).
+        dt = datetime.fromisoformat(text.upper())
     except ValueError:
         raise InvalidInstantError(f"invalid instant {text!r}: {_HINT}") from None
     if dt.tzinfo is None:

@@ -163,6 +163,22 @@ def _validate(els: tuple[str, ...]) -> None:
         raise InvalidKeyError(f"content key is {total} characters long, at most {MAX_LENGTH}")
 
 
+# Characters no new name may hold. The Iceberg REST routes carry each name in
+# one path segment, and clients and proxies decode %2F and %5C before routing,
+# so such a name could be created and listed but never addressed again.
+_NOT_IN_NEW_NAMES = ("/", "\\")
+NEW_NAME_RULE = ("names may not contain '/' or '\\' and may not be '..' (they could not be "
+                 "addressed in a URL path)")
+
+
+def check_new_key(key: ContentKey) -> None:
+    """The rule for a key written by a commit (not for keys read: those exist)."""
+    for e in key.elements:
+        if e == ".." or any(c in e for c in _NOT_IN_NEW_NAMES):
+            raise InvalidKeyError(f"Invalid name {e!r} in {list(key.elements)!r}: "
+                                  f"{NEW_NAME_RULE}")
+
+
 def _needs_escape(element: str) -> bool:
     return any(c in _ESCAPE for c in element)
 

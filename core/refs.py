@@ -18,7 +18,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 
-from core.errors import InvalidHashError, InvalidInstantError, InvalidRefError
+from core.errors import (
+    InvalidHashError,
+    InvalidInstantError,
+    InvalidRefError,
+    ReadOnlyReferenceError,
+)
 from core.instants import format_instant, parse_instant
 
 MIN_HASH_PREFIX = 8
@@ -78,6 +83,18 @@ class RefSpec:
 
     def __str__(self) -> str:
         return format_ref(self)
+
+
+def branch_to_write(spec: RefSpec, is_tag: bool = False) -> str:
+    """The one rule for what a write (commit, merge, transplant, Iceberg write)
+    may address: a bare branch name. Returns that name; anything else is
+    read-only, and the message says why."""
+    if spec.is_plain and not is_tag:
+        return spec.name  # type: ignore[return-value]
+    why = ("it is a tag" if is_tag and spec.is_plain else
+           "it pins a commit (a hash, an ancestor or an instant), which is read-only")
+    raise ReadOnlyReferenceError(
+        f"Cannot write to reference '{spec}': {why}; writes need a branch name")
 
 
 def validate_ref_name(name: str) -> str:

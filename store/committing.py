@@ -19,7 +19,7 @@ from core.conflicts import Conflict, ConflictType
 from core.content import Content, ContentType
 from core.errors import CommitConflictError, InvalidOperationError
 from core.instants import from_micros
-from core.keys import SEP, ContentKey
+from core.keys import SEP, ContentKey, check_new_key
 from core.merge import namespace_conflicts
 from store.history import History
 from store.objects import ObjectReader
@@ -34,6 +34,8 @@ def validate_operations(ops: Sequence[Operation]) -> None:
     for op in ops:
         if not isinstance(op, Put | Delete | Unchanged):
             raise InvalidOperationError(f"unknown operation {op!r}")
+        if isinstance(op, Put):
+            check_new_key(op.key)
         if op.key in seen:
             raise InvalidOperationError(f"key '{op.key}' appears in more than one operation")
         seen.add(op.key)

@@ -28,11 +28,11 @@ from core.commits import (
     RefType,
 )
 from core.errors import (
-    ReadOnlyReferenceError,
     ReferenceNotFoundError,
     RetryLimitError,
     SapwoodError,
 )
+from core.refs import branch_to_write, parse_ref
 from store.db import Database
 from store.nodes import Node, stamp
 from store.objects import (
@@ -287,6 +287,4 @@ class BranchWriter:
 
 
 def _require_branch(ref: Reference) -> None:
-    if ref.type is not RefType.BRANCH:
-        raise ReadOnlyReferenceError(
-            f"'{ref.name}' is a tag: commits, merges and transplants need a branch")
+    branch_to_write(parse_ref(ref.name), ref.type is not RefType.BRANCH)

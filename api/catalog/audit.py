@@ -25,6 +25,7 @@ from core.commits import Commit, OpKind
 from core.content import IcebergView
 from core.instants import format_instant, from_micros, to_micros
 from core.keys import ContentKey
+from core.refs import RefSpec
 from core.views import current_version
 
 
@@ -36,7 +37,7 @@ class _Step:
     became_ms: int
 
 
-def view_history(catalog: Catalog, ref: str, key: ContentKey, since_ms: int | None,
+def view_history(catalog: Catalog, ref: RefSpec, key: ContentKey, since_ms: int | None,
                  until_ms: int | None) -> dict[str, Any]:
     store = catalog.store
     resolved, found = store.lookup(ref, [key])

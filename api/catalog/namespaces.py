@@ -8,6 +8,7 @@ from api.paths import dotted
 from core.commits import Delete, Put
 from core.content import ContentType, Namespace
 from core.keys import ContentKey
+from core.refs import RefSpec
 
 
 class Namespaces:
@@ -15,7 +16,7 @@ class Namespaces:
         self.catalog = catalog
         self.store = catalog.store
 
-    def list(self, ref: str, parent: ContentKey | None, page_token: str | None,
+    def list(self, ref: RefSpec, parent: ContentKey | None, page_token: str | None,
              page_size: int | None) -> tuple[list[tuple[str, ...]], str | None]:
         if parent is not None:
             self.load(ref, parent)
@@ -23,19 +24,19 @@ class Namespaces:
                             page_size)
         return [e.elements for e in page[0]], page[1]
 
-    def children(self, ref: str, ns: ContentKey, kind: ContentType, page_token: str | None,
+    def children(self, ref: RefSpec, ns: ContentKey, kind: ContentType, page_token: str | None,
                  page_size: int | None) -> tuple[list[ContentKey], str | None]:
         """The tables (or views) directly in a namespace that exists."""
         self.load(ref, ns)
         return list_entries(self.catalog, ref, ns, kind, page_token, page_size)
 
-    def load(self, ref: str, ns: ContentKey) -> dict[str, str]:
+    def load(self, ref: RefSpec, ns: ContentKey) -> dict[str, str]:
         c = self.catalog.get(ref, ns)
         if not isinstance(c, Namespace):
             raise no_such_namespace(dotted(ns))
         return dict(c.properties)
 
-    def create(self, ref: str, ns: ContentKey, properties: dict[str, str], who: Who,
+    def create(self, ref: RefSpec, ns: ContentKey, properties: dict[str, str], who: Who,
                ) -> dict[str, str]:
         parents = ns.ancestors()
 
@@ -52,7 +53,7 @@ class Namespaces:
 
         return self.catalog.write(ref, [ns, *parents], who, plan)  # type: ignore[arg-type,return-value]
 
-    def drop(self, ref: str, ns: ContentKey, who: Who) -> None:
+    def drop(self, ref: RefSpec, ns: ContentKey, who: Who) -> None:
         def plan(found: dict[ContentKey, Namespace]) -> Change[None]:
             require_namespace(found, ns)  # type: ignore[arg-type]
             if list_entries(self.catalog, ref, ns, None, None, 1, depth=None)[0]:
@@ -63,7 +64,7 @@ class Namespaces:
 
         self.catalog.write(ref, [ns], who, plan)  # type: ignore[arg-type]
 
-    def update_properties(self, ref: str, ns: ContentKey, updates: dict[str, str],
+    def update_properties(self, ref: RefSpec, ns: ContentKey, updates: dict[str, str],
                           removals: list[str], who: Who) -> dict[str, list[str]]:
         both = sorted(set(updates) & set(removals))
         if both:
@@ -89,7 +90,7 @@ class Namespaces:
         return self.catalog.write(ref, [ns], who, plan)  # type: ignore[arg-type,return-value]
 
 
-def list_entries(catalog: Catalog, ref: str, parent: ContentKey | None,
+def list_entries(catalog: Catalog, ref: RefSpec, parent: ContentKey | None,
                  kind: ContentType | None, page_token: str | None, page_size: int | None,
                  depth: int | None = 1) -> tuple[list[ContentKey], str | None]:
     """Keys directly below ``parent``; without a page token, all of them (the spec:

@@ -31,8 +31,9 @@ from api.paths import Target, dotted
 from core.commits import CommitMeta, Delete, Operation, Put, RefType, ResolvedRef
 from core.conflicts import ConflictType
 from core.content import Content, ContentType
-from core.errors import CommitConflictError, ReadOnlyReferenceError, SapwoodError
+from core.errors import CommitConflictError, SapwoodError
 from core.keys import ContentKey
+from core.refs import RefSpec, branch_to_write
 from store import Store
 
 T = TypeVar("T")
@@ -79,20 +80,20 @@ class Catalog:
         server allows otherwise (``write.metadata.path`` included)."""
         return self.locations.check(next_metadata_location(location, properties, previous))
 
-    def _landed(self, ref: str, keys: Sequence[ContentKey], files: list[str]) -> bool:
+    def _landed(self, ref: RefSpec, keys: Sequence[ContentKey], files: list[str]) -> bool:
         _, now = self.store.lookup(ref, keys)
         return any(getattr(c, "metadata_location", None) in files for c in now.values())
 
     # -- reads -------------------------------------------------------------------
-    def read(self, ref: str, keys: Sequence[ContentKey],
+    def read(self, ref: RefSpec, keys: Sequence[ContentKey],
              ) -> tuple[ResolvedRef, dict[ContentKey, Content]]:
         return self.store.lookup(ref, keys)
 
-    def get(self, ref: str, key: ContentKey) -> Content | None:
+    def get(self, ref: RefSpec, key: ContentKey) -> Content | None:
         return self.store.lookup(ref, [key])[1].get(key)
 
     # -- writes ------------------------------------------------------------------
-    def write(self, ref: str, keys: Sequence[ContentKey], who: Who,
+    def write(self, ref: RefSpec, keys: Sequence[ContentKey], who: Who,
               plan: Callable[[dict[ContentKey, Content]], Change[T] | None]) -> T | None:
         """Read ``keys`` at the head of branch ``ref``, plan, commit; plan again
         if the keys moved meanwhile. A plan of None, or one without operations,
@@ -134,13 +135,10 @@ class Catalog:
                             f"changing: {last.message if last else ''}")
 
 
-def writable(ref: str, resolved: ResolvedRef) -> None:
-    if resolved.writable:
-        return
-    why = ("it is a tag" if resolved.type is RefType.TAG and ref == resolved.name else
-           "it pins a commit (a hash, an ancestor or an instant)")
-    raise ReadOnlyReferenceError(
-        f"Cannot write to reference '{ref}': {why}; writes need a branch name")
+def writable(ref: RefSpec, resolved: ResolvedRef) -> None:
+    """Checked before planning, so nothing is written for a refused write."""
+    if not resolved.writable:
+        branch_to_write(ref, resolved.type is RefType.TAG)
 
 
 def require_namespace(found: dict[ContentKey, Content], ns: ContentKey) -> None:
@@ -178,7 +176,7 @@ def _refused(e: CommitConflictError) -> IcebergError:
     return IcebergError(code, kind, e.message)
 
 
-def rename(catalog: Catalog, ref: str, src: ContentKey, dst: ContentKey, kind: ContentType,
+def rename(catalog: Catalog, ref: RefSpec, src: ContentKey, dst: ContentKey, kind: ContentType,
            who: Who) -> None:
     """Rename a table or view (across namespaces too): one commit that deletes
     the old key and puts the same content, same id, under the new one."""

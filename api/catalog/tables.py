@@ -24,6 +24,7 @@ from api.paths import Target, check_identifier, dotted, namespace_from_levels, t
 from core.commits import Operation, Put
 from core.content import Content, ContentType, IcebergTable
 from core.keys import ContentKey
+from core.refs import RefSpec
 
 
 def table_content(meta: TableMetadata, location: str, content_id: str | None) -> IcebergTable:
@@ -61,7 +62,7 @@ class Tables:
         return body
 
     # -- writes -------------------------------------------------------------------
-    def create(self, ref: str, ns: ContentKey, req: CreateTableRequest, who: Who) -> bytes:
+    def create(self, ref: RefSpec, ns: ContentKey, req: CreateTableRequest, who: Who) -> bytes:
         # A name may carry its own branch (``t@etl``), as it may for reads.
         t = target(ref, ns, req.name)
         ref, key = t.ref, t.key
@@ -87,7 +88,7 @@ class Tables:
 
         return self.catalog.write(ref, [key, ns], who, plan)  # type: ignore[return-value]
 
-    def _check_free(self, ref: str, key: ContentKey) -> None:
+    def _check_free(self, ref: RefSpec, key: ContentKey) -> None:
         ns = key.namespace
         _, found = self.catalog.read(ref, [key, ns])  # type: ignore[list-item]
         require_namespace(found, ns)  # type: ignore[arg-type]
@@ -100,7 +101,7 @@ class Tables:
         check_identifier(ident.namespace if ident else None, ident.name if ident else None, t)
         return self.commit_many(t.ref, [(t.key, req)], who)[0]
 
-    def commit_many(self, ref: str, changes: Sequence[tuple[ContentKey, CommitTableRequest]],
+    def commit_many(self, ref: RefSpec, changes: Sequence[tuple[ContentKey, CommitTableRequest]],
                     who: Who) -> list[bytes]:
         """Apply every table's requirements and updates; one commit for all."""
         keys = [k for k, _ in changes]
@@ -160,7 +161,7 @@ class Tables:
         content = table_content(new, loc, cur.id if cur else None)
         return Put(key, content, expected=cur), loc, data
 
-    def register(self, ref: str, ns: ContentKey, req: RegisterTableRequest, who: Who) -> bytes:
+    def register(self, ref: RefSpec, ns: ContentKey, req: RegisterTableRequest, who: Who) -> bytes:
         # A name may carry its own branch (``t@etl``), as it may for reads.
         t = target(ref, ns, req.name)
         ref, key = t.ref, t.key
@@ -182,7 +183,7 @@ class Tables:
 
         return self.catalog.write(ref, [key, ns], who, plan)  # type: ignore[return-value]
 
-    def transaction(self, ref: str, changes: Sequence[TableChange], who: Who) -> None:
+    def transaction(self, ref: RefSpec, changes: Sequence[TableChange], who: Who) -> None:
         pairs = [(ContentKey([*namespace_from_levels(c.identifier.namespace).elements,
                               c.identifier.name]), c) for c in changes]
         self.commit_many(ref, pairs, who)

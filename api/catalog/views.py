@@ -13,6 +13,7 @@ from api.paths import Target, check_identifier, dotted, target
 from core.commits import Put
 from core.content import Content, ContentType, IcebergView
 from core.keys import ContentKey
+from core.refs import RefSpec
 from core.views import (
     SetLocation,
     apply_view_updates,
@@ -58,7 +59,7 @@ class Views:
         return body
 
     # -- writes -------------------------------------------------------------------
-    def create(self, ref: str, ns: ContentKey, req: CreateViewRequest, who: Who) -> bytes:
+    def create(self, ref: RefSpec, ns: ContentKey, req: CreateViewRequest, who: Who) -> bytes:
         # A name may carry its own branch (``t@etl``), as it may for reads.
         t = target(ref, ns, req.name)
         ref, key = t.ref, t.key
@@ -105,7 +106,7 @@ class Views:
 
         return self.catalog.write(t.ref, [t.key], who, plan)  # type: ignore[return-value]
 
-    def register(self, ref: str, ns: ContentKey, req: RegisterViewRequest, who: Who) -> bytes:
+    def register(self, ref: RefSpec, ns: ContentKey, req: RegisterViewRequest, who: Who) -> bytes:
         # A name may carry its own branch (``t@etl``), as it may for reads.
         t = target(ref, ns, req.name)
         ref, key = t.ref, t.key

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from urllib.parse import unquote
-
 from fastapi import APIRouter, Request, Response
 
 from api.catalog.audit import view_history
 from api.deps import json_response
+from api.paths import ref_param
 from core.instants import parse_instant, to_micros
 from core.keys import ContentKey
 
@@ -21,6 +20,6 @@ def audit_view(request: Request, ref: str, key: str, since: str | None = None,
     ``until`` (instants) keep the versions current at some point between."""
     catalog = request.app.state.services.catalog
     return json_response(view_history(
-        catalog, unquote(ref), ContentKey.parse(key),
+        catalog, ref_param(ref), ContentKey.parse(key),
         to_micros(parse_instant(since)) // 1000 if since else None,
         to_micros(parse_instant(until)) // 1000 if until else None))

@@ -39,7 +39,7 @@ def store(server: Server) -> Iterator[Store]:
 @pytest.fixture
 def ns(http: httpx.Client, request: pytest.FixtureRequest) -> str:
     """A fresh namespace on main for one test."""
-    name = f"{request.node.originalname}_{next(_dbs)}"[:60]
+    name = f"{request.node.originalname[:50]}_{next(_dbs)}"
     r = http.post("/iceberg/v1/namespaces", json={"namespace": [name]})
     assert r.status_code == 200, r.text
     return name

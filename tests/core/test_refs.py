@@ -62,3 +62,21 @@ def test_forms():
 def test_malformed_refs_are_named(text, error, message):
     with pytest.raises(error, match=message):
         parse_ref(text)
+
+
+def test_lower_case_rfc3339_instants_parse() -> None:
+    from core.instants import parse_instant
+
+    assert parse_instant("2026-11-21t09:00:00z") == parse_instant("2026-11-21T09:00:00Z")
+
+
+def test_one_rule_decides_what_a_write_may_address() -> None:
+    from core.errors import ReadOnlyReferenceError
+    from core.refs import branch_to_write
+
+    assert branch_to_write(parse_ref("etl")) == "etl"
+    for spec in ("main~1", "main*2026-11-21T09:00:00Z", "@" + "a" * 64):
+        with pytest.raises(ReadOnlyReferenceError, match="read-only"):
+            branch_to_write(parse_ref(spec))
+    with pytest.raises(ReadOnlyReferenceError, match="it is a tag"):
+        branch_to_write(parse_ref("v1"), is_tag=True)

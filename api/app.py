@@ -12,6 +12,9 @@ from fastapi import APIRouter, FastAPI
 from fastapi.routing import APIRoute
 
 from api import errors
+from api.auth.config import AuthSettings
+from api.auth.guard import AuthRoute, Guard
+from api.auth.policy import check_complete
 from api.catalog.files import Locations, MetadataFiles
 from api.catalog.namespaces import Namespaces
 from api.catalog.service import Catalog
@@ -25,6 +28,7 @@ from api.routes import (
     contents,
     history,
     namespaces,
+    oauth,
     tables,
     trees,
     views,
@@ -32,9 +36,12 @@ from api.routes import (
 from api.settings import Settings
 
 
-def create_app(settings: Settings) -> Any:
-    """The ASGI application (FastAPI wrapped in the path-folding middleware)."""
+def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
+    """The ASGI application (FastAPI wrapped in the path-folding middleware).
+    With authentication on, every route checks its rule (api.auth.policy)."""
     from store import Store
+
+    auth = auth if auth is not None else AuthSettings.from_env()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -43,6 +50,7 @@ def create_app(settings: Settings) -> Any:
                           Locations(settings.warehouse, settings.allow_external_locations))
         app.state.services = Services(catalog, Namespaces(catalog), Tables(catalog),
                                       Views(catalog), inline_reads=store.db.dialect == "sqlite")
+        app.state.guard = Guard(store, auth) if auth.configured else None
         # Everything imported and built so far lives as long as the process:
         # keep it out of the collector's generations, so collections triggered
         # by requests only scan what requests allocate.
@@ -57,12 +65,13 @@ def create_app(settings: Settings) -> Any:
     app = FastAPI(title="Sapwood", lifespan=lifespan, openapi_url="/openapi.json",
                   docs_url=None, redoc_url=None)
     errors.install(app)
-    _add_flat(app, [config.router, namespaces.router, tables.router, views.router,
-                    trees.router, history.router, contents.router, audit.router])
+    _add_flat(app, [config.router, oauth.router, namespaces.router, tables.router,
+                    views.router, trees.router, history.router, contents.router, audit.router],
+              auth.configured)
     return RefPaths(app)
 
 
-def _add_flat(app: FastAPI, routers: list[APIRouter]) -> None:
+def _add_flat(app: FastAPI, routers: list[APIRouter], checked: bool) -> None:
     """Each resource keeps its own router; the app gets their routes directly,
     reads first. An included router is matched as a nested router, and routes
     are tried in order; both showed in a cached read's time in
@@ -70,13 +79,15 @@ def _add_flat(app: FastAPI, routers: list[APIRouter]) -> None:
     the order changes nothing else."""
     routes = [r for router in routers for r in router.routes]
     assert all(isinstance(r, APIRoute) for r in routes)
+    check_complete([r.name for r in routes])  # type: ignore[attr-defined]
     routes.sort(key=lambda r: (_READ_ORDER.get(r.name, len(_READ_ORDER)),
                                "GET" not in r.methods))  # type: ignore[attr-defined]
     for route in routes:
-        app.add_api_route(route.path, route.endpoint,  # type: ignore[attr-defined]
+        app.router.add_api_route(route.path, route.endpoint,  # type: ignore[attr-defined]
                           methods=sorted(route.methods),  # type: ignore[attr-defined]
                           status_code=route.status_code,  # type: ignore[attr-defined]
-                          name=route.name)  # type: ignore[attr-defined]
+                          name=route.name,  # type: ignore[attr-defined]
+                          route_class_override=AuthRoute if checked else APIRoute)
 
 
 # The reads clients send most (Spark loads a table or view per statement).

@@ -34,8 +34,13 @@ def version() -> None:
 @app.command()
 def init(database: str | None = typer.Option(
         None, help="SQLAlchemy URL (default: SAPWOOD_DATABASE_URL, else a SQLite file "
-                   "under ~/.sapwood)")) -> None:
+                   "under ~/.sapwood)"),
+         auth: bool = typer.Option(
+             False, help="Write the starter access configuration: principal 'admin' "
+                         "(its key printed once) with every privilege, 'main' protected")
+         ) -> None:
     """Create or upgrade the catalog database; the branch 'main' exists afterwards."""
+    from api.cli_auth import starter
     from store import Store
 
     url = database_url(database)
@@ -43,6 +48,14 @@ def init(database: str | None = typer.Option(
     try:
         main = store.get_reference("main")
         typer.echo(f"catalog ready at {_safe(url)}; main is at {main.hash[:12]}")
+        if auth:
+            credential = starter(store)
+            if credential is None:
+                typer.echo("principals exist already: starter configuration not written")
+            else:
+                typer.echo("starter configuration: role admin holds every privilege, "
+                           "main is protected; admin's credential (shown once):")
+                typer.echo(credential)
     finally:
         store.close()
 
@@ -84,16 +97,40 @@ def serve(host: str = typer.Option("127.0.0.1", help="Address to listen on"),
                          "SAPWOOD_WAREHOUSE, else a folder under the data directory)"),
           workers: int = typer.Option(1, help="Server processes"),
           log_level: str = typer.Option("warning", help="uvicorn's log level"),
+          auth: bool | None = typer.Option(
+              None, "--auth/--no-auth", help="Require tokens or API keys (default: "
+                                            "SAPWOOD_AUTH, else off)"),
+          insecure: bool = typer.Option(
+              False, help="Serve an open catalog on a non-loopback address anyway"),
+          token_ttl: int | None = typer.Option(
+              None, help="Lifetime of issued access tokens in seconds (default: "
+                         "SAPWOOD_TOKEN_TTL_S, else 3600)"),
           ) -> None:
-    """Serve the Iceberg REST catalog (``/iceberg/v1``, ``/iceberg/{ref}/v1``)."""
+    """Serve the Iceberg REST catalog (``/iceberg/v1``, ``/iceberg/{ref}/v1``)
+    and the versioning API (``/api/v2``)."""
+    from api.auth.config import AuthSettings, refuse_open_bind
     from api.server import serve as run
     from api.settings import Settings
     from store import Store
 
+    # Workers build their app from the environment: the choices travel there.
+    if auth is not None:
+        os.environ["SAPWOOD_AUTH"] = "1" if auth else "0"
+    if token_ttl is not None:
+        os.environ["SAPWOOD_TOKEN_TTL_S"] = str(token_ttl)
+    auth_settings = AuthSettings.from_env()
+    why = refuse_open_bind(host, auth_settings, insecure)
+    if why:
+        typer.echo(f"error: {why}", err=True)
+        raise typer.Exit(2)
+    if insecure and not auth_settings.configured:
+        typer.echo(f"warning: serving an OPEN catalog on {host} (--insecure): anyone who "
+                   "reaches this address can read and change everything", err=True)
     settings = Settings.resolve(database, warehouse)
     Store(settings.database_url).close()  # create or upgrade the schema once, up front
     typer.echo(f"Sapwood on http://{host}:{port}/iceberg (database {_safe(settings.database_url)},"
-               f" warehouse {settings.warehouse})")
+               f" warehouse {settings.warehouse}, authentication "
+               f"{'on' if auth_settings.configured else 'off'})")
     run(settings, host, port, workers, log_level)
 
 
@@ -141,10 +178,12 @@ def _safe(url: str) -> str:
 
 
 def main() -> None:
+    from api.cli_auth import register as register_auth
     from api.cli_client import CliError
     from api.cli_versioning import register
 
     register(app)
+    register_auth(app)
     try:
         app(standalone_mode=True)
     except SapwoodError as e:

@@ -16,12 +16,16 @@ from typing import Annotated, Any, TypeVar
 from fastapi import Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
+from api.auth.errors import Forbidden
+from api.auth.guard import PRINCIPAL, guard_of
 from api.catalog.namespaces import Namespaces
 from api.catalog.service import Catalog, Who
 from api.catalog.tables import Tables
 from api.catalog.views import Views
 from api.paths import request_ref
+from core.auth import Privilege
 from core.keys import ContentKey
+from core.refs import RefSpec
 
 T = TypeVar("T")
 MESSAGE_HEADER = "Sapwood-Commit-Message"
@@ -39,9 +43,25 @@ class Services:
 
 
 def principal(request: Request) -> str:
-    # No authentication yet: every caller is anonymous. PyIceberg sends
-    # "Authorization: Bearer None" when it has no token, which is tolerated.
-    return "anonymous"
+    """The authenticated caller's name; "anonymous" on an open catalog (where
+    PyIceberg's "Authorization: Bearer None" is tolerated)."""
+    who = request.scope.get(PRINCIPAL)
+    return who.name if who is not None else "anonymous"
+
+
+def commit_author(request: Request, author: str | None, ref: RefSpec | str) -> str | None:
+    """An author other than the caller needs the ``impersonate`` privilege
+    when authentication is on (commits are then signed by who made them)."""
+    guard = guard_of(request)
+    if guard is None or author is None or author == principal(request):
+        return author
+    who = guard.principal_of(request)
+    try:
+        guard.require(request, Privilege.IMPERSONATE, ref, None)
+    except Forbidden:
+        raise Forbidden(f"Principal '{who.name}' may not commit as '{author}': naming another "
+                        "author needs the 'impersonate' privilege") from None
+    return author
 
 
 class Call:
@@ -65,11 +85,23 @@ class Call:
             return fn(*args)
         return await run_in_threadpool(fn, *args)
 
+    def require(self, privilege: Privilege, key: ContentKey) -> None:
+        """A privilege on a key the body names (the route's rule checked the
+        ones in the path)."""
+        guard = guard_of(self._request)
+        if guard is not None:
+            guard.require(self._request, privilege, self.ref, key.elements)
+
+    def visible(self) -> Callable[[tuple[str, ...]], bool] | None:
+        """For listings: which keys the caller may see (None: all of them)."""
+        guard = guard_of(self._request)
+        return None if guard is None else guard.key_filter(self._request, self.ref)
+
     @property
     def who(self) -> Who:
         h = self._request.headers
         return Who(principal(self._request), h.get(MESSAGE_HEADER) or None,
-                   h.get(AUTHOR_HEADER) or None)
+                   commit_author(self._request, h.get(AUTHOR_HEADER) or None, self.ref))
 
 
 def json_response(payload: Any) -> Response:

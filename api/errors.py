@@ -21,6 +21,7 @@ from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.exceptions import ValidationError as IcebergValidationError
 from starlette.exceptions import HTTPException
 
+from api.auth.errors import Forbidden, OAuthError, Unauthorized
 from core.errors import (
     CommitConflictError,
     ConflictError,
@@ -95,6 +96,8 @@ _NESSIE_CODES = {
     "ReferenceAlreadyExistsException": "REFERENCE_ALREADY_EXISTS",
     "CommitFailedException": "REFERENCE_CONFLICT",
     "InternalServerError": "UNKNOWN",
+    "NotAuthorizedException": "UNAUTHORIZED",
+    "ForbiddenException": "FORBIDDEN",
 }
 
 
@@ -136,6 +139,23 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(IcebergError)
     async def _iceberg(r: Request, e: IcebergError) -> JSONResponse:
         return _respond(e.code, e.type, e.message, r)
+
+    @app.exception_handler(Unauthorized)
+    async def _unauthorized(r: Request, e: Unauthorized) -> JSONResponse:
+        resp = _respond(401, "NotAuthorizedException", e.message, r)
+        resp.headers["WWW-Authenticate"] = 'Bearer realm="sapwood"'
+        return resp
+
+    @app.exception_handler(Forbidden)
+    async def _forbidden(r: Request, e: Forbidden) -> JSONResponse:
+        return _respond(403, "ForbiddenException", e.message, r)
+
+    @app.exception_handler(OAuthError)
+    async def _oauth(_: Request, e: OAuthError) -> JSONResponse:
+        # RFC 6749 §5.2: a bad client is 401, any other refusal 400.
+        code = 401 if e.error == "invalid_client" else 400
+        return JSONResponse({"error": e.error, "error_description": e.description},
+                            status_code=code)
 
     @app.exception_handler(SapwoodError)
     async def _domain(r: Request, e: SapwoodError) -> JSONResponse:

@@ -74,3 +74,57 @@ COMMITS = CommitRow.__table__
 PACKS = PackRow.__table__
 REFS = RefRow.__table__
 REFLOG = ReflogRow.__table__
+
+
+# -- authentication and authorization (store.auth) ------------------------------
+# Small tables read whole into each process and cached by ``generation``:
+# every change bumps it in the same transaction, and each authenticated
+# request reads it (one indexed row), so replicas on one database agree at once.
+class AuthStateRow(Base):
+    __tablename__ = "auth_state"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    generation: Mapped[int] = mapped_column(BigInteger)
+    # The HMAC key that signs this catalog's access tokens (shared by replicas).
+    signing_key: Mapped[str] = mapped_column(Text)
+
+
+class PrincipalRow(Base):
+    __tablename__ = "principals"
+    name: Mapped[str] = mapped_column(String(128), primary_key=True)
+    roles: Mapped[str] = mapped_column(Text)  # JSON list
+    created_us: Mapped[int] = mapped_column(BigInteger)
+    revoked_us: Mapped[int | None] = mapped_column(BigInteger)
+
+
+class ApiKeyRow(Base):
+    __tablename__ = "api_keys"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    principal: Mapped[str] = mapped_column(String(128))
+    secret_hash: Mapped[str] = mapped_column(Text)  # scrypt, salted (api.auth.secrets)
+    description: Mapped[str] = mapped_column(Text)
+    created_us: Mapped[int] = mapped_column(BigInteger)
+    revoked_us: Mapped[int | None] = mapped_column(BigInteger)
+
+
+class GrantRow(Base):
+    __tablename__ = "grants"
+    id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    grantee: Mapped[str] = mapped_column(String(140))
+    privilege: Mapped[str] = mapped_column(String(32))
+    refs: Mapped[str] = mapped_column(REF_NAME)
+    namespace: Mapped[str] = mapped_column(Text)  # JSON list, [] for every key
+    created_us: Mapped[int] = mapped_column(BigInteger)
+
+
+class ProtectedRefRow(Base):
+    __tablename__ = "protected_refs"
+    pattern: Mapped[str] = mapped_column(REF_NAME, primary_key=True)
+    created_us: Mapped[int] = mapped_column(BigInteger)
+
+
+AUTH_STATE = AuthStateRow.__table__
+PRINCIPALS = PrincipalRow.__table__
+API_KEYS = ApiKeyRow.__table__
+GRANTS = GrantRow.__table__
+PROTECTED_REFS = ProtectedRefRow.__table__

@@ -18,9 +18,10 @@ from core.commits import (
     RefType,
 )
 from core.conflicts import Conflict, ConflictType
-from core.errors import CommitConflictError, ReadOnlyReferenceError
+from core.errors import CommitConflictError
 from core.keys import ContentKey
-from core.refs import normalize_hash, parse_ref
+from core.refs import RefSpec, branch_to_write, normalize_hash, parse_ref
+from store.auth import AuthStore
 from store.committing import CommitPlanner, validate_operations
 from store.db import Database
 from store.history import History
@@ -52,6 +53,7 @@ class Store(Reads):
         self.writer = BranchWriter(db, refs, reader)
         self.commits = CommitPlanner(reader, self.states, history)
         self.merges = MergePlanner(reader, self.states, history)
+        self.auth = AuthStore(db, clock)
 
     def close(self) -> None:
         self.db.dispose()
@@ -86,7 +88,7 @@ class Store(Reads):
         return self.refs.reflog(name, limit)
 
     # -- writes ------------------------------------------------------------------------
-    def commit(self, branch: str, operations: Sequence[Operation],
+    def commit(self, branch: str | RefSpec, operations: Sequence[Operation],
                meta: CommitMeta | None = None, expected_hash: str | None = None,
                principal: str | None = None) -> CommitResult:
         name = _branch_name(branch)
@@ -97,7 +99,7 @@ class Store(Reads):
             name, lambda head: self.commits.plan(head, operations, meta, expected, principal,
                                                  self.clock()), principal)
 
-    def merge(self, source: str, into: str, *, expected_hash: str | None = None,
+    def merge(self, source: str | RefSpec, into: str | RefSpec, *, expected_hash: str | None = None,
               default_mode: MergeBehavior = MergeBehavior.NORMAL,
               key_modes: dict[ContentKey, MergeBehavior] | None = None,
               dry_run: bool = False, meta: CommitMeta | None = None,
@@ -111,7 +113,7 @@ class Store(Reads):
                 head, resolved.hash, source, default_mode, modes, dry_run, meta, principal,
                 self.clock(), raise_on_conflict), principal)
 
-    def transplant(self, hashes: Sequence[str], onto: str, *,
+    def transplant(self, hashes: Sequence[str], onto: str | RefSpec, *,
                    expected_hash: str | None = None,
                    default_mode: MergeBehavior = MergeBehavior.NORMAL,
                    key_modes: dict[ContentKey, MergeBehavior] | None = None,
@@ -138,10 +140,5 @@ class Store(Reads):
                 f"expected hash {expected} is not in the history of branch '{branch}'")])
 
 
-def _branch_name(ref: str) -> str:
-    spec = parse_ref(ref)
-    if not spec.is_plain:
-        raise ReadOnlyReferenceError(
-            f"'{ref}' names a fixed commit (hash, ancestor or instant) and is read-only: "
-            "writes need a plain branch name")
-    return spec.name  # type: ignore[return-value]
+def _branch_name(ref: str | RefSpec) -> str:
+    return branch_to_write(parse_ref(ref) if isinstance(ref, str) else ref)

@@ -79,9 +79,11 @@ class Server:
 
 
 @contextmanager
-def serving(database_url: str, data_dir: Path) -> Iterator[Server]:
-    """A started server; afterwards, stopped, and any 5xx it logged fails the test."""
-    srv = Server(database_url, data_dir).start()
+def serving(database_url: str, data_dir: Path, extra_env: dict[str, str] | None = None,
+            ) -> Iterator[Server]:
+    """A started server; afterwards, stopped, and any 5xx it logged fails the test.
+    ``extra_env`` sets SAPWOOD_* variables (SAPWOOD_AUTH=1 turns authentication on)."""
+    srv = Server(database_url, data_dir, extra_env=extra_env).start()
     try:
         yield srv
     finally:

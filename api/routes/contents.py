@@ -7,7 +7,9 @@ from urllib.parse import unquote
 
 from fastapi import APIRouter, Query, Request, Response
 
+from api.auth.guard import guard_of
 from api.deps import json_response
+from api.paths import ref_param
 from api.routes.trees import store_of
 from api.v2.requests import ContentsBody
 from api.v2.shapes import (
@@ -18,6 +20,7 @@ from api.v2.shapes import (
     key_json,
     page_json,
 )
+from core.auth import Privilege
 from core.errors import ContentNotFoundError
 from core.keys import ContentKey
 
@@ -33,12 +36,16 @@ def entries(request: Request, ref: str,
     """Keys at the ref, in key order; ``prefixKey`` keeps those below a
     namespace, ``content=true`` adds each value."""
     store = store_of(request)
-    spec = unquote(ref)
+    spec = ref_param(ref)
     resolved = store.resolve(spec)
     page = store.entries(f"@{resolved.hash}", ContentKey.parse(prefix_key) if prefix_key
                          else None, page_token=page_token, page_size=max_records,
                          with_content=content)
-    out = page_json("entries", [entry_json(e) for e in page.items], page.next_token)
+    guard = guard_of(request)
+    visible = guard.key_filter(request, spec) if guard is not None else None
+    items = page.items if visible is None else [e for e in page.items
+                                                if visible(e.key.elements)]
+    out = page_json("entries", [entry_json(e) for e in items], page.next_token)
     out["effectiveReference"] = effective_json(resolved)
     return json_response(out)
 
@@ -46,7 +53,7 @@ def entries(request: Request, ref: str,
 @router.get("/{ref}/contents/{key}")
 def get_content(request: Request, ref: str, key: str) -> Response:
     store = store_of(request)
-    resolved, found = store.lookup(unquote(ref), [ContentKey.parse(key)])
+    resolved, found = store.lookup(ref_param(ref), [ContentKey.parse(key)])
     if not found:
         raise ContentNotFoundError(f"key '{ContentKey.parse(key)}' does not exist at "
                                    f"'{unquote(ref)}'")
@@ -56,7 +63,12 @@ def get_content(request: Request, ref: str, key: str) -> Response:
 
 
 def _contents(request: Request, ref: str, keys: list[ContentKey]) -> Response:
-    resolved, found = store_of(request).lookup(unquote(ref), keys)
+    spec = ref_param(ref)
+    guard = guard_of(request)
+    if guard is not None:
+        for k in keys:
+            guard.require(request, Privilege.READ, spec, k.elements)
+    resolved, found = store_of(request).lookup(spec, keys)
     return json_response({
         "contents": [{"key": key_json(k), "content": content_json(c)}
                      for k, c in found.items()],
@@ -79,7 +91,11 @@ def diff(request: Request, from_ref: str, to_ref: str,
          page_token: str | None = Query(None, alias="pageToken"),
          max_records: int | None = Query(None, alias="maxRecords", ge=1)) -> Response:
     store = store_of(request)
-    a, b = store.resolve(unquote(from_ref)), store.resolve(unquote(to_ref))
+    to_spec = ref_param(to_ref)
+    guard = guard_of(request)
+    if guard is not None:
+        guard.require(request, Privilege.READ, to_spec, None)
+    a, b = store.resolve(ref_param(from_ref)), store.resolve(to_spec)
     page = store.diff(f"@{a.hash}", f"@{b.hash}", page_token, max_records)
     out = page_json("diffs", [diff_json(d) for d in page.items], page.next_token)
     out["effectiveFromReference"] = effective_json(a)

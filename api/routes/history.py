@@ -3,16 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from urllib.parse import unquote
 
 from fastapi import APIRouter, Query, Request, Response
 
-from api.deps import json_response, principal
+from api.auth.guard import guard_of
+from api.deps import commit_author, json_response, principal
 from api.errors import bad_request
-from api.routes.trees import name_and_hash, store_of
+from api.paths import ref_param
+from api.routes.trees import name_and_hash, require, require_on_protected, store_of
 from api.v2.requests import CommitBody, MergeBody, OperationBody, TransplantBody
 from api.v2.shapes import key_json, log_entry_json, merge_json, page_json, reference_json
-from core.commits import CommitMeta, Delete, MergeResult, Operation, Put, Unchanged
+from core.auth import Privilege
+from core.commits import (
+    CommitMeta,
+    Delete,
+    MergeBehavior,
+    MergeResult,
+    Operation,
+    Put,
+    Unchanged,
+)
 from core.content import parse_content
 from core.errors import MergeConflictError
 from core.instants import parse_instant, to_micros
@@ -33,7 +43,7 @@ def history(request: Request, ref: str,
     if fetch not in (None, "MINIMAL", "ALL"):
         raise bad_request(f"Invalid fetch option {fetch!r}: expected MINIMAL or ALL")
     page = store_of(request).log(
-        unquote(ref), page_token, max_records,
+        ref_param(ref), page_token, max_records,
         key=ContentKey.parse(key) if key else None, author=author,
         since_us=to_micros(parse_instant(since)) if since else None,
         until_us=to_micros(parse_instant(until)) if until else None)
@@ -57,9 +67,15 @@ def _operation(op: OperationBody) -> Operation:
 def commit(request: Request, ref: str, body: CommitBody) -> Response:
     branch, expected = name_and_hash(ref, "A commit")
     store = store_of(request)
-    meta = CommitMeta(body.commit_meta.message, body.commit_meta.first_author,
+    operations = [_operation(o) for o in body.operations]
+    guard = guard_of(request)
+    if guard is not None:
+        for op in operations:
+            guard.require(request, Privilege.WRITE, branch, op.key.elements)
+    meta = CommitMeta(body.commit_meta.message,
+                      commit_author(request, body.commit_meta.first_author, branch),
                       properties=dict(body.commit_meta.properties))
-    result = store.commit(branch, [_operation(o) for o in body.operations], meta,
+    result = store.commit(branch, operations, meta,
                           expected_hash=expected, principal=principal(request))
     head = store.get_reference(branch)
     return json_response({
@@ -84,7 +100,11 @@ def merge(request: Request, ref: str, body: MergeBody) -> Response:
     source = body.from_ref_name + (f"@{body.from_hash}" if body.from_hash else "")
     message = (body.commit_meta.message if body.commit_meta else None) or body.message or \
         f"merge {body.from_ref_name} into {branch}"
-    author = body.commit_meta.first_author if body.commit_meta else None
+    author = commit_author(
+        request, body.commit_meta.first_author if body.commit_meta else None, branch)
+    require(request, Privilege.READ, source)
+    if MergeBehavior.FORCE in (body.default_key_merge_mode, *body.modes().values()):
+        require_on_protected(request, branch, "a forced merge into")
     return _merge_answer(body, lambda: store_of(request).merge(
         source, branch, expected_hash=expected, default_mode=body.default_key_merge_mode,
         key_modes=body.modes(), dry_run=body.dry_run, meta=CommitMeta(message, author),
@@ -94,6 +114,10 @@ def merge(request: Request, ref: str, body: MergeBody) -> Response:
 @router.post("/transplant")
 def transplant(request: Request, ref: str, body: TransplantBody) -> Response:
     branch, expected = name_and_hash(ref, "A transplant")
+    for h in body.hashes_to_transplant:
+        require(request, Privilege.READ, f"@{h}")
+    if MergeBehavior.FORCE in (body.default_key_merge_mode, *body.modes().values()):
+        require_on_protected(request, branch, "a forced transplant onto")
     return _merge_answer(body, lambda: store_of(request).transplant(
         body.hashes_to_transplant, branch, expected_hash=expected,
         default_mode=body.default_key_merge_mode, key_modes=body.modes(),

@@ -7,6 +7,7 @@ from fastapi import APIRouter, Request, Response
 from api.deps import Call, PageSize, PageToken, json_response
 from api.models import CreateNamespaceRequest, UpdateNamespacePropertiesRequest
 from api.paths import namespace_from_levels, namespace_key
+from core.auth import Privilege
 
 router = APIRouter(prefix="/iceberg/v1/namespaces")
 
@@ -18,6 +19,9 @@ async def list_namespaces(request: Request, page_token: PageToken = None,
     parent_key = namespace_key(parent) if parent else None
     found, token = await c.read(c.svc.namespaces.list, c.ref, parent_key, page_token,
                                 page_size)
+    visible = c.visible()
+    if visible is not None:
+        found = [ns for ns in found if visible(ns)]
     return json_response({"namespaces": [list(ns) for ns in found],
                           "next-page-token": token})
 
@@ -27,6 +31,7 @@ def create_namespace(request: Request, body: CreateNamespaceRequest,
                      ) -> Response:
     c = Call(request)
     ns = namespace_from_levels(body.namespace)
+    c.require(Privilege.WRITE, ns)
     props = c.svc.namespaces.create(c.ref, ns, dict(body.properties), c.who)
     return json_response({"namespace": list(ns.elements), "properties": props})
 

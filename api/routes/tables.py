@@ -18,6 +18,7 @@ from api.models import (
     RenameTableRequest,
 )
 from api.paths import namespace_from_levels, namespace_key, target
+from core.auth import Privilege
 from core.content import ContentType
 from core.keys import ContentKey
 
@@ -30,6 +31,9 @@ async def list_tables(request: Request, namespace: str, page_token: PageToken = 
     c = Call(request)
     keys, token = await c.read(c.svc.namespaces.children, c.ref, namespace_key(namespace),
                                ContentType.ICEBERG_TABLE, page_token, page_size)
+    visible = c.visible()
+    if visible is not None:
+        keys = [k for k in keys if visible(k.elements)]
     return identifiers_response(keys, token)
 
 
@@ -95,6 +99,8 @@ def rename_table(request: Request, body: RenameTableRequest) -> Response:
     c = Call(request)
     src, dst = identifier(body.source.namespace, body.source.name), \
         identifier(body.destination.namespace, body.destination.name)
+    c.require(Privilege.WRITE, src)
+    c.require(Privilege.WRITE, dst)
     rename(c.svc.catalog, c.ref, src, dst, ContentType.ICEBERG_TABLE, c.who)
     return Response(status_code=204)
 
@@ -103,6 +109,9 @@ def rename_table(request: Request, body: RenameTableRequest) -> Response:
 def commit_transaction(request: Request, body: CommitTransactionRequest,
                        ) -> Response:
     c = Call(request)
+    for change in body.table_changes:
+        c.require(Privilege.WRITE, identifier(change.identifier.namespace,
+                                              change.identifier.name))
     c.svc.tables.transaction(c.ref, body.table_changes, c.who)
     return Response(status_code=204)
 

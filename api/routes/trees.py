@@ -7,12 +7,16 @@ from urllib.parse import unquote
 
 from fastapi import APIRouter, Query, Request, Response
 
+from api.auth.errors import Forbidden
+from api.auth.guard import guard_of
 from api.deps import json_response, principal
 from api.errors import bad_request
+from api.paths import ref_param
 from api.v2.requests import ReferenceBody
 from api.v2.shapes import effective_json, page_json, reference_json
+from core.auth import Privilege
 from core.commits import DEFAULT_BRANCH, NO_ANCESTOR, RefType
-from core.refs import parse_ref
+from core.refs import RefSpec
 from store import Store
 
 router = APIRouter(prefix="/api/v2")
@@ -33,10 +37,28 @@ def ref_type(value: str | None) -> RefType | None:
 
 def name_and_hash(ref: str, what: str) -> tuple[str, str]:
     """``name@hash``, as assign, delete, commit and merge address a ref."""
-    spec = parse_ref(unquote(ref))
+    spec = ref_param(ref)
     if spec.name is None or spec.hash is None or spec.parts:
         raise bad_request(f"{what} needs 'name@expectedHash', got {unquote(ref)!r}")
     return spec.name, spec.hash
+
+
+def require(request: Request, privilege: Privilege, spec: RefSpec | str) -> None:
+    """A privilege on a whole reference, when authentication is on."""
+    guard = guard_of(request)
+    if guard is not None:
+        guard.require(request, privilege, spec, None)
+
+
+def require_on_protected(request: Request, name: str, what: str) -> None:
+    """Moving or deleting a protected branch by hand also needs manage-grants."""
+    guard = guard_of(request)
+    if guard is not None and guard.protected(request, name):
+        try:
+            guard.require(request, Privilege.MANAGE_GRANTS, name, None)
+        except Forbidden:
+            raise Forbidden(f"Branch '{name}' is protected: {what} it needs the "
+                            "'manage-grants' privilege as well") from None
 
 
 @router.get("/config")
@@ -52,7 +74,10 @@ def list_references(request: Request, page_token: str | None = Query(None, alias
                     max_records: int | None = Query(None, alias="maxRecords", ge=1),
                     ) -> Response:
     page = store_of(request).list_references(page_token, max_records)
-    return json_response(page_json("references", [reference_json(r) for r in page.items],
+    guard = guard_of(request)
+    refs = page.items if guard is None else [r for r in page.items
+                                             if guard.ref_filter(request)(r.name)]
+    return json_response(page_json("references", [reference_json(r) for r in refs],
                                    page.next_token))
 
 
@@ -63,13 +88,14 @@ def create_reference(request: Request, body: ReferenceBody, name: str = Query(..
     given, must be what that reference points at or one of its commits)."""
     kind = ref_type(type) or RefType.BRANCH
     source = body.spec() or DEFAULT_BRANCH
+    require(request, Privilege.READ, source)  # the new ref shows all of the source
     ref = store_of(request).create_reference(name, kind, source, principal(request))
     return json_response({"reference": reference_json(ref)})
 
 
 @router.get("/trees/{ref}")
 def get_reference(request: Request, ref: str) -> Response:
-    resolved = store_of(request).resolve(unquote(ref))
+    resolved = store_of(request).resolve(ref_param(ref))
     return json_response({"reference": effective_json(resolved)})
 
 
@@ -80,6 +106,8 @@ def assign_reference(request: Request, ref: str, body: ReferenceBody,
     target = body.spec()
     if not target:
         raise bad_request("Assigning a reference needs a target hash or reference in the body")
+    require(request, Privilege.READ, target)
+    require_on_protected(request, name, "assigning")
     new = store_of(request).assign_reference(name, expected, target, principal(request),
                                              ref_type(type))
     return json_response({"reference": reference_json(new)})
@@ -88,6 +116,7 @@ def assign_reference(request: Request, ref: str, body: ReferenceBody,
 @router.delete("/trees/{ref}")
 def delete_reference(request: Request, ref: str, type: str | None = None) -> Response:
     name, expected = name_and_hash(ref, "Deleting a reference")
+    require_on_protected(request, name, "deleting")
     store = store_of(request)
     gone = store.get_reference(name)
     store.delete_reference(name, expected, principal(request), ref_type(type))

@@ -10,6 +10,7 @@ from api.deps import Call, PageSize, PageToken, identifiers_response, raw_json
 from api.models import CommitViewRequest, CreateViewRequest, RegisterViewRequest, RenameTableRequest
 from api.paths import namespace_key, target
 from api.routes.tables import identifier
+from core.auth import Privilege
 from core.content import ContentType
 
 router = APIRouter(prefix="/iceberg/v1")
@@ -21,6 +22,9 @@ async def list_views(request: Request, namespace: str, page_token: PageToken = N
     c = Call(request)
     keys, token = await c.read(c.svc.namespaces.children, c.ref, namespace_key(namespace),
                                ContentType.ICEBERG_VIEW, page_token, page_size)
+    visible = c.visible()
+    if visible is not None:
+        keys = [k for k in keys if visible(k.elements)]
     return identifiers_response(keys, token)
 
 
@@ -73,5 +77,7 @@ def rename_view(request: Request, body: RenameTableRequest) -> Response:
     c = Call(request)
     src = identifier(body.source.namespace, body.source.name)
     dst = identifier(body.destination.namespace, body.destination.name)
+    c.require(Privilege.WRITE, src)
+    c.require(Privilege.WRITE, dst)
     rename(c.svc.catalog, c.ref, src, dst, ContentType.ICEBERG_VIEW, c.who)
     return Response(status_code=204)

@@ -1,0 +1,293 @@
+"""Who is calling, and may they: the one place both APIs ask.
+
+``AuthRoute`` wraps every route when authentication is on: before the
+handler runs (before its body is even read) it authenticates the caller
+and checks the route's rule from api.auth.policy. Handlers whose body names
+the keys (renames, transactions, versioning commits, merges) call
+``require`` for those. With authentication off no route is wrapped, so an
+open catalog pays nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from fastapi import Request, Response
+from fastapi.routing import APIRoute
+from starlette.concurrency import run_in_threadpool
+
+from api.auth.config import AuthSettings
+from api.auth.errors import Forbidden, OAuthError, Unauthorized
+from api.auth.policy import RULES, Rule
+from api.auth.secrets import verify_secret
+from api.auth.tokens import InvalidToken, Verifier, mint, token_response
+from api.paths import namespace_key, ref_param, request_ref, target
+from core.auth import Principal, Privilege
+from core.keys import ContentKey
+from core.refs import RefSpec, parse_ref
+from store import Store
+from store.auth import AuthData
+
+PRINCIPAL = "sapwood.principal"
+_DATA = "sapwood.auth"
+ANONYMOUS = Principal("anonymous")
+_RAW_KEY_CACHE = 10_000
+
+
+class Guard:
+    def __init__(self, store: Store, settings: AuthSettings) -> None:
+        self.store = store
+        self.settings = settings
+        self.verifier = Verifier(settings)
+        # Raw API keys sent as bearer tokens: digest of what was sent -> key id,
+        # so scrypt runs once per key and process, not per request.
+        self._raw_keys: dict[bytes, str] = {}
+        self._lock = threading.Lock()
+        self.inline = store.db.dialect == "sqlite"
+
+    # -- authentication ------------------------------------------------------------
+    def authenticate(self, authorization: str | None) -> tuple[Principal, AuthData]:
+        data = self.store.auth.current()
+        if not authorization:
+            raise Unauthorized("Authentication required: send 'Authorization: Bearer <token>' "
+                               "(a token from /iceberg/v1/oauth/tokens, or an API key "
+                               "id:secret)")
+        scheme, _, credential = authorization.partition(" ")
+        credential = credential.strip()
+        if scheme.lower() != "bearer" or not credential or credential == "None":
+            raise Unauthorized("Authentication required: the Authorization header must be "
+                               "'Bearer <token>'")
+        if ":" in credential:  # a raw API key, id:secret
+            key_id = self._raw_key(credential, data)
+            rec = data.live_key(key_id)
+            if rec is None:
+                raise Unauthorized("The API key has been revoked")
+            return self._principal(data, rec.principal, key_id), data
+        try:
+            claims = self.verifier.verify(credential, data.signing_key)
+        except InvalidToken as e:
+            raise Unauthorized(f"Invalid access token: {e}") from None
+        if claims.key_id is not None:
+            rec = data.live_key(claims.key_id)
+            if rec is None or rec.principal != claims.principal:
+                raise Unauthorized("The key this token was issued for has been revoked")
+            return self._principal(data, claims.principal, claims.key_id), data
+        # An OpenID Connect principal: roles from its token, unless the catalog
+        # revoked a local principal of the same name.
+        local = data.principals.get(claims.principal)
+        if local is not None and not local.active:
+            raise Unauthorized(f"Principal {claims.principal!r} has been revoked")
+        roles = set(claims.roles or ()) | set(local.roles if local else ())
+        return Principal(claims.principal, frozenset(roles)), data
+
+    def _principal(self, data: AuthData, name: str, key_id: str) -> Principal:
+        p = data.principals[name]
+        return Principal(name, frozenset(p.roles), key_id)
+
+    def _raw_key(self, credential: str, data: AuthData) -> str:
+        digest = hashlib.sha256(credential.encode()).digest()
+        hit = self._raw_keys.get(digest)
+        if hit is not None:
+            return hit
+        key_id, _, secret = credential.partition(":")
+        rec = data.keys.get(key_id)
+        if rec is None or not verify_secret(secret, rec.secret_hash):
+            raise Unauthorized("Invalid API key")
+        with self._lock:
+            if len(self._raw_keys) >= _RAW_KEY_CACHE:
+                self._raw_keys.pop(next(iter(self._raw_keys)), None)
+            self._raw_keys[digest] = key_id
+        return key_id
+
+    # -- the token endpoint --------------------------------------------------------------
+    def issue(self, form: dict[str, str], authorization: str | None) -> dict[str, Any]:
+        """OAuth2 client credentials (RFC 6749 §4.4) and token exchange
+        (RFC 8693, which Iceberg's Java client uses to refresh)."""
+        data = self.store.auth.current()
+        grant = form.get("grant_type")
+        ttl = self.settings.token_ttl_s
+        if grant == "client_credentials":
+            cid, secret = form.get("client_id"), form.get("client_secret")
+            if (not cid or not secret) and authorization and \
+                    authorization.lower().startswith("basic "):
+                cid, secret = _basic(authorization)
+            if not cid or not secret:
+                raise OAuthError("invalid_client", "client_id and client_secret are required")
+            rec = data.live_key(cid)
+            if rec is None or not verify_secret(secret, rec.secret_hash):
+                raise OAuthError("invalid_client", "Invalid client credentials")
+            return token_response(mint(data.signing_key, rec.principal, rec.id, ttl), ttl)
+        if grant == "urn:ietf:params:oauth:grant-type:token-exchange":
+            subject = form.get("subject_token") or ""
+            try:
+                claims = self.verifier.verify(subject, data.signing_key)
+            except InvalidToken as e:
+                raise OAuthError("invalid_grant", f"Cannot exchange the token: {e}") from None
+            rec = data.live_key(claims.key_id) if claims.key_id else None
+            if rec is None:
+                raise OAuthError("invalid_grant", "Only tokens issued by this catalog for a "
+                                 "live key can be exchanged")
+            return token_response(mint(data.signing_key, rec.principal, rec.id, ttl), ttl)
+        raise OAuthError("unsupported_grant_type",
+                         f"Unsupported grant_type {grant!r}: use client_credentials")
+
+    # -- authorization -------------------------------------------------------------------
+    def check(self, request: Request, rule: Rule) -> None:
+        """Authenticate, then check ``rule`` for the request's ref and key."""
+        who, data = self.authenticate(request.headers.get("authorization"))
+        scope = request.scope
+        scope[PRINCIPAL] = who
+        scope[_DATA] = data
+        assert rule.privilege is not None
+        if rule.ref == "*":
+            return
+        spec, key = self._addressed(request, rule)
+        if rule.key == "handler" or (rule.listing and key is None):
+            if not self._reaches(who, data, rule.privilege, spec):
+                raise _forbidden(who, rule.privilege, spec, None)
+        else:
+            self._allow(who, data, rule.privilege, spec, key)
+        if rule.direct_write and spec.name is not None and data.policy.is_protected(spec.name):
+            raise Forbidden(
+                f"Branch '{spec.name}' is protected: direct commits are refused; commit on "
+                f"another branch and merge it into '{spec.name}' (needs merge-into)")
+
+    def _addressed(self, request: Request, rule: Rule,
+                   ) -> tuple[RefSpec, tuple[str, ...] | None]:
+        params = request.path_params
+        if rule.ref == "iceberg":
+            spec = request_ref(request.scope)
+        elif rule.ref.startswith("query:"):
+            spec = parse_ref(request.query_params.get(rule.ref[6:]) or "")
+        else:
+            spec = ref_param(params[rule.ref])
+        key: tuple[str, ...] | None = None
+        if rule.key in ("ns", "ns+table", "ns+view"):
+            ns = namespace_key(params["namespace"])
+            name = params.get("table") or params.get("view")
+            if rule.key != "ns" and name:
+                t = target(spec, ns, name)  # a name may carry its own ref (v@etl)
+                spec, key = t.ref, t.key.elements
+            else:
+                key = ns.elements
+        elif rule.key == "key":
+            key = ContentKey.parse(params["key"]).elements
+        return spec, key
+
+    def _allow(self, who: Principal, data: AuthData, privilege: Privilege, spec: RefSpec,
+               key: tuple[str, ...] | None) -> None:
+        if not any(data.policy.allows(who, privilege, name, key)
+                   for name in self._names(who, data, privilege, spec)):
+            raise _forbidden(who, privilege, spec, key)
+
+    def _reaches(self, who: Principal, data: AuthData, privilege: Privilege,
+                 spec: RefSpec) -> bool:
+        return any(data.policy.reaches(who, privilege, name)
+                   for name in self._names(who, data, privilege, spec))
+
+    def _names(self, who: Principal, data: AuthData, privilege: Privilege,
+               spec: RefSpec) -> list[str]:
+        """The reference names whose grants decide about ``spec``. A spec that
+        starts from a name (``main``, ``main*T``, ``main~2``) is that name's
+        history. A hash is readable through any reference that contains it
+        (``name@hash`` only through ``name`` when that holds it)."""
+        if spec.hash is None:
+            return [spec.name] if spec.name else []
+        store = self.store
+        h = store.full_hash(spec.hash)
+        candidates = [spec.name] if spec.name else [
+            r.name for r in _all_refs(store) if data.policy.reaches(who, privilege, r.name)]
+        out = []
+        for name in candidates:
+            head = store.get_reference(name).hash
+            if store.history.is_ancestor(h, head):
+                out.append(name)
+        return out
+
+    # -- for handlers ------------------------------------------------------------------
+    def require(self, request: Request, privilege: Privilege, spec: RefSpec | str,
+                key: tuple[str, ...] | None) -> None:
+        who: Principal = request.scope[PRINCIPAL]
+        data: AuthData = request.scope[_DATA]
+        self._allow(who, data, privilege, parse_ref(spec) if isinstance(spec, str) else spec,
+                    key)
+
+    def key_filter(self, request: Request, spec: RefSpec,
+                   ) -> Callable[[tuple[str, ...]], bool] | None:
+        who: Principal = request.scope[PRINCIPAL]
+        data: AuthData = request.scope[_DATA]
+        names = self._names(who, data, Privilege.READ, spec)
+        if any(data.policy.allows(who, Privilege.READ, n, None) for n in names):
+            return None  # reads the whole ref: nothing to hide
+        return lambda key: any(data.policy.readable_key(who, n, key) for n in names)
+
+    def ref_filter(self, request: Request) -> Callable[[str], bool]:
+        who: Principal = request.scope[PRINCIPAL]
+        data: AuthData = request.scope[_DATA]
+        return lambda name: data.policy.reaches(who, Privilege.READ, name)
+
+    def protected(self, request: Request, name: str) -> bool:
+        data: AuthData = request.scope[_DATA]
+        return data.policy.is_protected(name)
+
+    def principal_of(self, request: Request) -> Principal:
+        return request.scope[PRINCIPAL]  # type: ignore[no-any-return]
+
+
+def _basic(authorization: str) -> tuple[str | None, str | None]:
+    import base64
+    import binascii
+
+    try:
+        raw = base64.b64decode(authorization.split(" ", 1)[1]).decode()
+    except (binascii.Error, UnicodeDecodeError, IndexError):
+        return None, None
+    cid, _, secret = raw.partition(":")
+    return cid or None, secret or None
+
+
+def _all_refs(store: Store) -> list[Any]:
+    out, token = [], None
+    while True:
+        page = store.list_references(token, 1000)
+        out.extend(page.items)
+        token = page.next_token
+        if not token:
+            return out
+
+
+def _forbidden(who: Principal, privilege: Privilege, spec: RefSpec,
+               key: tuple[str, ...] | None) -> Forbidden:
+    where = f" in namespace {'.'.join(key)}" if key else ""
+    return Forbidden(f"Principal '{who.name}' lacks the '{privilege.value}' privilege on "
+                     f"reference '{spec}'{where}")
+
+
+def guard_of(request: Request) -> Guard | None:
+    """The guard, when authentication is on (and this request was checked)."""
+    if PRINCIPAL not in request.scope:
+        return None
+    return request.app.state.guard  # type: ignore[no-any-return]
+
+
+class AuthRoute(APIRoute):
+    """A route that checks its rule before its handler runs."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        original = super().get_route_handler()
+        rule = RULES[self.name]
+        if rule.privilege is None:
+            return original
+
+        async def handler(request: Request) -> Response:
+            guard: Guard = request.app.state.guard
+            if guard.inline:
+                guard.check(request, rule)
+            else:
+                await run_in_threadpool(guard.check, request, rule)
+            return await original(request)
+
+        return handler

@@ -1,0 +1,96 @@
+"""The privilege every route needs, in one table.
+
+The application refuses to start with auth on when a route is missing here
+(``check_complete``), and tests/api/test_auth_routes.py walks this table, so
+a new route without a rule fails before it can serve anyone.
+
+``ref`` says where the addressed reference comes from: ``iceberg`` (the
+path's ref or prefix, as api.paths folds it), a path parameter, or
+``query:<name>``. ``key`` says which part of the catalog the privilege must
+cover: ``None`` is the whole reference (logs, merges, diffs), ``ns`` the
+namespace path parameter, ``ns+table`` / ``ns+view`` that plus the name,
+``key`` a versioning-API key, and ``handler`` that the handler checks the
+keys its body names (the wrapper then asks only that the privilege reaches
+somewhere into the reference). ``listing`` routes show only what the caller
+may read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.auth import Privilege
+
+R, W = Privilege.READ, Privilege.WRITE
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    privilege: Privilege | None  # None: public (no credential needed)
+    ref: str = "iceberg"
+    key: str | None = None
+    listing: bool = False
+    # A write that changes a branch directly (refused on a protected branch).
+    direct_write: bool = False
+
+
+PUBLIC = Rule(None)
+
+RULES: dict[str, Rule] = {
+    # -- public: discovery and the token endpoint itself ----------------------------
+    "get_config": PUBLIC,
+    "oauth_tokens": PUBLIC,
+    "nessie_config": PUBLIC,
+    # -- Iceberg REST: namespaces ------------------------------------------------------
+    "list_namespaces": Rule(R, key="handler", listing=True),
+    "create_namespace": Rule(W, key="handler", direct_write=True),
+    "load_namespace": Rule(R, key="ns"),
+    "namespace_exists": Rule(R, key="ns"),
+    "drop_namespace": Rule(W, key="ns", direct_write=True),
+    "update_properties": Rule(W, key="ns", direct_write=True),
+    # -- tables -------------------------------------------------------------------------
+    "list_tables": Rule(R, key="ns", listing=True),
+    "create_table": Rule(W, key="ns", direct_write=True),
+    "load_table": Rule(R, key="ns+table"),
+    "table_exists": Rule(R, key="ns+table"),
+    "commit_table": Rule(W, key="ns+table", direct_write=True),
+    "drop_table": Rule(W, key="ns+table", direct_write=True),
+    "report_metrics": Rule(R, key="ns+table"),
+    "register_table": Rule(W, key="ns", direct_write=True),
+    "rename_table": Rule(W, key="handler", direct_write=True),
+    "commit_transaction": Rule(W, key="handler", direct_write=True),
+    # -- views --------------------------------------------------------------------------
+    "list_views": Rule(R, key="ns", listing=True),
+    "create_view": Rule(W, key="ns", direct_write=True),
+    "load_view": Rule(R, key="ns+view"),
+    "view_exists": Rule(R, key="ns+view"),
+    "replace_view": Rule(W, key="ns+view", direct_write=True),
+    "drop_view": Rule(W, key="ns+view", direct_write=True),
+    "register_view": Rule(W, key="ns", direct_write=True),
+    "rename_view": Rule(W, key="handler", direct_write=True),
+    # -- versioning API: references ---------------------------------------------------------
+    "list_references": Rule(R, ref="*", listing=True),
+    "create_reference": Rule(Privilege.CREATE_REFERENCE, ref="query:name"),
+    "get_reference": Rule(R, ref="ref", key="handler"),
+    "assign_reference": Rule(W, ref="ref"),
+    "delete_reference": Rule(Privilege.DELETE_REFERENCE, ref="ref"),
+    # -- history, commits, merges --------------------------------------------------------
+    "history": Rule(R, ref="ref"),
+    "commit": Rule(W, ref="ref", key="handler", direct_write=True),
+    "merge": Rule(Privilege.MERGE_INTO, ref="ref"),
+    "transplant": Rule(Privilege.MERGE_INTO, ref="ref"),
+    # -- contents, diff, audit ----------------------------------------------------------------
+    "entries": Rule(R, ref="ref", key="handler", listing=True),
+    "get_content": Rule(R, ref="ref", key="key"),
+    "get_contents": Rule(R, ref="ref", key="handler"),
+    "post_contents": Rule(R, ref="ref", key="handler"),
+    "diff": Rule(R, ref="from_ref"),
+    "audit_view": Rule(R, ref="ref", key="key"),
+}
+
+
+def check_complete(route_names: list[str]) -> None:
+    missing = sorted(set(route_names) - set(RULES))
+    if missing:
+        raise RuntimeError(f"routes without an authorization rule in api/auth/policy.py: "
+                           f"{', '.join(missing)}")

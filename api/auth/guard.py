@@ -145,15 +145,19 @@ class Guard:
         if rule.ref == "*":
             return
         spec, key = self._addressed(request, rule)
+        # Protection first: it is the answer whatever the caller's grants.
+        # (Versioning-API writes name ``branch@expectedHash``; an Iceberg write to
+        # anything but a bare name is refused later as read-only.)
+        writes_branch = spec.is_plain or (rule.ref != "iceberg" and not spec.parts)
+        if rule.direct_write and writes_branch and data.policy.is_protected(spec.name or ""):
+            raise Forbidden(
+                f"Branch '{spec.name}' is protected: direct commits are refused; commit on "
+                f"another branch and merge it into '{spec.name}' (needs merge-into)")
         if rule.key == "handler" or (rule.listing and key is None):
             if not self._reaches(who, data, rule.privilege, spec):
                 raise _forbidden(who, rule.privilege, spec, None)
         else:
             self._allow(who, data, rule.privilege, spec, key)
-        if rule.direct_write and spec.name is not None and data.policy.is_protected(spec.name):
-            raise Forbidden(
-                f"Branch '{spec.name}' is protected: direct commits are refused; commit on "
-                f"another branch and merge it into '{spec.name}' (needs merge-into)")
 
     def _addressed(self, request: Request, rule: Rule,
                    ) -> tuple[RefSpec, tuple[str, ...] | None]:

@@ -1,0 +1,64 @@
+"""Principals, keys and grants for the auth tests, written straight into the
+catalog's database (as ``sapwood principal|key|grant`` do)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import httpx
+
+from api.cli_auth import create_key
+from store import Store
+
+
+@dataclass
+class People:
+    """Credentials (``id:secret``) by principal name."""
+
+    url: str
+    keys: dict[str, str] = field(default_factory=dict)
+
+    def headers(self, who: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.keys[who]}"}
+
+    def token(self, http: httpx.Client, who: str, base: str = "/iceberg/v1") -> str:
+        key_id, _, secret = self.keys[who].partition(":")
+        r = http.post(f"{base}/oauth/tokens", data={
+            "grant_type": "client_credentials", "client_id": key_id,
+            "client_secret": secret, "scope": "catalog"})
+        assert r.status_code == 200, r.text
+        return str(r.json()["access_token"])
+
+
+# Who holds what: (roles, [(grantee, privilege, refs, namespace)]).
+STAFF: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
+    # Reads everything, writes and branches only on etl*.
+    "etl": [("read", "*", ()), ("write", "etl*", ()), ("create-reference", "etl*", ())],
+    # Reads everything, merges into main.
+    "publisher": [("read", "*", ()), ("merge-into", "main", ())],
+    # Reads everything, nothing else.
+    "reader": [("read", "*", ())],
+    # Reads and writes only below the namespace 'sales', on every branch.
+    "sales": [("read", "*", ("sales",)), ("write", "*", ("sales",))],
+    # Authenticated, with no grant at all.
+    "nobody": [],
+    # Every privilege.
+    "admin": [(p, "*", ()) for p in ("read", "write", "create-reference", "delete-reference",
+                                     "merge-into", "manage-grants", "impersonate")],
+}
+
+
+def set_up(url: str, protect_main: bool = True) -> People:
+    s = Store(url)
+    try:
+        people = People(url)
+        for name, grants in STAFF.items():
+            s.auth.create_principal(name)
+            for privilege, refs, ns in grants:
+                s.auth.add_grant(name, privilege, refs, ns)
+            people.keys[name] = create_key(s, name)
+        if protect_main:
+            s.auth.protect("main")
+    finally:
+        s.close()
+    return people

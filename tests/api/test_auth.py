@@ -1,0 +1,319 @@
+"""Authentication and authorization against a real server with auth on, on
+SQLite and PostgreSQL: PyIceberg with its ``credential`` on a protected
+``main``, tokens and their refresh, revocation, namespace-scoped grants,
+reads at hashes, impersonation, and the refusal to run open off loopback."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from pyiceberg.catalog.rest import RestCatalog
+from pyiceberg.exceptions import ForbiddenError
+from pyiceberg.schema import Schema
+from pyiceberg.types import LongType, NestedField
+
+from spark.embedded import sapwood_command
+from store import Store
+from tests.api.auth_setup import People, set_up
+from tests.pg import free_port
+from tests.server import Server, serving
+
+_dbs = itertools.count()
+TTL_S = 3
+SCHEMA = Schema(NestedField(1, "id", LongType(), required=False))
+
+
+@pytest.fixture(scope="module",
+                params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+           ) -> Iterator[Server]:
+    base = tmp_path_factory.mktemp("auth-server")
+    if request.param == "sqlite":
+        url = f"sqlite:///{base / 'sapwood.db'}"
+    else:
+        url = request.getfixturevalue("postgres").create_database(
+            f"auth{os.getpid()}_{next(_dbs)}")
+    request.node.people = set_up(url)  # type: ignore[attr-defined]
+    with serving(url, base, {"SAPWOOD_AUTH": "1", "SAPWOOD_TOKEN_TTL_S": str(TTL_S)}) as srv:
+        srv.people = request.node.people  # type: ignore[attr-defined]
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def people(server: Server) -> People:
+    return server.people  # type: ignore[attr-defined,no-any-return]
+
+
+def catalog(server: Server, people: People, who: str, ref: str = "main") -> RestCatalog:
+    return RestCatalog(f"{who}-{ref}", uri=server.uri(ref), credential=people.keys[who])
+
+
+def branch(http: httpx.Client, people: People, name: str, who: str = "etl") -> str:
+    r = http.post(f"/api/v2/trees?name={name}", json={"type": "BRANCH", "name": "main"},
+                  headers=people.headers(who))
+    assert r.status_code == 200, r.text
+    return str(r.json()["reference"]["hash"])
+
+
+def head(http: httpx.Client, people: People, ref: str) -> str:
+    r = http.get(f"/api/v2/trees/{ref}", headers=people.headers("admin"))
+    assert r.status_code == 200, r.text
+    return str(r.json()["reference"]["hash"])
+
+
+def merge(http: httpx.Client, people: People, source: str, who: str) -> httpx.Response:
+    return http.post(f"/api/v2/trees/main@{head(http, people, 'main')}/history/merge",
+                     json={"fromRefName": source, "fromHash": head(http, people, source)},
+                     headers=people.headers(who))
+
+
+# -- the PyIceberg story (acceptance 2) ---------------------------------------------------
+def test_pyiceberg_on_a_protected_main(server, http, people) -> None:
+    branch(http, people, "etl_py")
+    main = catalog(server, people, "etl")
+    assert main.list_namespaces() == [] or isinstance(main.list_namespaces(), list)
+    with pytest.raises(ForbiddenError, match="Branch 'main' is protected"):
+        main.create_namespace("py_sales")
+    etl = catalog(server, people, "etl", "etl_py")
+    etl.create_namespace("py_sales")
+    etl.create_table("py_sales.orders", SCHEMA)
+    assert ("py_sales",) not in main.list_namespaces()
+    # The reader may read, not merge; the publisher may merge.
+    denied = merge(http, people, "etl_py", "reader")
+    assert denied.status_code == 403, denied.text
+    assert "'merge-into'" in denied.json()["message"]
+    assert denied.json()["errorCode"] == "FORBIDDEN"
+    assert merge(http, people, "etl_py", "publisher").status_code == 200
+    assert main.load_table("py_sales.orders").schema().find_field("id")
+    # Writes on etl_py by the reader are refused by grant, not by protection.
+    with pytest.raises(ForbiddenError, match="lacks the 'write' privilege on reference "
+                                             "'etl_py'"):
+        catalog(server, people, "reader", "etl_py").create_namespace("nope")
+
+
+def test_tokens_expire_and_pyiceberg_fetches_a_new_one(server, http, people) -> None:
+    token = people.token(http, "reader")
+    ok = http.get("/iceberg/v1/namespaces", headers={"Authorization": f"Bearer {token}"})
+    assert ok.status_code == 200
+    cat = catalog(server, people, "reader")
+    cat.list_namespaces()
+    time.sleep(TTL_S + 1)
+    expired = http.get("/iceberg/v1/namespaces", headers={"Authorization": f"Bearer {token}"})
+    assert expired.status_code == 401, expired.text
+    assert "expired" in expired.json()["error"]["message"]
+    assert expired.headers["WWW-Authenticate"].startswith("Bearer")
+    # PyIceberg's token expired meanwhile: it gets the 401, asks for a new
+    # token with its credential, and retries.
+    assert isinstance(cat.list_namespaces(), list)
+
+
+def test_token_exchange_refreshes_a_live_token(http, people) -> None:
+    token = people.token(http, "reader", base="/iceberg/main/v1")
+    r = http.post("/iceberg/v1/oauth/tokens", data={
+        "grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",
+        "subject_token": token,
+        "subject_token_type": "urn:ietf:params:oauth:token-type:access_token"},
+        headers={"Authorization": f"Bearer {token}"})
+    assert r.status_code == 200, r.text
+    fresh = r.json()
+    assert fresh["token_type"] == "bearer" and fresh["expires_in"] == TTL_S
+    assert fresh["access_token"] != token
+    assert http.get("/iceberg/v1/namespaces", headers={
+        "Authorization": f"Bearer {fresh['access_token']}"}).status_code == 200
+
+
+@pytest.mark.parametrize(("form", "code", "error"), [
+    ({"grant_type": "client_credentials", "client_id": "sw_nope", "client_secret": "x"},
+     401, "invalid_client"),
+    ({"grant_type": "client_credentials"}, 401, "invalid_client"),
+    ({"grant_type": "password", "username": "a", "password": "b"}, 400,
+     "unsupported_grant_type"),
+    ({"grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",
+      "subject_token": "not-a-jwt"}, 400, "invalid_grant"),
+])
+def test_the_token_endpoint_refuses_bad_requests(http, form, code, error) -> None:
+    r = http.post("/iceberg/v1/oauth/tokens", data=form)
+    assert r.status_code == code, r.text
+    assert r.json()["error"] == error
+
+
+def test_a_wrong_secret_gets_no_token(http, people) -> None:
+    key_id = people.keys["reader"].split(":")[0]
+    r = http.post("/iceberg/v1/oauth/tokens", data={
+        "grant_type": "client_credentials", "client_id": key_id, "client_secret": "guess"})
+    assert r.status_code == 401
+    bad = http.get("/iceberg/v1/namespaces", headers={"Authorization": f"Bearer {key_id}:x"})
+    assert bad.status_code == 401
+
+
+@pytest.mark.parametrize("header", [None, "Bearer", "Bearer None", "Basic abc",
+                                   "Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJhZG1pbiJ9.",
+                                   "Bearer garbage"])
+def test_missing_or_bad_credentials_are_401(http, header) -> None:
+    r = http.get("/iceberg/v1/namespaces",
+                 headers={"Authorization": header} if header else {})
+    assert r.status_code == 401, r.text
+    assert r.json()["error"]["type"] == "NotAuthorizedException"
+    r = http.get("/api/v2/trees", headers={"Authorization": header} if header else {})
+    assert r.status_code == 401
+    assert r.json()["errorCode"] == "UNAUTHORIZED"
+
+
+def test_revoking_a_key_or_principal_takes_effect_at_once(server, http, people) -> None:
+    s = Store(server.database_url)
+    try:
+        s.auth.create_principal("temp")
+        s.auth.add_grant("temp", "read", "*")
+        from api.cli_auth import create_key
+
+        k1, k2 = create_key(s, "temp"), create_key(s, "temp")
+        h1 = {"Authorization": f"Bearer {k1}"}
+        assert http.get("/iceberg/v1/namespaces", headers=h1).status_code == 200
+        tok = people.token(http, "reader")  # someone else's token keeps working
+        key_id, _, secret = k2.partition(":")
+        t2 = http.post("/iceberg/v1/oauth/tokens", data={
+            "grant_type": "client_credentials", "client_id": key_id,
+            "client_secret": secret}).json()["access_token"]
+        s.auth.revoke_key(k1.split(":")[0])
+        assert http.get("/iceberg/v1/namespaces", headers=h1).status_code == 401
+        t2h = {"Authorization": f"Bearer {t2}"}
+        assert http.get("/iceberg/v1/namespaces", headers=t2h).status_code == 200
+        s.auth.revoke_principal("temp")
+        assert http.get("/iceberg/v1/namespaces", headers=t2h).status_code == 401
+        assert http.get("/iceberg/v1/namespaces",
+                        headers={"Authorization": f"Bearer {tok}"}).status_code == 200
+    finally:
+        s.close()
+
+
+# -- grants below a namespace, listings, hashes ---------------------------------------
+def test_namespace_grants_and_filtered_listings(server, http, people) -> None:
+    admin, sales = people.headers("admin"), people.headers("sales")
+    branch(http, people, "ns_scope", "admin")
+    base = "/iceberg/ns_scope/v1"
+    for ns in (["sales"], ["sales", "eu"], ["hr"]):
+        assert http.post(f"{base}/namespaces", json={"namespace": ns},
+                         headers=admin).status_code == 200
+    listed = http.get(f"{base}/namespaces", headers=sales).json()["namespaces"]
+    assert listed == [["sales"]]
+    assert http.get(f"{base}/namespaces/hr", headers=sales).status_code == 403
+    assert http.get(f"{base}/namespaces/sales%1Feu", headers=sales).status_code == 200
+    r = http.post(f"{base}/namespaces", json={"namespace": ["hr", "x"]}, headers=sales)
+    assert r.status_code == 403 and "namespace hr.x" in r.json()["error"]["message"]
+    assert http.post(f"{base}/namespaces", json={"namespace": ["sales", "us"]},
+                     headers=sales).status_code == 200
+    entries = http.get("/api/v2/trees/ns_scope/entries", headers=sales).json()["entries"]
+    assert {".".join(e["name"]["elements"]) for e in entries} == {
+        "sales", "sales.eu", "sales.us"}
+    # The whole log needs read on the whole reference.
+    assert http.get("/api/v2/trees/ns_scope/history", headers=sales).status_code == 403
+    assert http.get("/api/v2/trees/ns_scope/history", headers=admin).status_code == 200
+
+
+def test_reading_at_a_hash_needs_read_on_a_ref_that_holds_it(server, http, people) -> None:
+    admin = people.headers("admin")
+    s = Store(server.database_url)
+    try:
+        s.auth.create_principal("mainonly")
+        s.auth.add_grant("mainonly", "read", "main")
+        from api.cli_auth import create_key
+
+        mine = {"Authorization": f"Bearer {create_key(s, 'mainonly')}"}
+    finally:
+        s.close()
+    branch(http, people, "secret_work", "admin")
+    r = http.post("/iceberg/secret_work/v1/namespaces", json={"namespace": ["hidden"]},
+                  headers=admin)
+    assert r.status_code == 200
+    secret = head(http, people, "secret_work")
+    on_main = head(http, people, "main")
+    assert http.get(f"/api/v2/trees/@{secret}/entries", headers=mine).status_code == 403
+    assert http.get(f"/api/v2/trees/main@{secret}/entries", headers=mine).status_code == 403
+    assert http.get(f"/iceberg/%40{secret}/v1/namespaces", headers=mine).status_code == 403
+    assert http.get(f"/api/v2/trees/@{on_main}/entries", headers=mine).status_code == 200
+    assert http.get("/api/v2/trees/secret_work", headers=mine).status_code == 403
+    refs = http.get("/api/v2/trees", headers=mine).json()["references"]
+    assert [r["name"] for r in refs] == ["main"]
+
+
+def test_naming_another_author_needs_impersonate(server, http, people) -> None:
+    branch(http, people, "etl_author")
+    base = "/iceberg/etl_author/v1"
+    r = http.post(f"{base}/namespaces", json={"namespace": ["a1"]},
+                  headers={**people.headers("etl"), "Sapwood-Commit-Author": "someone"})
+    assert r.status_code == 403, r.text
+    assert "impersonate" in r.json()["error"]["message"]
+    r = http.post(f"{base}/namespaces", json={"namespace": ["a2"]},
+                  headers=people.headers("etl"))
+    assert r.status_code == 200
+    r = http.post(f"{base}/namespaces", json={"namespace": ["a3"]},
+                  headers={**people.headers("admin"), "Sapwood-Commit-Author": "someone"})
+    assert r.status_code == 200
+    log = http.get("/api/v2/trees/etl_author/history?maxRecords=2",
+                   headers=people.headers("admin")).json()["logEntries"]
+    assert [e["commitMeta"]["authors"] for e in log] == [["someone"], ["etl"]]
+
+
+def test_versioning_commits_to_a_protected_branch_are_refused(http, people) -> None:
+    h = head(http, people, "main")
+    r = http.post(f"/api/v2/trees/main@{h}/history/commit", json={
+        "commitMeta": {"message": "direct"},
+        "operations": [{"type": "PUT", "key": {"elements": ["direct"]},
+                        "content": {"type": "NAMESPACE"}}]}, headers=people.headers("admin"))
+    assert r.status_code == 403, r.text
+    assert "protected" in r.json()["message"]
+    assert head(http, people, "main") == h
+
+
+def test_assign_and_delete_of_a_protected_branch_need_manage_grants(http, people) -> None:
+    branch(http, people, "etl_tmp")
+    s = Store(people.url)
+    try:
+        s.auth.protect("etl_tmp")
+    finally:
+        s.close()
+    h = head(http, people, "etl_tmp")
+    r = http.delete(f"/api/v2/trees/etl_tmp@{h}", headers=people.headers("etl"))
+    assert r.status_code == 403, r.text
+    r = http.put(f"/api/v2/trees/etl_tmp@{h}", json={"type": "BRANCH", "name": "main"},
+                 headers=people.headers("etl"))
+    assert r.status_code == 403 and "manage-grants" in r.json()["message"]
+    assert http.delete(f"/api/v2/trees/etl_tmp@{h}",
+                       headers=people.headers("admin")).status_code == 200
+
+
+# -- starting up -----------------------------------------------------------------------
+def _serve(tmp_path, *args: str) -> subprocess.Popen[bytes]:
+    env = dict(os.environ, SAPWOOD_DATA_DIR=str(tmp_path))
+    env.pop("SAPWOOD_AUTH", None)
+    return subprocess.Popen([*sapwood_command(), "serve", "--port", str(free_port()), *args],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+
+def test_an_open_catalog_refuses_a_public_address(tmp_path) -> None:
+    proc = _serve(tmp_path, "--host", "0.0.0.0")
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert b"SAPWOOD_AUTH" in out and b"--insecure" in out
+
+
+def test_insecure_opt_out_starts_with_a_warning(tmp_path) -> None:
+    proc = _serve(tmp_path, "--host", "0.0.0.0", "--insecure")
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert b"warning: serving an OPEN catalog" in line, line
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def _json(r: httpx.Response) -> Any:
+    return r.json()

@@ -1,0 +1,103 @@
+"""401 and 403 for every route, generated from the application's own route
+table: a route added without a rule in api/auth/policy.py stops the app from
+starting (check_complete), and one whose rule does not hold fails here."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+from fastapi.routing import APIRoute
+
+from api.app import create_app
+from api.auth.policy import RULES, check_complete
+from api.settings import Settings
+from tests.api.auth_setup import People, set_up
+from tests.server import Server, serving
+
+SAMPLE = {"namespace": "ns", "table": "t", "view": "v", "ref": "main", "key": "ns.v",
+          "from_ref": "main", "to_ref": "main"}
+
+
+def routes() -> list[APIRoute]:
+    app = create_app(Settings("sqlite:////nonexistent/unused.db", "file:///unused")).app
+    return [r for r in app.routes if isinstance(r, APIRoute)]
+
+
+def cases() -> list[tuple[str, str, str]]:
+    out = []
+    for r in routes():
+        path = re.sub(r"{(\w+)}", lambda m: SAMPLE[m.group(1)], r.path)
+        if r.name == "create_reference":
+            path += "?name=newbranch"
+        for method in sorted(r.methods):
+            out.append((r.name, method, path))
+    return out
+
+
+CASES = cases()
+GROUPS = {"namespaces", "tables", "views", "transactions", "trees", "history", "contents",
+          "diff", "merge", "transplant", "views/{key}/history"}
+
+
+def test_every_route_group_is_covered() -> None:
+    paths = " ".join(r.path for r in routes())
+    for group in GROUPS:
+        assert group in paths, group
+    assert len(CASES) >= 40
+
+
+def test_a_route_without_a_rule_stops_the_app() -> None:
+    with pytest.raises(RuntimeError, match="new_route"):
+        check_complete([*RULES, "new_route"])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    base = tmp_path_factory.mktemp("auth-routes")
+    url = f"sqlite:///{base / 'sapwood.db'}"
+    people = set_up(url)
+    with serving(url, base, {"SAPWOOD_AUTH": "1"}) as srv:
+        srv.people = people  # type: ignore[attr-defined]
+        yield srv
+
+
+@pytest.mark.parametrize(("name", "method", "path"), CASES,
+                         ids=[f"{n}-{m}" for n, m, _ in CASES])
+def test_without_a_credential(http, name: str, method: str, path: str) -> None:
+    r = http.request(method, path, json={})
+    if RULES[name].privilege is None:
+        assert r.status_code != 401, r.text
+        return
+    assert r.status_code == 401, (name, r.status_code, r.text)
+    assert r.headers["WWW-Authenticate"].startswith("Bearer")
+    if method != "HEAD":
+        body = r.json()
+        if path.startswith("/api/"):
+            assert body["errorCode"] == "UNAUTHORIZED", body
+        else:
+            assert body["error"]["type"] == "NotAuthorizedException", body
+
+
+@pytest.mark.parametrize(("name", "method", "path"), CASES,
+                         ids=[f"{n}-{m}" for n, m, _ in CASES])
+def test_without_the_privilege(server, http, name: str, method: str, path: str) -> None:
+    people: People = server.people  # type: ignore[attr-defined]
+    r = http.request(method, path, json={}, headers=people.headers("nobody"))
+    rule = RULES[name]
+    if rule.privilege is None:
+        return
+    if name == "list_references":  # a listing: shows nothing rather than refusing
+        assert r.status_code == 200 and r.json()["references"] == [], r.text
+        return
+    assert r.status_code == 403, (name, r.status_code, r.text)
+    if method != "HEAD":
+        body = r.json()
+        if path.startswith("/api/"):
+            assert body["errorCode"] == "FORBIDDEN", body
+            message = body["message"]
+        else:
+            assert body["error"]["type"] == "ForbiddenException", body
+            message = body["error"]["message"]
+        assert "Principal 'nobody'" in message or "protected" in message, message

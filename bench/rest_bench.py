@@ -73,9 +73,10 @@ def populate(port: int) -> dict[str, str]:
     return bodies
 
 
-def _timed_get(c: http.client.HTTPConnection, path: str) -> float:
+def _timed_get(c: http.client.HTTPConnection, path: str,
+               headers: dict[str, str] | None = None) -> float:
     t = time.perf_counter()
-    c.request("GET", path)
+    c.request("GET", path, headers=headers or {})
     r = c.getresponse()
     r.read()
     elapsed = time.perf_counter() - t
@@ -91,15 +92,17 @@ def latencies(port: int, path: str, n: int) -> list[float]:
 
 
 def paired(port_a: int, path_a: str, port_b: int, path_b: str, n: int,
-           ) -> tuple[list[float], list[float]]:
+           headers_b: dict[str, str] | None = None) -> tuple[list[float], list[float]]:
     """n requests to each, alternating one by one on two kept-alive
     connections, so both sides see the same moments of a noisy machine."""
     ca = http.client.HTTPConnection("127.0.0.1", port_a)
     cb = http.client.HTTPConnection("127.0.0.1", port_b)
-    xa, xb = [], []
+    xa: list[float] = []
+    xb: list[float] = []
+    sides = ((ca, path_a, xa, None), (cb, path_b, xb, headers_b))
     for i in range(n):
-        for c, path, out in ((ca, path_a, xa), (cb, path_b, xb))[::1 if i % 2 else -1]:
-            out.append(_timed_get(c, path))
+        for c, path, out, headers in sides[::1 if i % 2 else -1]:
+            out.append(_timed_get(c, path, headers))
     ca.close()
     cb.close()
     return xa, xb
@@ -153,6 +156,48 @@ def start_floor(bodies_file: Path) -> tuple[subprocess.Popen[bytes], int]:
     raise RuntimeError("floor app did not start")
 
 
+def auth_vs_open(url: str, tmp: Path, open_port: int, rounds: int, per_round: int,
+                 ) -> float:
+    """The same loadView on the same catalog: a second server with
+    authentication on, sent a valid access token, against the open one."""
+    from api.cli_auth import create_key
+    from store import Store
+
+    s = Store(url)
+    try:
+        s.auth.create_principal("bench")
+        s.auth.add_grant("bench", "read", "*")
+        key_id, _, secret = create_key(s, "bench").partition(":")
+    finally:
+        s.close()
+    auth = Server(url, tmp / "auth", extra_env={"SAPWOOD_AUTH": "1"}).start()
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", auth.port)
+        c.request("POST", "/iceberg/v1/oauth/tokens",
+                  body=f"grant_type=client_credentials&client_id={key_id}"
+                       f"&client_secret={secret}",
+                  headers={"Content-Type": "application/x-www-form-urlencoded"})
+        token = json.loads(c.getresponse().read())["access_token"]
+        headers = {"Authorization": f"Bearer {token}"}
+        latencies(open_port, PATHS["loadview"], 50)
+        ca = http.client.HTTPConnection("127.0.0.1", auth.port)
+        for _ in range(50):
+            _timed_get(ca, PATHS["loadview"], headers)
+        opened: list[float] = []
+        authed: list[float] = []
+        for _ in range(rounds):
+            o, a = paired(open_port, PATHS["loadview"], auth.port, PATHS["loadview"],
+                          per_round, headers)
+            opened += o
+            authed += a
+    finally:
+        auth.stop()
+    ratio = pct(authed, 0.5) / pct(opened, 0.5)
+    print(f"loadView with a token: p50 {pct(authed, .5) * 1e6:.0f} µs, open "
+          f"{pct(opened, .5) * 1e6:.0f} µs, ratio {ratio:.3f}")
+    return ratio
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -196,6 +241,9 @@ def main() -> None:
             print(f"{name:<10} {pct(sw, .5) * 1e6:9.0f} {pct(fl, .5) * 1e6:9.0f} {p50:6.2f}   "
                   f"{pct(sw, .99) * 1e6:9.0f} {pct(fl, .99) * 1e6:9.0f} {p99:6.2f}")
 
+        results["loadview_p50_auth_vs_open"] = auth_vs_open(url, tmp, srv.port, rounds,
+                                                            per_round)
+
         one = statistics.median(rps(srv.port, PATHS["getns"], seconds) for _ in range(3))
         floor_rps = statistics.median(
             rps(floor_port, "/floor/getns", seconds) for _ in range(3))
@@ -219,6 +267,7 @@ def main() -> None:
     for name in ("loadtable_p50_vs_floor", "loadview_p50_vs_floor", "getns_p50_vs_floor",
                  "loadview_p99_vs_floor"):
         print(f"{name}: {results[name]:.2f}")
+    print(f"loadview_p50_auth_vs_open: {results['loadview_p50_auth_vs_open']:.3f}")
     print(f"getns_rps_1_worker: {one:.0f}")
     print(f"getns_rps_2_workers: {two:.0f}")
 

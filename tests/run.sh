@@ -30,6 +30,50 @@ fi
 # The Iceberg jars for Spark, built once into the user cache (says what it did).
 "$PY" -m api.cli spark-setup || echo "note: Spark setup failed; the Spark tests will say why" >&2
 "$PY" -m ruff check . || exit 1
+
+# The README's run command, proven in a fresh virtual environment: it installs only
+# the main dependencies and the spark extra, so a module the code needs that only
+# the test extra brings in fails here, not for a user. Sequential (the demo wants
+# the cores); the pip cache and the shared jar cache keep it to about a minute.
+# SAPWOOD_SKIP_FRESH_VENV=1 skips it: for developers, never set in CI.
+fresh_venv_demo() {
+  local dir=$1 venv=$1/venv start=$SECONDS phase=install rc limit=()
+  command -v timeout >/dev/null 2>&1 && limit=(timeout 600)
+  # As a user's activated venv: nothing of this environment leaks in.
+  (unset PYTHONPATH PYTHONHOME
+   "$PY" -m venv "$venv" &&
+     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e '.[spark]'
+  ) >"$dir/install.log" 2>&1 &&
+    { phase=demo
+      (unset PYTHONPATH PYTHONHOME
+       export VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" PYTHONNOUSERSITE=1
+       "${limit[@]}" "$venv/bin/sapwood" demo) >"$dir/demo.log" 2>&1; }
+  rc=$?
+  if [ "$rc" = 0 ]; then
+    echo "fresh venv: pip install -e '.[spark]' && sapwood demo passed ($((SECONDS - start)) s)"
+    return 0
+  fi
+  {
+    echo "fresh venv: pip install -e '.[spark]' && sapwood demo FAILED in the $phase step" \
+         "(exit $rc after $((SECONDS - start)) s; SAPWOOD_SKIP_FRESH_VENV=1 skips this step)"
+    echo "--- errors:"
+    grep -A1 -E '^(: )?[A-Za-z_][A-Za-z0-9_.]*(Error|Exception): ' "$dir/$phase.log" |
+      grep -v '^--$' | head -8
+    echo "--- last lines (full log: $dir/$phase.log):"
+    tail -n 40 "$dir/$phase.log"
+  } >&2
+  return "$rc"
+}
+if [ "${SAPWOOD_SKIP_FRESH_VENV:-}" = 1 ]; then
+  echo "fresh venv: skipped (SAPWOOD_SKIP_FRESH_VENV=1)" >&2
+else
+  fresh_dir=$(mktemp -d "${TMPDIR:-/tmp}/sapwood-fresh-venv.XXXXXX") || exit 1
+  trap 'rm -rf "$fresh_dir/venv"' EXIT
+  fresh_venv_demo "$fresh_dir" || exit 1
+  rm -rf "$fresh_dir"
+  trap - EXIT
+fi
+
 "$PY" -m pytest -q "$@"
 rc=$?
 if [ "$rc" = 5 ]; then

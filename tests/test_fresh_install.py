@@ -1,0 +1,134 @@
+"""What the code imports at run time is what pyproject.toml installs.
+
+The README's run command installs only the main dependencies and the `spark`
+extra (`pip install -e '.[spark]'`), while the suite runs with `.[test,spark]`:
+a module the CLI or the server imports that only the `test` extra brings in
+(httpx once was one) passes every test here and fails for a user. This check
+is cheap (no venv, no network); tests/run.sh also runs the README's command in
+a fresh venv, which proves the same thing end to end.
+
+A module is covered when a distribution that provides it (per
+importlib.metadata.packages_distributions()) is a declared requirement or one
+of their installed requirements (e.g. starlette through fastapi).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+import tomllib
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+
+ROOT = Path(__file__).resolve().parents[1]
+FIRST_PARTY = {"api", "core", "store", "spark"}
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _project() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+
+def _closure(requirements: list[str]) -> set[str]:
+    """Normalized names of the distributions these requirements install."""
+    seen: set[tuple[str, str]] = set()
+    todo = [(Requirement(r), "") for r in requirements]
+    out: set[str] = set()
+    while todo:
+        req, extra = todo.pop()
+        if req.marker is not None and not req.marker.evaluate({"extra": extra}):
+            continue
+        name = _norm(req.name)
+        out.add(name)
+        for ex in ["", *sorted(req.extras)]:
+            if (name, ex) in seen:
+                continue
+            seen.add((name, ex))
+            try:
+                requires = metadata.requires(req.name) or []
+            except metadata.PackageNotFoundError:
+                continue  # not installed here: its own requirements are unknown
+            todo.extend((Requirement(r), ex) for r in requires)
+    return out
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    t = node.test
+    return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (
+        isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING")
+
+
+def _imports(path: Path) -> set[str]:
+    """Top-level names of the absolute imports that run (not TYPE_CHECKING ones)."""
+    names: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(path.read_text(), filename=str(path)))
+    return names
+
+
+def _third_party(paths: list[Path]) -> dict[str, list[str]]:
+    """Third-party import name -> the files (relative) that import it."""
+    found: dict[str, list[str]] = {}
+    for path in paths:
+        for name in _imports(path):
+            if name in FIRST_PARTY or name == "__future__" or name in sys.stdlib_module_names:
+                continue
+            found.setdefault(name, []).append(str(path.relative_to(ROOT)))
+    return found
+
+
+def _uncovered(imports: dict[str, list[str]], requirements: list[str]) -> list[str]:
+    installed = _closure(requirements)
+    providers = metadata.packages_distributions()
+    problems = []
+    for name, files in sorted(imports.items()):
+        dists = {_norm(d) for d in providers.get(name, [])}
+        if not dists:
+            problems.append(f"{name} (imported by {', '.join(sorted(files))}): no installed "
+                            "distribution provides it")
+        elif not dists & installed:
+            problems.append(f"{name} (imported by {', '.join(sorted(files))}): provided by "
+                            f"{', '.join(sorted(dists))}, which the requirements do not install")
+    return problems
+
+
+def _files(*folders: str) -> list[Path]:
+    return sorted(p for f in folders for p in (ROOT / f).rglob("*.py"))
+
+
+def test_the_cli_client_imports_only_main_dependencies():
+    imports = _third_party([ROOT / "api" / "cli_client.py"])
+    assert "httpx" in imports  # the client is an httpx one: the check sees its imports
+    assert _uncovered(imports, _project()["dependencies"]) == []
+
+
+@pytest.mark.parametrize("folder", ["api", "store", "core"])
+def test_runtime_imports_are_main_dependencies(folder):
+    imports = _third_party(_files(folder))
+    assert imports, f"found no third-party imports under {folder}/"
+    assert _uncovered(imports, _project()["dependencies"]) == []
+
+
+def test_spark_imports_are_main_or_spark_extra_dependencies():
+    project = _project()
+    requirements = project["dependencies"] + project["optional-dependencies"]["spark"]
+    assert _uncovered(_third_party(_files("spark")), requirements) == []

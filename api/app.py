@@ -26,6 +26,7 @@ from api.routes import (
     audit,
     config,
     contents,
+    grants,
     history,
     namespaces,
     oauth,
@@ -66,7 +67,8 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
                   docs_url=None, redoc_url=None)
     errors.install(app)
     _add_flat(app, [config.router, oauth.router, namespaces.router, tables.router,
-                    views.router, trees.router, history.router, contents.router, audit.router],
+                    views.router, trees.router, history.router, contents.router, audit.router,
+                    grants.router],
               auth.configured)
     return RefPaths(app)
 

@@ -144,6 +144,11 @@ class Guard:
         assert rule.privilege is not None
         if rule.ref == "*":
             return
+        if rule.ref == "all":
+            if not data.policy.allows(who, rule.privilege, "*", None):
+                raise Forbidden(f"Principal '{who.name}' lacks the '{rule.privilege.value}' "
+                                "privilege on every reference ('*')")
+            return
         spec, key = self._addressed(request, rule)
         # Protection first: it is the answer whatever the caller's grants.
         # (Versioning-API writes name ``branch@expectedHash``; an Iceberg write to

@@ -5,14 +5,14 @@ The application refuses to start with auth on when a route is missing here
 a new route without a rule fails before it can serve anyone.
 
 ``ref`` says where the addressed reference comes from: ``iceberg`` (the
-path's ref or prefix, as api.paths folds it), a path parameter, or
-``query:<name>``. ``key`` says which part of the catalog the privilege must
-cover: ``None`` is the whole reference (logs, merges, diffs), ``ns`` the
-namespace path parameter, ``ns+table`` / ``ns+view`` that plus the name,
-``key`` a versioning-API key, and ``handler`` that the handler checks the
-keys its body names (the wrapper then asks only that the privilege reaches
-somewhere into the reference). ``listing`` routes show only what the caller
-may read.
+path's ref or prefix, as api.paths folds it), a path parameter,
+``query:<name>``, or ``all`` (a grant covering every reference, ``*``).
+``key`` says which part of the catalog the privilege must cover: ``None`` is
+the whole reference (logs, merges, diffs), ``ns`` the namespace path
+parameter, ``ns+table`` / ``ns+view`` that plus the name, ``key`` a
+versioning-API key, and ``handler`` that the handler checks the keys its body
+names (the wrapper then asks only that the privilege reaches somewhere into
+the reference). ``listing`` routes show only what the caller may read.
 """
 
 from __future__ import annotations
@@ -86,6 +86,12 @@ RULES: dict[str, Rule] = {
     "post_contents": Rule(R, ref="ref", key="handler"),
     "diff": Rule(R, ref="from_ref"),
     "audit_view": Rule(R, ref="ref", key="key"),
+    # -- grants and protections (a power over every reference) ---------------------------
+    "list_grants": Rule(Privilege.MANAGE_GRANTS, ref="all"),
+    "add_grant": Rule(Privilege.MANAGE_GRANTS, ref="all"),
+    "revoke_grant": Rule(Privilege.MANAGE_GRANTS, ref="all"),
+    "protect_refs": Rule(Privilege.MANAGE_GRANTS, ref="all"),
+    "unprotect_refs": Rule(Privilege.MANAGE_GRANTS, ref="all"),
 }
 
 

@@ -289,6 +289,27 @@ def test_assign_and_delete_of_a_protected_branch_need_manage_grants(http, people
                        headers=people.headers("admin")).status_code == 200
 
 
+def test_grants_over_http_need_manage_grants(http, people) -> None:
+    grant = {"grantee": "reader", "privilege": "write", "refs": "reader_*"}
+    r = http.post("/api/v2/auth/grants", json=grant, headers=people.headers("publisher"))
+    assert r.status_code == 403 and "every reference" in r.json()["message"]
+    bad = http.post("/api/v2/auth/grants", json=grant | {"privilege": "root"},
+                    headers=people.headers("admin"))
+    assert bad.status_code == 400 and "Unknown privilege 'root'" in bad.json()["message"]
+    branch(http, people, "reader_own", "admin")
+    ns = {"namespace": ["mine"]}
+    path = "/iceberg/reader_own/v1/namespaces"
+    assert http.post(path, json=ns, headers=people.headers("reader")).status_code == 403
+    r = http.post("/api/v2/auth/grants", json=grant, headers=people.headers("admin"))
+    assert r.status_code == 200, r.text
+    gid = next(g["id"] for g in r.json()["grants"] if g["refs"] == "reader_*")
+    assert http.post(path, json=ns, headers=people.headers("reader")).status_code == 200
+    assert http.delete(f"/api/v2/auth/grants/{gid}",
+                       headers=people.headers("admin")).status_code == 200
+    again = http.post(path, json={"namespace": ["mine2"]}, headers=people.headers("reader"))
+    assert again.status_code == 403
+
+
 # -- starting up -----------------------------------------------------------------------
 def _serve(tmp_path, *args: str) -> subprocess.Popen[bytes]:
     env = dict(os.environ, SAPWOOD_DATA_DIR=str(tmp_path))

@@ -17,7 +17,7 @@ from tests.api.auth_setup import People, set_up
 from tests.server import Server, serving
 
 SAMPLE = {"namespace": "ns", "table": "t", "view": "v", "ref": "main", "key": "ns.v",
-          "from_ref": "main", "to_ref": "main"}
+          "from_ref": "main", "to_ref": "main", "grant_id": "1", "pattern": "main"}
 
 
 def routes() -> list[APIRoute]:
@@ -38,7 +38,7 @@ def cases() -> list[tuple[str, str, str]]:
 
 CASES = cases()
 GROUPS = {"namespaces", "tables", "views", "transactions", "trees", "history", "contents",
-          "diff", "merge", "transplant", "views/{key}/history"}
+          "diff", "merge", "transplant", "views/{key}/history", "auth/grants"}
 
 
 def test_every_route_group_is_covered() -> None:

@@ -1,0 +1,2 @@
+"""SQL analysis of view definitions (sqlglot): dependencies, expanded text,
+field origins."""

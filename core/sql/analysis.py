@@ -1,0 +1,285 @@
+"""What a view's SQL reads and where each of its columns comes from.
+
+Pure: the caller passes a ``resolve`` function that says what a key is at
+the ref being written (a table or a view, its content id, its columns, and
+for a view the lineage of its own columns). sqlglot does all the SQL work:
+parsing in the representation's dialect, scoping (CTEs, subqueries, set
+operations), qualifying names and expanding ``*`` against the schemas given.
+
+The steps:
+1. every table reference that is not a CTE is resolved the way an engine
+   would: a bare name under the version's default namespace, a qualified one
+   as written (a leading default catalog dropped);
+2. each resolved reference is renamed to a synthetic one-part name, so that
+   namespaces of any depth fit sqlglot's schema, and the tree is qualified;
+3. the lineage of each output column is followed through the scopes down to
+   base tables (a view's columns continue through that view's own lineage);
+4. the synthetic names are put back as fully qualified keys: the expanded
+   text (Hive's frozen definition).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from sqlglot import exp, parse_one
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.errors import OptimizeError, ParseError, SqlglotError, TokenError
+from sqlglot.optimizer.qualify import qualify
+from sqlglot.optimizer.scope import Scope, build_scope
+from sqlglot.schema import MappingSchema
+
+Key = tuple[str, ...]
+TABLE, VIEW = "table", "view"
+_SYNTHETIC = "__sw_rel_"
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Origin:
+    """One base-table column."""
+
+    table: Key
+    column: str
+
+    def dotted(self) -> str:
+        return ".".join((*self.table, self.column))
+
+
+@dataclass(frozen=True, slots=True)
+class Lineage:
+    """Where one output column's value comes from: base-table columns, and
+    whether any step computes it (``derived``) rather than passing it on."""
+
+    origins: tuple[Origin, ...] = ()
+    derived: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Relation:
+    """What a name resolved to at the ref: the caller's answer to ``resolve``."""
+
+    key: Key
+    content_id: str
+    kind: str  # TABLE or VIEW
+    columns: tuple[tuple[str, str], ...]  # (name, type), in order
+    # For a view: the lineage of each of its columns, down to base tables.
+    lineage: dict[str, Lineage] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Dependency:
+    key: Key
+    content_id: str
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    dialect: str
+    # Set when the SQL could not be analysed at all (the view is kept,
+    # marked unanalysed with this message).
+    error: str | None = None
+    dependencies: tuple[Dependency, ...] = ()
+    # Names read that resolve to nothing at this ref.
+    unresolved: tuple[str, ...] = ()
+    # Why the definition does not compile against its bases here (a column
+    # that is gone, say); empty when it does.
+    problems: tuple[str, ...] = ()
+    expanded_sql: str | None = None
+    columns: tuple[tuple[str, Lineage], ...] = ()
+
+    @property
+    def analysed(self) -> bool:
+        return self.error is None
+
+
+Resolver = Callable[[Key], Relation | None]
+
+
+def known_dialect(dialect: str) -> bool:
+    try:
+        Dialect.get_or_raise(dialect)
+        return True
+    except (ValueError, SqlglotError):
+        return False
+
+
+def analyze(sql: str, dialect: str, default_namespace: Key, resolve: Resolver,
+            default_catalog: str | None = None) -> Analysis:
+    if not known_dialect(dialect):
+        return Analysis(dialect, error=f"sqlglot does not know the SQL dialect {dialect!r}")
+    try:
+        tree = parse_one(sql, read=dialect)
+    except (ParseError, TokenError) as e:
+        return Analysis(dialect, error=f"cannot parse the {dialect} SQL: {_first_line(e)}")
+    if not isinstance(tree, exp.Query):
+        return Analysis(dialect, error=f"the {dialect} SQL is not a query "
+                                       f"({type(tree).__name__})")
+    relations, unresolved = _resolve_tables(tree, default_namespace, resolve, default_catalog)
+    deps = tuple(sorted({Dependency(r.key, r.content_id, r.kind)
+                         for r in relations.values()}, key=lambda d: d.key))
+    if unresolved:
+        return Analysis(dialect, dependencies=deps, unresolved=tuple(sorted(set(unresolved))),
+                        problems=tuple(f"{n} does not exist" for n in sorted(set(unresolved))))
+    schema = MappingSchema({syn: dict(r.columns) for syn, r in relations.items()},
+                           dialect=dialect)
+    try:
+        qualified = qualify(tree, schema=schema, dialect=dialect, quote_identifiers=False,
+                            validate_qualify_columns=True, identify=False)
+        root = build_scope(qualified)
+        assert root is not None
+        names = [s.alias_or_name for s in _first_select(qualified).selects]
+        tracer = _Tracer(root, relations)
+        columns = tuple((name, tracer.position(root, i)) for i, name in enumerate(names))
+    except (OptimizeError, SqlglotError, KeyError, IndexError) as e:
+        return Analysis(dialect, dependencies=deps, problems=(_first_line(e),))
+    _restore_names(qualified, relations)
+    return Analysis(dialect, dependencies=deps, expanded_sql=qualified.sql(dialect=dialect),
+                    columns=columns)
+
+
+# -- 1. resolution -----------------------------------------------------------------------
+def _resolve_tables(tree: exp.Expr, default_namespace: Key, resolve: Resolver,
+                    default_catalog: str | None) -> tuple[dict[str, Relation], list[str]]:
+    """Rename every resolved table reference to a synthetic name (one per
+    relation); return those relations by synthetic name, and the names that
+    resolved to nothing."""
+    root = build_scope(tree)
+    tables: list[exp.Table] = []
+    if root is not None:
+        for scope in root.traverse():
+            tables += [s for s in scope.sources.values() if isinstance(s, exp.Table)]
+    by_key: dict[Key, str] = {}
+    relations: dict[str, Relation] = {}
+    unresolved: list[str] = []
+    for table in tables:
+        if not table.name or table.find_ancestor(exp.Lateral) is not None:
+            continue  # a table function or a lateral view: nothing the catalog holds
+        parts = tuple(p.name for p in table.parts)
+        rel = _lookup(parts, default_namespace, resolve, default_catalog)
+        if rel is None:
+            unresolved.append(".".join(parts))
+            continue
+        syn = by_key.get(rel.key)
+        if syn is None:
+            syn = by_key[rel.key] = f"{_SYNTHETIC}{len(by_key)}"
+            relations[syn] = rel
+        if not table.alias:
+            # Columns written as ``orders.x`` keep meaning the table they named.
+            table.set("alias", exp.TableAlias(this=exp.to_identifier(table.name)))
+        table.set("this", exp.to_identifier(syn))
+        table.set("db", None)
+        table.set("catalog", None)
+    return relations, unresolved
+
+
+def _lookup(parts: Key, default_namespace: Key, resolve: Resolver,
+            default_catalog: str | None) -> Relation | None:
+    if len(parts) == 1:
+        return resolve((*default_namespace, *parts))
+    if default_catalog and parts[0].lower() == default_catalog.lower():
+        found = resolve(parts[1:])
+        if found is not None:
+            return found
+    return resolve(parts)
+
+
+# -- 3. lineage ------------------------------------------------------------------------------
+class _Tracer:
+    def __init__(self, root: Scope, relations: dict[str, Relation]) -> None:
+        self.relations = relations
+        self.scopes = {id(s.expression): s for s in root.traverse()}
+
+    def position(self, scope: Scope, i: int) -> Lineage:
+        """The lineage of output column ``i`` of ``scope``."""
+        if isinstance(scope.expression, exp.SetOperation):
+            parts = [self.position(s, i) for s in scope.set_operation_scopes]
+            return _merge(parts, derived=any(p.derived for p in parts))
+        return self.expression(scope, scope.expression.selects[i])
+
+    def by_name(self, scope: Scope, name: str) -> Lineage:
+        names = [s.alias_or_name for s in _first_select(scope.expression).selects]
+        return self.position(scope, names.index(name))
+
+    def expression(self, scope: Scope, node: exp.Expr) -> Lineage:
+        inner = node.this if isinstance(node, exp.Alias) else node
+        if isinstance(inner, exp.Column):
+            return self.column(scope, inner)
+        parts = [self.column(scope, c) for c in _value_columns(inner)]
+        for sub in _value_subqueries(inner):
+            sub_scope = self.scopes.get(id(sub))
+            if sub_scope is not None:
+                width = len(_first_select(sub_scope.expression).selects)
+                parts += [self.position(sub_scope, j) for j in range(width)]
+        return _merge(parts, derived=True)
+
+    def column(self, scope: Scope, col: exp.Column) -> Lineage:
+        source = None
+        s: Scope | None = scope
+        while s is not None and source is None:  # correlated: an outer scope's source
+            source = s.sources.get(col.table)
+            s = s.parent
+        if isinstance(source, Scope):
+            return self.by_name(source, col.name)
+        if isinstance(source, exp.Table):
+            rel = self.relations.get(source.name)
+            if rel is None:
+                return Lineage()
+            if rel.kind == TABLE:
+                return Lineage((Origin(rel.key, col.name),), False)
+            return rel.lineage.get(col.name, Lineage((), True))
+        return Lineage()
+
+
+def _merge(parts: list[Lineage], derived: bool) -> Lineage:
+    return Lineage(tuple(sorted({o for p in parts for o in p.origins})), derived)
+
+
+def _value_columns(node: exp.Expr) -> Iterator[exp.Column]:
+    """Columns whose values flow into ``node``'s value: not those that only
+    order or partition a window, nor those inside nested queries."""
+    if isinstance(node, exp.Column):
+        yield node
+        return
+    if isinstance(node, exp.Query | exp.Subquery):
+        return
+    for key, child in node.args.items():
+        if isinstance(node, exp.Window) and key in ("partition_by", "order"):
+            continue
+        for c in child if isinstance(child, list) else [child]:
+            if isinstance(c, exp.Expr):
+                yield from _value_columns(c)
+
+
+def _value_subqueries(node: exp.Expr) -> Iterator[exp.Expr]:
+    """The queries nested in a value expression (scalar subqueries, EXISTS)."""
+    for sub in node.find_all(exp.Subquery, exp.Select):
+        q = sub.this if isinstance(sub, exp.Subquery) else sub
+        if q is not node:
+            yield q
+
+
+def _first_select(node: exp.Expr) -> exp.Select:
+    while isinstance(node, exp.SetOperation | exp.Subquery):
+        node = node.this if isinstance(node, exp.Subquery) else node.left
+    assert isinstance(node, exp.Select)
+    return node
+
+
+# -- 4. the expanded text ----------------------------------------------------------------------
+def _restore_names(tree: exp.Expr, relations: dict[str, Relation]) -> None:
+    for table in tree.find_all(exp.Table):
+        rel = relations.get(table.name)
+        if rel is None:
+            continue
+        *ns, name = rel.key
+        table.set("this", exp.to_identifier(name))
+        table.set("db", exp.to_identifier(ns[-1]) if ns else None)
+        # Deeper namespaces than sqlglot's catalog.db.table keep their levels
+        # dotted in the catalog part, each level quoted where needed.
+        table.set("catalog", exp.to_identifier(".".join(ns[:-1])) if len(ns) > 1 else None)
+
+
+def _first_line(e: Exception) -> str:
+    return str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__

@@ -32,6 +32,7 @@ from api.routes import (
     oauth,
     tables,
     trees,
+    view_graph,
     views,
 )
 from api.settings import Settings
@@ -68,7 +69,7 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
     errors.install(app)
     _add_flat(app, [config.router, oauth.router, namespaces.router, tables.router,
                     views.router, trees.router, history.router, contents.router, audit.router,
-                    grants.router],
+                    grants.router, view_graph.router],
               auth.configured)
     return RefPaths(app)
 

@@ -27,6 +27,7 @@ from pydantic import (
 from core.dialects import Extension, dump_extension, parse_extensions
 from core.errors import InvalidContentError, InvalidExtensionError
 from core.keys import ContentKey
+from core.sql.stored import DialectAnalysis
 
 
 class ContentType(StrEnum):
@@ -102,6 +103,10 @@ class _ViewLike(_Content):
     schema_id: int = Field(0, alias="schemaId")
     # Dialect extensions of the current version, keyed by lower-case dialect.
     extensions: dict[str, Any] = {}
+    # What the current version's SQL reads and where its columns come from,
+    # per representation (core.sql); None for values written before analysis
+    # existed (so their bytes, and hashes, stay as they were).
+    analysis: list[DialectAnalysis] | None = None
 
     @field_validator("extensions", mode="before")
     @classmethod

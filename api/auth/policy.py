@@ -86,6 +86,8 @@ RULES: dict[str, Rule] = {
     "post_contents": Rule(R, ref="ref", key="handler"),
     "diff": Rule(R, ref="from_ref"),
     "audit_view": Rule(R, ref="ref", key="key"),
+    "view_dependencies": Rule(R, ref="ref", key="key"),
+    "view_lineage": Rule(R, ref="ref", key="key"),
     # -- grants and protections (a power over every reference) ---------------------------
     "list_grants": Rule(Privilege.MANAGE_GRANTS, ref="all"),
     "add_grant": Rule(Privilege.MANAGE_GRANTS, ref="all"),

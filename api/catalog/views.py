@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pyiceberg.view.metadata import ViewMetadata
 
+from api.catalog.analysis import analyse_version
 from api.catalog.files import load_result
 from api.catalog.service import Catalog, Change, Who, clash, require_namespace
 from api.errors import IcebergError, bad_request, no_such_view
@@ -12,8 +13,10 @@ from api.models import CommitViewRequest, CreateViewRequest, RegisterViewRequest
 from api.paths import Target, check_identifier, dotted, target
 from core.commits import Put
 from core.content import Content, ContentType, IcebergView
+from core.dialects import HiveExtension
 from core.keys import ContentKey
 from core.refs import RefSpec
+from core.sql.stored import DialectAnalysis
 from core.views import (
     SetLocation,
     apply_view_updates,
@@ -24,10 +27,14 @@ from core.views import (
 )
 
 
-def view_content(meta: ViewMetadata, location: str, content_id: str | None) -> IcebergView:
+def view_content(meta: ViewMetadata, location: str, content_id: str | None,
+                 analysis: tuple[list[DialectAnalysis], dict[str, HiveExtension]] | None = None,
+                 ) -> IcebergView:
+    found, frozen = analysis if analysis is not None else (None, {})
     return IcebergView(id=content_id, metadata_location=location,
                        version_id=meta.current_version_id,
-                       schema_id=current_version(meta).schema_id)
+                       schema_id=current_version(meta).schema_id,
+                       extensions=frozen, analysis=found)
 
 
 class Views:
@@ -73,9 +80,10 @@ class Views:
                 raise err
             meta = new_view_metadata(location, req.schema_, req.view_version,
                                      dict(req.properties), self._now_ms())
+            analysis = analyse_version(self.catalog, ref, meta)
             loc = self.catalog.metadata_file(meta.location, meta.properties, None)
             data = self.files.write_view(meta, loc)
-            return Change([Put(key, view_content(meta, loc, None))],
+            return Change([Put(key, view_content(meta, loc, None, analysis))],
                           f"create view {dotted(key)}", load_result(loc, data), [loc])
 
         return self.catalog.write(ref, [key, ns], who, plan)  # type: ignore[return-value]
@@ -98,10 +106,16 @@ class Views:
             if meta == base:
                 return Change([], "", load_result(cur.metadata_location,
                                                 self.files.view(cur.metadata_location)[1]))
+            replaced = meta.current_version_id != base.current_version_id
+            # A new version is analysed against the bases at the head; an
+            # altered one (properties, location) keeps its analysis.
+            analysis = (analyse_version(self.catalog, t.ref, meta)
+                        if replaced or cur.analysis is None
+                        else (cur.analysis, dict(cur.extensions)))
             loc = self.catalog.metadata_file(meta.location, meta.properties, cur.metadata_location)
             data = self.files.write_view(meta, loc)
-            verb = "replace" if meta.current_version_id != base.current_version_id else "alter"
-            return Change([Put(t.key, view_content(meta, loc, cur.id), expected=cur)],
+            verb = "replace" if replaced else "alter"
+            return Change([Put(t.key, view_content(meta, loc, cur.id, analysis), expected=cur)],
                           f"{verb} view {t.name}", load_result(loc, data), [loc])
 
         return self.catalog.write(t.ref, [t.key], who, plan)  # type: ignore[return-value]

@@ -1,0 +1,89 @@
+"""Analysing a view version where it is written: the resolver that tells
+core.sql what a name is at the ref (columns from the table's or view's
+metadata file, a view's own lineage from its content value), and the
+analysis and frozen text that go into the view's content value."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pyiceberg.view.metadata import SQLViewRepresentation, ViewMetadata
+
+from api.catalog.service import Catalog
+from core.content import Content, IcebergTable, IcebergView, MaterializedView
+from core.dialects import HiveExtension
+from core.keys import ContentKey
+from core.refs import RefSpec
+from core.sql.analysis import TABLE, VIEW, Key, Relation, analyze
+from core.sql.stored import DialectAnalysis, stored
+from core.views import current_version
+
+
+class Resolver:
+    """Names at one commit (the head the write plans against); each key
+    looked up once per analysis."""
+
+    def __init__(self, catalog: Catalog, ref: RefSpec | str) -> None:
+        self.catalog = catalog
+        self.ref = ref
+        self.kinds: dict[Key, str] = {}
+        self._seen: dict[Key, Relation | None] = {}
+
+    def __call__(self, key: Key) -> Relation | None:
+        if key not in self._seen:
+            self._seen[key] = self._resolve(key)
+        return self._seen[key]
+
+    def _resolve(self, key: Key) -> Relation | None:
+        try:
+            ck = ContentKey(key)
+        except Exception:
+            return None
+        c = self.catalog.get(self.ref, ck)  # type: ignore[arg-type]
+        if c is None or c.id is None:
+            return None
+        self.kinds[key] = c.type
+        return relation(self.catalog, key, c)
+
+
+def relation(catalog: Catalog, key: Key, c: Content) -> Relation | None:
+    files = catalog.files
+    if isinstance(c, IcebergTable):
+        schema = files.table(c.metadata_location)[0].schema()
+        return Relation(key, c.id or "", TABLE,
+                        tuple((f.name, str(f.field_type)) for f in schema.fields))
+    if isinstance(c, IcebergView | MaterializedView):
+        meta = files.view(c.metadata_location)[0]
+        version = current_version(meta)
+        schema = next(s for s in meta.schemas if s.schema_id == version.schema_id)
+        lineage = {}
+        for a in c.analysis or []:
+            if a.status == "ok":
+                lineage = a.lineage()
+                break
+        return Relation(key, c.id or "", VIEW,
+                        tuple((f.name, str(f.field_type)) for f in schema.fields), lineage)
+    return None
+
+
+def analyse_version(catalog: Catalog, ref: RefSpec | str, meta: ViewMetadata,
+                    ) -> tuple[list[DialectAnalysis], dict[str, HiveExtension]]:
+    """Every SQL representation of the current version, analysed at ``ref``;
+    and Hive's frozen definition (original and expanded text) of the first one
+    that could be expanded."""
+    version = current_version(meta)
+    resolve = Resolver(catalog, ref)
+    default_ns = tuple(version.default_namespace or ())
+    out: list[DialectAnalysis] = []
+    hive: dict[str, HiveExtension] = {}
+    # pyiceberg wraps each representation in a RootModel.
+    reps: Sequence[SQLViewRepresentation] = [
+        r for r in (getattr(r, "root", r) for r in version.representations)
+        if isinstance(r, SQLViewRepresentation)]
+    for rep in reps:
+        a = analyze(rep.sql, rep.dialect.lower(), default_ns, resolve,
+                    version.default_catalog)
+        out.append(stored(a, resolve.kinds))
+        if a.expanded_sql and not hive:
+            hive["hive"] = HiveExtension(original_text=rep.sql, expanded_text=a.expanded_sql)
+    return out, hive

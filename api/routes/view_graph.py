@@ -1,0 +1,101 @@
+"""Versioning API: what a view reads, at any ref, hash or instant.
+
+``GET /api/v2/trees/{ref}/views/{key}/dependencies`` walks the recorded
+dependencies upstream (each dependency as it is at that same commit), and
+``…/lineage`` gives each output column's base-table origins."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Query, Request, Response
+
+from api.deps import json_response
+from api.errors import IcebergError
+from api.paths import ref_param
+from api.routes.trees import store_of
+from api.v2.shapes import effective_json
+from core.commits import ResolvedRef
+from core.content import Content, IcebergView, MaterializedView
+from core.keys import ContentKey
+from core.sql.stored import DialectAnalysis
+from store import Store
+
+router = APIRouter(prefix="/api/v2/trees")
+MAX_DEPTH = 32
+
+
+def _view(store: Store, ref: str, key: str) -> tuple[ResolvedRef, IcebergView]:
+    ck = ContentKey.parse(key)
+    resolved, found = store.lookup(ref_param(ref), [ck])
+    c = found.get(ck)
+    if not isinstance(c, IcebergView | MaterializedView):
+        raise IcebergError(404, "NoSuchViewException",
+                           f"View does not exist: {ck} at '{ref_param(ref)}'")
+    return resolved, c  # type: ignore[return-value]
+
+
+def primary(c: Content) -> DialectAnalysis | None:
+    """The analysis that speaks for the view: the first representation that
+    was analysed (its dependencies are the view's)."""
+    found = getattr(c, "analysis", None) or []
+    return next((a for a in found if a.status != "unanalysed"), found[0] if found else None)
+
+
+def analysis_json(a: DialectAnalysis | None) -> dict[str, Any]:
+    if a is None:
+        return {"status": "unanalysed", "reasons": ["written before analysis existed"]}
+    return {"dialect": a.dialect, "status": a.status, "reasons": a.reasons}
+
+
+@router.get("/{ref}/views/{key}/dependencies")
+def view_dependencies(request: Request, ref: str, key: str,
+                      depth: int = Query(MAX_DEPTH, ge=1, le=MAX_DEPTH)) -> Response:
+    """Upstream, breadth first: every table and view the view reads, and what
+    those views read, down to ``depth`` levels; each once, at its least depth."""
+    store = store_of(request)
+    resolved, view = _view(store, ref, key)
+    at = f"@{resolved.hash}"
+    out: list[dict[str, Any]] = []
+    seen = {ContentKey.parse(key)}
+    frontier = [(ContentKey.parse(key), view)]
+    level = 0
+    while frontier and level < depth:
+        level += 1
+        wanted = []
+        for parent, c in frontier:
+            a = primary(c)
+            for d in a.dependencies if a else []:
+                k = ContentKey(d.key)
+                if k not in seen:
+                    seen.add(k)
+                    wanted.append((parent, k, d))
+        now = store.contents(at, [k for _, k, _ in wanted]) if wanted else {}
+        frontier = []
+        for parent, k, d in wanted:
+            cur = now.get(k)
+            entry = {"key": list(k.elements), "contentId": d.content_id, "type": d.type,
+                     "depth": level, "via": list(parent.elements),
+                     "exists": cur is not None and cur.id == d.content_id}
+            out.append(entry)
+            if cur is not None and isinstance(cur, IcebergView | MaterializedView):
+                entry |= analysis_json(primary(cur))
+                frontier.append((k, cur))
+    a = primary(view)
+    return json_response({"key": ContentKey.parse(key).elements, "contentId": view.id,
+                          **analysis_json(a), "unresolved": a.unresolved if a else [],
+                          "dependencies": out, "effectiveReference": effective_json(resolved)})
+
+
+@router.get("/{ref}/views/{key}/lineage")
+def view_lineage(request: Request, ref: str, key: str) -> Response:
+    """Per output column: the base-table columns its value comes from (through
+    nested views), and whether any step computes it."""
+    resolved, view = _view(store_of(request), ref, key)
+    a = primary(view)
+    columns = [{"name": f.name, "derived": f.derived,
+                "origins": [{"table": o.table, "column": o.column} for o in f.origins]}
+               for f in (a.field_origins if a else [])]
+    return json_response({"key": ContentKey.parse(key).elements, "contentId": view.id,
+                          **analysis_json(a), "columns": columns,
+                          "effectiveReference": effective_json(resolved)})

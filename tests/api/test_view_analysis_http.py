@@ -1,0 +1,105 @@
+"""Views the catalog understands, over HTTP: each version written through the
+Iceberg REST API is analysed at the branch head (dependencies with content
+ids, the frozen expanded text, column lineage through nested views), the
+answers are versioned (a pinned ref answers as of then), and SQL sqlglot
+cannot read is stored, marked unanalysed."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from tests.api import spark_bodies as sb
+from tests.api.test_rest_http import V1
+
+
+def view_body(name: str, sql: str, ns: str, dialect: str = "spark") -> dict[str, Any]:
+    body = sb.create_view(name, sql, dialects=(dialect,))
+    body["view-version"]["default-namespace"] = [ns]
+    return body
+
+
+def make(http, ns: str, name: str, sql: str, dialect: str = "spark") -> dict[str, Any]:
+    r = http.post(f"{V1}/namespaces/{ns}/views", json=view_body(name, sql, ns, dialect))
+    assert r.status_code == 200, r.text
+    return r.json()["metadata"]
+
+
+def content(http, ns: str, name: str, ref: str = "main") -> dict[str, Any]:
+    r = http.get(f"/api/v2/trees/{ref}/contents/{ns}.{name}")
+    assert r.status_code == 200, r.text
+    return r.json()["content"]
+
+
+def test_a_view_records_what_it_reads_and_its_frozen_text(http, ns) -> None:
+    assert http.post(f"{V1}/namespaces/{ns}/tables", json=sb.create_table("t")).status_code == 200
+    table_id = content(http, ns, "t")["id"]
+    make(http, ns, "v1", "SELECT * FROM t")
+    c = content(http, ns, "v1")
+    (a,) = c["analysis"]
+    assert a["status"] == "ok" and a["dialect"] == "spark"
+    assert a["dependencies"] == [{"key": [ns, "t"], "contentId": table_id,
+                                  "type": "ICEBERG_TABLE"}]
+    hive = c["extensions"]["hive"]
+    assert hive["original-text"] == "SELECT * FROM t"
+    assert hive["expanded-text"] == f"SELECT t.id AS id, t.name AS name FROM {ns}.t AS t"
+    assert [f["name"] for f in a["fieldOrigins"]] == ["id", "name"]
+
+
+def test_dependencies_and_lineage_through_nested_views(http, ns) -> None:
+    http.post(f"{V1}/namespaces/{ns}/tables", json=sb.create_table("base"))
+    make(http, ns, "l1", "SELECT id, upper(name) AS name FROM base")
+    make(http, ns, "l2", "SELECT id, name FROM l1 WHERE id > 0")
+    make(http, ns, "l3", f"SELECT x.id, x.name FROM sapwood.{ns}.l2 AS x")
+    deps = http.get(f"/api/v2/trees/main/views/{ns}.l3/dependencies").json()
+    assert [(".".join(d["key"]), d["depth"], d["exists"]) for d in deps["dependencies"]] == [
+        (f"{ns}.l2", 1, True), (f"{ns}.l1", 2, True), (f"{ns}.base", 3, True)]
+    one = http.get(f"/api/v2/trees/main/views/{ns}.l3/dependencies?depth=1").json()
+    assert len(one["dependencies"]) == 1
+    lineage = http.get(f"/api/v2/trees/main/views/{ns}.l3/lineage").json()["columns"]
+    assert lineage == [
+        {"name": "id", "derived": False, "origins": [{"table": [ns, "base"], "column": "id"}]},
+        {"name": "name", "derived": True,
+         "origins": [{"table": [ns, "base"], "column": "name"}]}]
+
+
+def test_answers_are_as_of_the_ref_asked(http, ns) -> None:
+    http.post(f"{V1}/namespaces/{ns}/tables", json=sb.create_table("a"))
+    http.post(f"{V1}/namespaces/{ns}/tables", json=sb.create_table("b"))
+    meta = make(http, ns, "v", "SELECT id, name FROM a")
+    time.sleep(0.05)
+    before = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + \
+        f".{int(time.time() * 1000) % 1000:03d}Z"
+    time.sleep(0.05)
+    body = sb.replace_view(meta["view-uuid"], "SELECT id, name FROM b")
+    body["updates"][2]["view-version"]["default-namespace"] = [ns]
+    assert http.post(f"{V1}/namespaces/{ns}/views/v", json=body).status_code == 200
+    now = http.get(f"/api/v2/trees/main/views/{ns}.v/dependencies").json()
+    then = http.get(f"/api/v2/trees/main*{before}/views/{ns}.v/dependencies").json()
+    assert [d["key"] for d in now["dependencies"]] == [[ns, "b"]]
+    assert [d["key"] for d in then["dependencies"]] == [[ns, "a"]]
+
+
+def test_sql_sqlglot_cannot_read_is_kept_unanalysed(http, ns) -> None:
+    make(http, ns, "odd", "SELECT FROM WHERE )")
+    (a,) = content(http, ns, "odd")["analysis"]
+    assert a["status"] == "unanalysed" and "cannot parse" in a["reasons"][0]
+    make(http, ns, "alien", "SELECT 1 AS x", dialect="klingon")
+    (b,) = content(http, ns, "alien")["analysis"]
+    assert b["status"] == "unanalysed" and "klingon" in b["reasons"][0]
+    deps = http.get(f"/api/v2/trees/main/views/{ns}.odd/dependencies").json()
+    assert deps["status"] == "unanalysed" and deps["dependencies"] == []
+
+
+def test_a_missing_table_is_named_and_the_view_is_invalid(http, ns) -> None:
+    make(http, ns, "broken", "SELECT id FROM nowhere")
+    (a,) = content(http, ns, "broken")["analysis"]
+    assert a["status"] == "invalid" and a["unresolved"] == ["nowhere"]
+    assert a["reasons"] == ["nowhere does not exist"]
+
+
+def test_not_a_view_is_404(http, ns) -> None:
+    http.post(f"{V1}/namespaces/{ns}/tables", json=sb.create_table("tt"))
+    r = http.get(f"/api/v2/trees/main/views/{ns}.tt/dependencies")
+    assert r.status_code == 404 and r.json()["errorCode"] == "CONTENT_NOT_FOUND"
+    assert http.get(f"/api/v2/trees/main/views/{ns}.none/lineage").status_code == 404

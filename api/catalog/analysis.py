@@ -87,3 +87,31 @@ def analyse_version(catalog: Catalog, ref: RefSpec | str, meta: ViewMetadata,
         if a.expanded_sql and not hive:
             hive["hive"] = HiveExtension(original_text=rep.sql, expanded_text=a.expanded_sql)
     return out, hive
+
+
+def find_cycle(catalog: Catalog, ref: RefSpec | str, key: ContentKey,
+               analyses: list[DialectAnalysis]) -> list[ContentKey] | None:
+    """The path by which a view at ``key`` with these analyses would read
+    itself (``[key, b, …, key]``), following the other views' recorded
+    dependencies at ``ref``; None when there is no such path."""
+    parents: dict[ContentKey, ContentKey] = {}
+    frontier = [(key, d) for a in analyses for d in a.dependencies]
+    seen: set[ContentKey] = set()
+    while frontier:
+        wanted: list[tuple[ContentKey, ContentKey]] = []
+        for parent, dep in frontier:
+            k = ContentKey(dep.key)
+            if k == key:
+                path = [parent]
+                while path[-1] != key:
+                    path.append(parents[path[-1]])
+                return [key, *reversed(path[:-1]), key] if parent != key else [key, key]
+            if k not in seen and dep.type != "ICEBERG_TABLE":
+                seen.add(k)
+                parents[k] = parent
+                wanted.append((parent, k))
+        found = catalog.store.lookup(ref, [k for _, k in wanted])[1] if wanted else {}
+        frontier = [(k, d) for _, k in wanted
+                    for a in (getattr(found.get(k), "analysis", None) or [])
+                    for d in a.dependencies]
+    return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pyiceberg.view.metadata import ViewMetadata
 
-from api.catalog.analysis import analyse_version
+from api.catalog.analysis import analyse_version, find_cycle
 from api.catalog.files import load_result
 from api.catalog.service import Catalog, Change, Who, clash, require_namespace
 from api.errors import IcebergError, bad_request, no_such_view
@@ -35,6 +35,14 @@ def view_content(meta: ViewMetadata, location: str, content_id: str | None,
                        version_id=meta.current_version_id,
                        schema_id=current_version(meta).schema_id,
                        extensions=frozen, analysis=found)
+
+
+def refuse_cycle(catalog: Catalog, ref: RefSpec, key: ContentKey,
+                 analyses: list[DialectAnalysis]) -> None:
+    cycle = find_cycle(catalog, ref, key, analyses)
+    if cycle:
+        raise bad_request(f"View {dotted(key)} would read itself: "
+                          + " → ".join(dotted(k) for k in cycle))
 
 
 class Views:
@@ -81,6 +89,7 @@ class Views:
             meta = new_view_metadata(location, req.schema_, req.view_version,
                                      dict(req.properties), self._now_ms())
             analysis = analyse_version(self.catalog, ref, meta)
+            refuse_cycle(self.catalog, ref, key, analysis[0])
             loc = self.catalog.metadata_file(meta.location, meta.properties, None)
             data = self.files.write_view(meta, loc)
             return Change([Put(key, view_content(meta, loc, None, analysis))],
@@ -112,6 +121,7 @@ class Views:
             analysis = (analyse_version(self.catalog, t.ref, meta)
                         if replaced or cur.analysis is None
                         else (cur.analysis, dict(cur.extensions)))
+            refuse_cycle(self.catalog, t.ref, t.key, analysis[0])
             loc = self.catalog.metadata_file(meta.location, meta.properties, cur.metadata_location)
             data = self.files.write_view(meta, loc)
             verb = "replace" if replaced else "alter"

@@ -103,3 +103,21 @@ def test_not_a_view_is_404(http, ns) -> None:
     r = http.get(f"/api/v2/trees/main/views/{ns}.tt/dependencies")
     assert r.status_code == 404 and r.json()["errorCode"] == "CONTENT_NOT_FOUND"
     assert http.get(f"/api/v2/trees/main/views/{ns}.none/lineage").status_code == 404
+
+
+def test_a_replace_that_would_make_a_cycle_is_refused(http, ns) -> None:
+    http.post(f"{V1}/namespaces/{ns}/tables", json=sb.create_table("t"))
+    a = make(http, ns, "a", "SELECT id, name FROM t")
+    make(http, ns, "b", "SELECT id, name FROM a")
+    head = http.get("/api/v2/trees/main").json()["reference"]["hash"]
+    body = sb.replace_view(a["view-uuid"], "SELECT id, name FROM b")
+    body["updates"][2]["view-version"]["default-namespace"] = [ns]
+    r = http.post(f"{V1}/namespaces/{ns}/views/a", json=body)
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["message"] == (
+        f"View {ns}.a would read itself: {ns}.a → {ns}.b → {ns}.a")
+    assert http.get("/api/v2/trees/main").json()["reference"]["hash"] == head
+    body = sb.replace_view(a["view-uuid"], "SELECT id, name FROM a")
+    body["updates"][2]["view-version"]["default-namespace"] = [ns]
+    r = http.post(f"{V1}/namespaces/{ns}/views/a", json=body)
+    assert r.status_code == 400 and f"{ns}.a → {ns}.a" in r.text

@@ -24,16 +24,21 @@ def _key_path(key: str) -> str:
 
 
 class Versioning:
-    def __init__(self, uri: str, timeout: float = 60) -> None:
+    def __init__(self, uri: str, timeout: float = 60, credential: str | None = None) -> None:
+        """``credential`` (an API key ``id:secret``) is for a catalog with
+        authentication on; the server takes a raw key as a bearer token."""
         self.root = server_root(uri)
         self.timeout = timeout
+        self.credential = credential
 
     def call(self, method: str, path: str, body: Any = None,
              params: dict[str, Any] | None = None) -> dict[str, Any]:
         url = self.root + path + ("?" + urlencode(params) if params else "")
         data = json.dumps(body).encode() if body is not None else None
-        req = Request(url, data=data, method=method,
-                      headers={"Content-Type": "application/json"} if data else {})
+        headers = {"Content-Type": "application/json"} if data else {}
+        if self.credential:
+            headers["Authorization"] = f"Bearer {self.credential}"
+        req = Request(url, data=data, method=method, headers=headers)
         try:
             with urlopen(req, timeout=self.timeout) as r:
                 raw = r.read()

@@ -52,11 +52,18 @@ def catalog_uri(uri: str, ref: str = "main", as_of: datetime | str | int | None 
 
 def catalog_conf(name: str, uri: str, ref: str = "main",
                  as_of: datetime | str | int | None = None,
-                 author: str | None = None) -> dict[str, str]:
+                 author: str | None = None, credential: str | None = None) -> dict[str, str]:
     """Spark settings that define catalog ``name`` on ``ref`` (at ``as_of``);
-    ``author`` is recorded on the commits its writes make."""
+    ``author`` is recorded on the commits its writes make (with authentication
+    on, naming anyone but oneself needs the impersonate privilege).
+    ``credential`` (``id:secret``) is for a catalog with authentication on."""
     key = f"spark.sql.catalog.{name}"
     extra = {f"{key}.header.{AUTHOR_HEADER}": author} if author else {}
+    if credential:
+        # Iceberg's REST client trades it for a token at <uri>/v1/oauth/tokens,
+        # which the server answers under every /iceberg/<ref> base, so no
+        # oauth2-server-uri is needed; it refreshes the token by token exchange.
+        extra[f"{key}.credential"] = credential
     return {**extra,
         key: "org.apache.iceberg.spark.SparkCatalog",
         f"{key}.type": "rest",
@@ -68,9 +75,10 @@ def catalog_conf(name: str, uri: str, ref: str = "main",
 
 
 def add_catalog(spark: SparkSession, name: str, uri: str, ref: str = "main",
-                as_of: datetime | str | int | None = None, author: str | None = None) -> str:
+                as_of: datetime | str | int | None = None, author: str | None = None,
+                credential: str | None = None) -> str:
     """Define one more catalog on a running session; returns its name."""
-    for k, v in catalog_conf(name, uri, ref, as_of, author).items():
+    for k, v in catalog_conf(name, uri, ref, as_of, author, credential).items():
         spark.conf.set(k, v)
     return name
 
@@ -95,12 +103,14 @@ def base_conf(log: Callable[[str], None] = print) -> dict[str, str]:
 def session(uri: str, ref: str = "main", as_of: datetime | str | int | None = None,
             catalog: str = "sapwood", author: str | None = None, app_name: str = "sapwood",
             conf: Mapping[str, str] | None = None,
-            log: Callable[[str], None] = print) -> SparkSession:
+            log: Callable[[str], None] = print,
+            credential: str | None = None) -> SparkSession:
     """A local SparkSession with catalog ``catalog`` (the default catalog) on ``ref``.
 
     Builds the Iceberg jars on first use (``sapwood spark-setup`` does it ahead).
     One JVM serves a Python process: if a session already runs, the catalog is
-    added to it."""
+    added to it. ``credential`` (``id:secret``) is for a catalog with
+    authentication on."""
     try:
         from pyspark.sql import SparkSession
     except ImportError as e:
@@ -109,7 +119,7 @@ def session(uri: str, ref: str = "main", as_of: datetime | str | int | None = No
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     active = SparkSession.getActiveSession()
     if active is not None:
-        add_catalog(active, catalog, uri, ref, as_of, author)
+        add_catalog(active, catalog, uri, ref, as_of, author, credential)
         return active
     builder = SparkSession.builder.appName(app_name)
     settings = {**base_conf(log), **catalog_conf(catalog, uri, ref, as_of, author),
@@ -118,4 +128,10 @@ def session(uri: str, ref: str = "main", as_of: datetime | str | int | None = No
         builder = builder.config(k, v)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    if credential:
+        # On the running session, not the builder: the first session's builder
+        # settings go on the JVM's command line (visible to ps) and become its
+        # system properties, which every later session of this process
+        # inherits. Catalogs load on first use, so it is in time.
+        add_catalog(spark, catalog, uri, ref, as_of, author, credential)
     return spark

@@ -41,6 +41,16 @@ def server_uri(target: SparkSession | str, catalog: str = "sapwood") -> str:
     return server_root(target if isinstance(target, str) else _catalog_uri(target, catalog))
 
 
+def catalog_credential(target: SparkSession | str, catalog: str = "sapwood",
+                       credential: str | None = None) -> str | None:
+    """``credential`` if given, else the one the session's catalog uses (None
+    for a URI or a catalog without one): the helpers then act as that catalog's
+    principal."""
+    if credential is not None or isinstance(target, str):
+        return credential
+    return target.conf.get(f"spark.sql.catalog.{catalog}.credential", None) or None
+
+
 def catalog_ref(spark: SparkSession, catalog: str = "sapwood") -> str:
     """The ref spec a session's catalog reads (``main``, ``etl``, ``main*…``)."""
     tail = _catalog_uri(spark, catalog).rstrip("/").split("/iceberg", 1)[1]
@@ -55,7 +65,8 @@ def pinned_catalog(spark: SparkSession, ref: str, as_of: datetime | str | int | 
     digest = hashlib.sha256(spec.encode()).hexdigest()[:8]
     name = f"{catalog}__{re.sub(r'[^A-Za-z0-9]', '_', spec)}_{digest}"
     if spark.conf.get(f"spark.sql.catalog.{name}", None) is None:
-        add_catalog(spark, name, server_uri(spark, catalog), ref, as_of)
+        add_catalog(spark, name, server_uri(spark, catalog), ref, as_of,
+                    credential=catalog_credential(spark, catalog))
     return name
 
 
@@ -71,10 +82,10 @@ def read_view(spark: SparkSession, name: str, ref: str | None = None,
 
 
 def view_history(spark: SparkSession, name: str, ref: str = "main",
-                 catalog: str = "sapwood") -> DataFrame:
+                 catalog: str = "sapwood", credential: str | None = None) -> DataFrame:
     """The view's audit on ``ref``, oldest version first: when each version was
     current, the commit that brought it, its author and its SQL per dialect."""
-    versions = Versioning(server_uri(spark, catalog)).view_history(name, ref)
+    versions = _client(spark, catalog, credential).view_history(name, ref)
     rows = [(v["versionId"], _time(v["currentFrom"]), _time(v["currentUntil"]),
              v["commit"]["hash"], v["commit"]["author"], v["commit"]["message"],
              ".".join(v["key"]["elements"]), dict(v["representations"]))
@@ -83,21 +94,28 @@ def view_history(spark: SparkSession, name: str, ref: str = "main",
 
 
 def create_branch(target: SparkSession | str, name: str, from_ref: str = "main",
-                  catalog: str = "sapwood") -> str:
+                  catalog: str = "sapwood", credential: str | None = None) -> str:
     """Create branch ``name`` at ``from_ref``; returns its hash."""
-    return Versioning(server_uri(target, catalog)).create_branch(name, from_ref)
+    return _client(target, catalog, credential).create_branch(name, from_ref)
 
 
 def merge(target: SparkSession | str, source: str, into: str = "main",
-          message: str | None = None, catalog: str = "sapwood") -> dict[str, Any]:
-    """Merge ``source`` into ``into``; raises CatalogError (409) on a conflict."""
-    return Versioning(server_uri(target, catalog)).merge(source, into, message)
+          message: str | None = None, catalog: str = "sapwood",
+          credential: str | None = None) -> dict[str, Any]:
+    """Merge ``source`` into ``into``; raises CatalogError (409) on a conflict,
+    (403) without merge-into on ``into``."""
+    return _client(target, catalog, credential).merge(source, into, message)
 
 
 def diff(target: SparkSession | str, from_ref: str, to_ref: str,
-         catalog: str = "sapwood") -> list[dict[str, Any]]:
+         catalog: str = "sapwood", credential: str | None = None) -> list[dict[str, Any]]:
     """Keys that differ from ``from_ref`` to ``to_ref``: ``{key, change, type}``."""
-    return Versioning(server_uri(target, catalog)).diff(from_ref, to_ref)
+    return _client(target, catalog, credential).diff(from_ref, to_ref)
+
+
+def _client(target: SparkSession | str, catalog: str, credential: str | None) -> Versioning:
+    return Versioning(server_uri(target, catalog),
+                      credential=catalog_credential(target, catalog, credential))
 
 
 def _time(text: str | None) -> datetime | None:

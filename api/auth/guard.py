@@ -121,6 +121,16 @@ class Guard:
                 raise OAuthError("invalid_client", "Invalid client credentials")
             return token_response(mint(data.signing_key, rec.principal, rec.id, ttl), ttl)
         if grant == "urn:ietf:params:oauth:grant-type:token-exchange":
+            if authorization and authorization.lower().startswith("basic "):
+                # Iceberg's Java client, when its refresh comes after the token
+                # expired, exchanges that expired token while authenticating
+                # with its credential (Basic id:secret): the credential proves
+                # the caller, as in client_credentials, and the session lives on.
+                cid, secret = _basic(authorization)
+                rec = data.live_key(cid) if cid else None
+                if rec is None or not secret or not verify_secret(secret, rec.secret_hash):
+                    raise OAuthError("invalid_client", "Invalid client credentials")
+                return token_response(mint(data.signing_key, rec.principal, rec.id, ttl), ttl)
             subject = form.get("subject_token") or ""
             try:
                 claims = self.verifier.verify(subject, data.signing_key)

@@ -4,6 +4,7 @@ configured, an external OpenID Connect issuer's (verified with its JWKS)."""
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 import uuid
@@ -34,9 +35,13 @@ class Claims:
 
 
 def mint(signing_key: str, principal: str, key_id: str, ttl_s: int) -> str:
-    now = int(time.time())
-    return jwt.encode({"iss": ISSUER, "sub": principal, "swk": key_id, "iat": now,
-                       "exp": now + ttl_s, "jti": uuid.uuid4().hex}, signing_key,
+    now = time.time()
+    # ``exp`` is whole seconds: rounded up, the token lives at least the
+    # ``expires_in`` the answer announces. Iceberg's Java client schedules its
+    # next refresh from expires_in, 10% before the end: rounded down, a short
+    # lifetime (10 s) could end before that refresh arrives.
+    return jwt.encode({"iss": ISSUER, "sub": principal, "swk": key_id, "iat": int(now),
+                       "exp": math.ceil(now) + ttl_s, "jti": uuid.uuid4().hex}, signing_key,
                       algorithm=_ALG)
 
 

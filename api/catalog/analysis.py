@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pyiceberg.view.metadata import SQLViewRepresentation, ViewMetadata
 
 from api.catalog.service import Catalog
+from api.errors import IcebergError, bad_request
 from core.content import Content, IcebergTable, IcebergView, MaterializedView
 from core.dialects import HiveExtension
 from core.keys import ContentKey
@@ -115,3 +116,26 @@ def find_cycle(catalog: Catalog, ref: RefSpec | str, key: ContentKey,
                     for a in (getattr(found.get(k), "analysis", None) or [])
                     for d in a.dependencies]
     return None
+
+
+def with_analysis(catalog: Catalog, ref: RefSpec | str, key: ContentKey, c: Content,
+                  ) -> Content:
+    """A view content value sent by a client (a versioning-API commit),
+    analysed here like one written through the Iceberg API; other content is
+    returned as it is. A metadata file the server may not or cannot read
+    leaves the view unanalysed, saying why: the commit itself is the client's
+    business (it may well point at files only its engine can reach)."""
+    if not isinstance(c, IcebergView | MaterializedView):
+        return c
+    try:
+        meta = catalog.files.view(catalog.locations.check(c.metadata_location))[0]
+    except IcebergError as e:
+        why = f"the metadata file cannot be read here: {e.message}"
+        return c.model_copy(update={"analysis": [DialectAnalysis(
+            dialect="", status="unanalysed", reasons=[why])]})
+    found, hive = analyse_version(catalog, ref, meta)
+    cycle = find_cycle(catalog, ref, key, found)
+    if cycle:
+        raise bad_request(f"View {key} would read itself: "
+                          + " → ".join(str(k) for k in cycle))
+    return c.model_copy(update={"analysis": found, "extensions": {**c.extensions, **hive}})

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from fastapi import APIRouter, Query, Request, Response
 
 from api.auth.guard import guard_of
+from api.catalog.analysis import with_analysis
+from api.catalog.service import Catalog
 from api.deps import commit_author, json_response, principal
 from api.errors import bad_request
 from api.paths import ref_param
@@ -63,11 +65,20 @@ def _operation(op: OperationBody) -> Operation:
     return Unchanged(key)
 
 
+def _analysed(catalog: Catalog, branch: str, op: Operation) -> Operation:
+    """A view put by a commit is analysed at the branch head, as one written
+    through the Iceberg API is."""
+    if isinstance(op, Put):
+        return Put(op.key, with_analysis(catalog, branch, op.key, op.content), op.expected)
+    return op
+
+
 @router.post("/commit")
 def commit(request: Request, ref: str, body: CommitBody) -> Response:
     branch, expected = name_and_hash(ref, "A commit")
     store = store_of(request)
-    operations = [_operation(o) for o in body.operations]
+    catalog = request.app.state.services.catalog
+    operations = [_analysed(catalog, branch, _operation(o)) for o in body.operations]
     guard = guard_of(request)
     if guard is not None:
         for op in operations:

@@ -121,3 +121,23 @@ def test_a_replace_that_would_make_a_cycle_is_refused(http, ns) -> None:
     body["updates"][2]["view-version"]["default-namespace"] = [ns]
     r = http.post(f"{V1}/namespaces/{ns}/views/a", json=body)
     assert r.status_code == 400 and f"{ns}.a → {ns}.a" in r.text
+
+
+def test_views_put_by_versioning_commits_are_analysed_too(http, ns) -> None:
+    http.post(f"{V1}/namespaces/{ns}/tables", json=sb.create_table("t"))
+    meta_loc = http.post(f"{V1}/namespaces/{ns}/views",
+                         json=view_body("src", "SELECT id FROM t", ns)).json()["metadata-location"]
+    head = http.get("/api/v2/trees/main").json()["reference"]["hash"]
+    ops = [{"type": "PUT", "key": {"elements": [ns, "copy"]},
+            "content": {"type": "ICEBERG_VIEW", "metadataLocation": meta_loc, "versionId": 1}},
+           {"type": "PUT", "key": {"elements": [ns, "elsewhere"]},
+            "content": {"type": "ICEBERG_VIEW", "metadataLocation": "/etc/passwd",
+                        "versionId": 1}}]
+    r = http.post(f"/api/v2/trees/main@{head}/history/commit",
+                  json={"commitMeta": {"message": "copy"}, "operations": ops})
+    assert r.status_code == 200, r.text
+    (a,) = content(http, ns, "copy")["analysis"]
+    assert a["status"] == "ok" and a["dependencies"][0]["key"] == [ns, "t"]
+    (b,) = content(http, ns, "elsewhere")["analysis"]
+    assert b["status"] == "unanalysed" and "outside the warehouse" in b["reasons"][0]
+    assert "root:" not in str(b)

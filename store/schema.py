@@ -128,3 +128,19 @@ PRINCIPALS = PrincipalRow.__table__
 API_KEYS = ApiKeyRow.__table__
 GRANTS = GrantRow.__table__
 PROTECTED_REFS = ProtectedRefRow.__table__
+
+
+# -- what reads what (store.edges) ---------------------------------------------------
+class ViewEdgeRow(Base):
+    """One view version reads one object: (the object's key, the view's key,
+    the view version's metadata file). Insert-only and branch-less, like a
+    secondary index over every view value ever written; a reader keeps the
+    rows whose view, at the commit it reads, still has that metadata file."""
+
+    __tablename__ = "view_edges"
+    base_key: Mapped[str] = mapped_column(Text, primary_key=True)
+    view_key: Mapped[str] = mapped_column(Text, primary_key=True)
+    location: Mapped[str] = mapped_column(Text, primary_key=True)
+
+
+VIEW_EDGES = ViewEdgeRow.__table__

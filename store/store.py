@@ -16,14 +16,17 @@ from core.commits import (
     Reference,
     ReflogEntry,
     RefType,
+    ResolvedRef,
 )
 from core.conflicts import Conflict, ConflictType
+from core.content import Content
 from core.errors import CommitConflictError
 from core.keys import ContentKey
 from core.refs import RefSpec, branch_to_write, normalize_hash, parse_ref
 from store.auth import AuthStore
 from store.committing import CommitPlanner, validate_operations
 from store.db import Database
+from store.edges import ViewEdges
 from store.history import History
 from store.index import KeyIndex
 from store.merging import MergePlanner
@@ -54,6 +57,7 @@ class Store(Reads):
         self.commits = CommitPlanner(reader, self.states, history)
         self.merges = MergePlanner(reader, self.states, history)
         self.auth = AuthStore(db, clock)
+        self.edges = ViewEdges(db)
 
     def close(self) -> None:
         self.db.dispose()
@@ -95,9 +99,17 @@ class Store(Reads):
         validate_operations(operations)
         expected = self.full_hash(normalize_hash(expected_hash)) if expected_hash else None
         meta = meta or CommitMeta()
+        self.edges.record(operations)
         return self.writer.run(
             name, lambda head: self.commits.plan(head, operations, meta, expected, principal,
                                                  self.clock()), principal)
+
+    def dependents(self, spec: str | RefSpec, key: ContentKey,
+                   ) -> tuple[ResolvedRef, dict[ContentKey, Content]]:
+        """The views that read ``key`` at the commit ``spec`` names."""
+        resolved = self.resolve(spec)
+        at = f"@{resolved.hash}"
+        return resolved, self.edges.dependents(key, lambda keys: self.lookup(at, keys)[1])
 
     def merge(self, source: str | RefSpec, into: str | RefSpec, *, expected_hash: str | None = None,
               default_mode: MergeBehavior = MergeBehavior.NORMAL,

@@ -88,6 +88,8 @@ RULES: dict[str, Rule] = {
     "audit_view": Rule(R, ref="ref", key="key"),
     "view_dependencies": Rule(R, ref="ref", key="key"),
     "view_lineage": Rule(R, ref="ref", key="key"),
+    # Dependents may live anywhere: reading them needs read on the whole ref.
+    "content_dependents": Rule(R, ref="ref"),
     # -- grants and protections (a power over every reference) ---------------------------
     "list_grants": Rule(Privilege.MANAGE_GRANTS, ref="all"),
     "add_grant": Rule(Privilege.MANAGE_GRANTS, ref="all"),

@@ -99,3 +99,36 @@ def view_lineage(request: Request, ref: str, key: str) -> Response:
     return json_response({"key": ContentKey.parse(key).elements, "contentId": view.id,
                           **analysis_json(a), "columns": columns,
                           "effectiveReference": effective_json(resolved)})
+
+
+@router.get("/{ref}/contents/{key}/dependents")
+def content_dependents(request: Request, ref: str, key: str,
+                       depth: int = Query(MAX_DEPTH, ge=1, le=MAX_DEPTH)) -> Response:
+    """Downstream, breadth first: the views that read this table or view, and
+    the views that read those, down to ``depth`` levels; each once."""
+    store = store_of(request)
+    start = ContentKey.parse(key)
+    resolved, found = store.lookup(ref_param(ref), [start])
+    if start not in found:
+        raise IcebergError(404, "NotFoundException",
+                           f"Content does not exist: {start} at '{ref_param(ref)}'")
+    at = f"@{resolved.hash}"
+    out: list[dict[str, Any]] = []
+    seen = {start}
+    frontier = [start]
+    level = 0
+    while frontier and level < depth:
+        level += 1
+        nxt = []
+        for parent in frontier:
+            for k, c in sorted(store.dependents(at, parent)[1].items()):
+                if k in seen:
+                    continue
+                seen.add(k)
+                nxt.append(k)
+                out.append({"key": list(k.elements), "contentId": c.id, "type": c.type,
+                            "depth": level, "via": list(parent.elements),
+                            **analysis_json(primary(c))})
+        frontier = nxt
+    return json_response({"key": list(start.elements), "contentId": found[start].id,
+                          "dependents": out, "effectiveReference": effective_json(resolved)})

@@ -141,3 +141,25 @@ def test_views_put_by_versioning_commits_are_analysed_too(http, ns) -> None:
     (b,) = content(http, ns, "elsewhere")["analysis"]
     assert b["status"] == "unanalysed" and "outside the warehouse" in b["reasons"][0]
     assert "root:" not in str(b)
+
+
+def test_dependents_at_any_ref(http, ns) -> None:
+    http.post(f"{V1}/namespaces/{ns}/tables", json=sb.create_table("facts"))
+    make(http, ns, "d1", "SELECT id, name FROM facts")
+    make(http, ns, "d2", "SELECT id, name FROM d1")
+    other = make(http, ns, "d3", "SELECT id, name FROM facts")
+    time.sleep(0.05)
+    before = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + \
+        f".{int(time.time() * 1000) % 1000:03d}Z"
+    time.sleep(0.05)
+    # d3 moves away from facts: it is no longer a dependent, except as of before.
+    http.post(f"{V1}/namespaces/{ns}/tables", json=sb.create_table("other"))
+    body = sb.replace_view(other["view-uuid"], "SELECT id, name FROM other")
+    body["updates"][2]["view-version"]["default-namespace"] = [ns]
+    assert http.post(f"{V1}/namespaces/{ns}/views/d3", json=body).status_code == 200
+    now = http.get(f"/api/v2/trees/main/contents/{ns}.facts/dependents").json()
+    assert [(d["key"][-1], d["depth"], d["via"][-1]) for d in now["dependents"]] == [
+        ("d1", 1, "facts"), ("d2", 2, "d1")]
+    then = http.get(f"/api/v2/trees/main*{before}/contents/{ns}.facts/dependents").json()
+    assert [d["key"][-1] for d in then["dependents"]] == ["d1", "d3", "d2"]
+    assert http.get(f"/api/v2/trees/main/contents/{ns}.nothing/dependents").status_code == 404

@@ -1,0 +1,78 @@
+"""Which views read an object, at any commit, without scanning every view.
+
+Every view value a commit puts carries its analysis (core.sql.stored): the
+keys it reads. Before the commit, each (key read, view key, the version's
+metadata file) is inserted here, once, whatever the branch; rows of a
+commit that then fails are harmless. To answer "what reads X at commit C":
+the rows for X name candidate views and the versions of them that read X;
+a candidate is a dependent when, at C, its key holds one of those versions.
+The cost follows the views that ever read X, not the number of views.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+
+from sqlalchemy import select
+
+from core.commits import Operation, Put
+from core.content import Content
+from core.keys import ContentKey
+from store.db import Database
+from store.schema import VIEW_EDGES
+
+
+def edges_of(ops: Sequence[Operation]) -> list[tuple[str, str, str]]:
+    out: set[tuple[str, str, str]] = set()
+    for op in ops:
+        if not isinstance(op, Put):
+            continue
+        analyses = getattr(op.content, "analysis", None) or []
+        location = getattr(op.content, "metadata_location", None)
+        for a in analyses:
+            for d in a.dependencies:
+                out.add((_text(ContentKey(d.key)), _text(op.key), location))
+    return sorted(out)
+
+
+class ViewEdges:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        conflict = ("INSERT OR IGNORE INTO" if db.dialect == "sqlite" else "INSERT INTO")
+        tail = "" if db.dialect == "sqlite" else " ON CONFLICT DO NOTHING"
+        p = db.param
+        self._sql_insert = (f"{conflict} view_edges (base_key, view_key, location) "
+                            f"VALUES ({p}, {p}, {p}){tail}")
+
+    def record(self, ops: Sequence[Operation]) -> None:
+        rows = edges_of(ops)
+        if not rows:
+            return
+        with self.db.raw_write() as cur:
+            cur.executemany(self._sql_insert, rows)
+
+    def candidates(self, key: ContentKey) -> dict[ContentKey, set[str]]:
+        with self.db.read() as conn:
+            rows = conn.execute(select(VIEW_EDGES.c.view_key, VIEW_EDGES.c.location).where(
+                VIEW_EDGES.c.base_key == _text(key))).all()
+        out: dict[ContentKey, set[str]] = {}
+        for view_key, location in rows:
+            out.setdefault(ContentKey(json.loads(view_key)), set()).add(location)
+        return out
+
+    def dependents(self, key: ContentKey,
+                   lookup: Callable[[list[ContentKey]], dict[ContentKey, Content]],
+                   ) -> dict[ContentKey, Content]:
+        """The views that read ``key`` at the commit ``lookup`` reads."""
+        cands = self.candidates(key)
+        if not cands:
+            return {}
+        now = lookup(sorted(cands))
+        return {k: c for k, c in now.items()
+                if getattr(c, "metadata_location", None) in cands[k]}
+
+
+def _text(key: ContentKey) -> str:
+    # JSON, not the internal form: PostgreSQL text cannot hold its NUL separators.
+    return json.dumps(list(key.elements), ensure_ascii=False, separators=(",", ":"))

@@ -5,6 +5,7 @@ analysis and frozen text that go into the view's content value."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 from pyiceberg.view.metadata import SQLViewRepresentation, ViewMetadata
@@ -67,11 +68,18 @@ def relation(catalog: Catalog, key: Key, c: Content) -> Relation | None:
     return None
 
 
+# SAPWOOD_VIEW_ANALYSIS=0 stores views without analysing them (the
+# benchmark's baseline, and an operator's way out should sqlglot misbehave).
+ENABLED = os.environ.get("SAPWOOD_VIEW_ANALYSIS", "1").lower() not in ("0", "false", "off")
+
+
 def analyse_version(catalog: Catalog, ref: RefSpec | str, meta: ViewMetadata,
-                    ) -> tuple[list[DialectAnalysis], dict[str, HiveExtension]]:
+                    ) -> tuple[list[DialectAnalysis] | None, dict[str, HiveExtension]]:
     """Every SQL representation of the current version, analysed at ``ref``;
     and Hive's frozen definition (original and expanded text) of the first one
-    that could be expanded."""
+    that could be expanded. (None, {}) when analysis is switched off."""
+    if not ENABLED:
+        return None, {}
     version = current_version(meta)
     resolve = Resolver(catalog, ref)
     default_ns = tuple(version.default_namespace or ())
@@ -91,12 +99,12 @@ def analyse_version(catalog: Catalog, ref: RefSpec | str, meta: ViewMetadata,
 
 
 def find_cycle(catalog: Catalog, ref: RefSpec | str, key: ContentKey,
-               analyses: list[DialectAnalysis]) -> list[ContentKey] | None:
+               analyses: list[DialectAnalysis] | None) -> list[ContentKey] | None:
     """The path by which a view at ``key`` with these analyses would read
     itself (``[key, b, …, key]``), following the other views' recorded
     dependencies at ``ref``; None when there is no such path."""
     parents: dict[ContentKey, ContentKey] = {}
-    frontier = [(key, d) for a in analyses for d in a.dependencies]
+    frontier = [(key, d) for a in analyses or [] for d in a.dependencies]
     seen: set[ContentKey] = set()
     while frontier:
         wanted: list[tuple[ContentKey, ContentKey]] = []
@@ -125,7 +133,7 @@ def with_analysis(catalog: Catalog, ref: RefSpec | str, key: ContentKey, c: Cont
     returned as it is. A metadata file the server may not or cannot read
     leaves the view unanalysed, saying why: the commit itself is the client's
     business (it may well point at files only its engine can reach)."""
-    if not isinstance(c, IcebergView | MaterializedView):
+    if not ENABLED or not isinstance(c, IcebergView | MaterializedView):
         return c
     try:
         meta = catalog.files.view(catalog.locations.check(c.metadata_location))[0]

@@ -159,7 +159,10 @@ def _resolve_tables(tree: exp.Expr, default_namespace: Key, resolve: Resolver,
         parts = tuple(p.name for p in table.parts)
         rel = _lookup(parts, default_namespace, resolve, default_catalog)
         if rel is None:
-            unresolved.append(".".join(parts))
+            # Named as the key it was looked up as (a bare name under the
+            # default namespace), which is what a user would create to fix it.
+            unresolved.append(".".join(_candidates(parts, default_namespace,
+                                                   default_catalog)[0]))
             continue
         syn = by_key.get(rel.key)
         if syn is None:
@@ -174,15 +177,23 @@ def _resolve_tables(tree: exp.Expr, default_namespace: Key, resolve: Resolver,
     return relations, unresolved
 
 
+def _candidates(parts: Key, default_namespace: Key, default_catalog: str | None,
+                ) -> list[Key]:
+    """The keys a name may mean, in the order an engine tries them."""
+    if len(parts) == 1:
+        return [(*default_namespace, *parts)]
+    if default_catalog and parts[0].lower() == default_catalog.lower():
+        return [parts[1:], parts]
+    return [parts]
+
+
 def _lookup(parts: Key, default_namespace: Key, resolve: Resolver,
             default_catalog: str | None) -> Relation | None:
-    if len(parts) == 1:
-        return resolve((*default_namespace, *parts))
-    if default_catalog and parts[0].lower() == default_catalog.lower():
-        found = resolve(parts[1:])
+    for key in _candidates(parts, default_namespace, default_catalog):
+        found = resolve(key)
         if found is not None:
             return found
-    return resolve(parts)
+    return None
 
 
 # -- 3. lineage ------------------------------------------------------------------------------

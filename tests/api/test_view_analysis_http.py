@@ -94,8 +94,8 @@ def test_sql_sqlglot_cannot_read_is_kept_unanalysed(http, ns) -> None:
 def test_a_missing_table_is_named_and_the_view_is_invalid(http, ns) -> None:
     make(http, ns, "broken", "SELECT id FROM nowhere")
     (a,) = content(http, ns, "broken")["analysis"]
-    assert a["status"] == "invalid" and a["unresolved"] == ["nowhere"]
-    assert a["reasons"] == ["nowhere does not exist"]
+    assert a["status"] == "invalid" and a["unresolved"] == [f"{ns}.nowhere"]
+    assert a["reasons"] == [f"{ns}.nowhere does not exist"]
 
 
 def test_not_a_view_is_404(http, ns) -> None:

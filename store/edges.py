@@ -1,12 +1,12 @@
 """Which views read an object, at any commit, without scanning every view.
 
 Every view value a commit puts carries its analysis (core.sql.stored): the
-keys it reads. Before the commit, each (key read, view key, the version's
-metadata file) is inserted here, once, whatever the branch; rows of a
-commit that then fails are harmless. To answer "what reads X at commit C":
-the rows for X name candidate views and the versions of them that read X;
-a candidate is a dependent when, at C, its key holds one of those versions.
-The cost follows the views that ever read X, not the number of views.
+keys it reads. In the commit's own transaction, each (key read, view key,
+the version's metadata file) is inserted here, once, whatever the branch.
+To answer "what reads X at commit C": the rows for X name candidate views
+and the versions of them that read X; a candidate is a dependent when, at
+C, its key holds one of those versions. The cost follows the views that
+ever read X, not the number of views.
 """
 
 from __future__ import annotations
@@ -37,20 +37,11 @@ def edges_of(ops: Sequence[Operation]) -> list[tuple[str, str, str]]:
 
 
 class ViewEdges:
+    """Reads the index; its rows are written with the commits that put the
+    views (store.writes), so only views that landed are indexed."""
+
     def __init__(self, db: Database) -> None:
         self.db = db
-        conflict = ("INSERT OR IGNORE INTO" if db.dialect == "sqlite" else "INSERT INTO")
-        tail = "" if db.dialect == "sqlite" else " ON CONFLICT DO NOTHING"
-        p = db.param
-        self._sql_insert = (f"{conflict} view_edges (base_key, view_key, location) "
-                            f"VALUES ({p}, {p}, {p}){tail}")
-
-    def record(self, ops: Sequence[Operation]) -> None:
-        rows = edges_of(ops)
-        if not rows:
-            return
-        with self.db.raw_write() as cur:
-            cur.executemany(self._sql_insert, rows)
 
     def candidates(self, key: ContentKey) -> dict[ContentKey, set[str]]:
         with self.db.read() as conn:

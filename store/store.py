@@ -26,7 +26,7 @@ from core.refs import RefSpec, branch_to_write, normalize_hash, parse_ref
 from store.auth import AuthStore
 from store.committing import CommitPlanner, validate_operations
 from store.db import Database
-from store.edges import ViewEdges
+from store.edges import ViewEdges, edges_of
 from store.history import History
 from store.index import KeyIndex
 from store.merging import MergePlanner
@@ -34,7 +34,7 @@ from store.migrate import bootstrap, upgrade
 from store.objects import ObjectReader
 from store.reads import Reads
 from store.refs import Refs
-from store.writes import BranchWriter
+from store.writes import BranchWriter, WriteSet
 
 
 def _now_us() -> int:
@@ -99,10 +99,14 @@ class Store(Reads):
         validate_operations(operations)
         expected = self.full_hash(normalize_hash(expected_hash)) if expected_hash else None
         meta = meta or CommitMeta()
-        self.edges.record(operations)
-        return self.writer.run(
-            name, lambda head: self.commits.plan(head, operations, meta, expected, principal,
-                                                 self.clock()), principal)
+        edges = edges_of(operations)
+
+        def plan(head: Reference) -> WriteSet[CommitResult]:
+            ws = self.commits.plan(head, operations, meta, expected, principal, self.clock())
+            ws.edges = edges  # what the views put here read, written with the commit
+            return ws
+
+        return self.writer.run(name, plan, principal)
 
     def dependents(self, spec: str | RefSpec, key: ContentKey,
                    ) -> tuple[ResolvedRef, dict[ContentKey, Content]]:

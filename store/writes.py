@@ -62,6 +62,8 @@ class WriteSet(Generic[R]):
     result: R
     commits: list[NewCommit] = field(default_factory=list)
     reason: str = "commit"
+    # Rows of the view-edge index (store.edges) that land with the commit.
+    edges: list[tuple[str, str, str]] = field(default_factory=list)
 
     @property
     def new_head(self) -> str | None:
@@ -159,6 +161,8 @@ class BranchWriter:
         self._sql_reflog = ("INSERT INTO reflog (ref, ref_type, old_hash, new_hash, at_us, "
                             f"principal, reason) VALUES ({', '.join([p] * 7)})")
         self._sql_pack = f"INSERT INTO packs (loc, data) VALUES ({p}, {p})"
+        self._sql_edges = (f"INSERT INTO view_edges (base_key, view_key, location) "
+                           f"VALUES ({p}, {p}, {p}) ON CONFLICT DO NOTHING")
         self._sql_one: str | None = None
         self._sql_one_spilled: str | None = None
         if db.dialect == "postgresql":
@@ -214,7 +218,7 @@ class BranchWriter:
             return self._locked(head.name, plan, principal)
 
     def _write(self, head: Reference, ws: WriteSet[R], principal: str | None) -> R:
-        if self._sql_one is not None and len(ws.commits) == 1:
+        if self._sql_one is not None and len(ws.commits) == 1 and not ws.edges:
             # PostgreSQL: swap, insert and journal in one atomic statement,
             # one round trip. Nothing is inserted unless the swap matched.
             c = ws.commits[0]
@@ -268,6 +272,8 @@ class BranchWriter:
         overflow = [p for c in ws.commits for p in c.overflow]
         if overflow:
             cur.executemany(self._sql_pack, overflow)
+        if ws.edges:
+            cur.executemany(self._sql_edges, ws.edges)
         new = ws.new_head
         cur.execute(self._sql_cas, (new, head.name, head.hash))
         if cur.rowcount != 1:

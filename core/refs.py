@@ -28,6 +28,9 @@ from core.instants import format_instant, parse_instant
 
 MIN_HASH_PREFIX = 8
 HASH_LENGTH = 64
+# No history is this deep; a larger ``~n``/``^n`` would overflow the
+# database's integers (SQLite: 64 bits) where the walk is done in SQL.
+MAX_ANCESTORS = 10**9
 
 _NAME_RE = re.compile(r"[A-Za-z](?:(?:(?!\.\.)[A-Za-z0-9./_-])*[A-Za-z0-9_-])?")
 _HEX_RE = re.compile(r"[0-9a-fA-F]+")
@@ -161,6 +164,10 @@ def _parse_ref(text: str) -> RefSpec:
                 what = "ancestor count" if c == "~" else "parent number"
                 raise InvalidRefError(
                     f"invalid {what} {bad!r} after '{c}' in {text!r}: expected a whole number")
+            # Count the digits first: int() of thousands of digits is itself refused.
+            if len(digits) > len(str(MAX_ANCESTORS)) or int(digits or 1) > MAX_ANCESTORS:
+                raise InvalidRefError(f"{'ancestor count' if c == '~' else 'parent number'} "
+                                      f"after '{c}' is at most {MAX_ANCESTORS} in {text[:100]!r}")
             n = int(digits) if digits else 1
             if c == "^" and n < 1:
                 raise InvalidRefError(f"parent number must be 1 or more in {text!r}, got {n}")

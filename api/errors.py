@@ -10,6 +10,7 @@ server itself failed, so the mapping below is part of the protocol.
 from __future__ import annotations
 
 import logging
+from functools import lru_cache
 from http import HTTPStatus
 from typing import Any
 
@@ -19,6 +20,7 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.exceptions import ValidationError as IcebergValidationError
+from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException
 
 from api.auth.errors import Forbidden, OAuthError, Unauthorized
@@ -117,6 +119,50 @@ def _respond(code: int, type_: str, message: str, request: Request | None = None
     return JSONResponse(payload, status_code=code)
 
 
+def error_response(code: int, type_: str, message: str, scope: dict[str, Any],
+                   ) -> JSONResponse:
+    """The error answer for a request the middlewares refuse before routing."""
+    return _respond(code, type_, message, Request(scope))
+
+
+# The catalog database cannot be reached (stopped, restarted, network gone,
+# SQLite locked past its busy timeout): a client should retry, and learns
+# nothing about the database from the answer.
+UNAVAILABLE = "the catalog database is unavailable; retry later"
+RETRY_AFTER_S = 5
+
+
+@lru_cache(maxsize=1)
+def _unavailable_types() -> tuple[type[Exception], ...]:
+    import sqlite3
+
+    from sqlalchemy import exc
+
+    found: list[type[Exception]] = [exc.OperationalError, exc.InterfaceError, exc.TimeoutError,
+                                    sqlite3.OperationalError]
+    try:  # the PostgreSQL driver is an optional extra
+        import psycopg
+
+        found += [psycopg.OperationalError, psycopg.InterfaceError]
+    except ImportError:
+        pass
+    return tuple(found)
+
+
+def database_unavailable(e: BaseException) -> bool:
+    return isinstance(e, _unavailable_types()) or (
+        isinstance(e, DBAPIError) and e.connection_invalidated)
+
+
+def _unavailable(r: Request, e: Exception) -> JSONResponse:
+    # One line, no traceback and no "internal error": the fault is outside
+    # this process, and its text may name hosts and credentials.
+    log.warning("catalog database unavailable: %s", type(e).__name__)
+    resp = _respond(503, "ServiceUnavailableException", UNAVAILABLE, r)
+    resp.headers["Retry-After"] = str(RETRY_AFTER_S)
+    return resp
+
+
 def _from_domain(e: SapwoodError, r: Request) -> JSONResponse:
     extra = error_details(e)
     if isinstance(e, ReadOnlyReferenceError | InvalidRefError):
@@ -175,12 +221,16 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(IcebergValidationError)
     async def _metadata(_: Request, e: IcebergValidationError) -> JSONResponse:
-        return _respond(400, "ValidationException", str(e))
+        # PyIceberg wraps pydantic's error, whose text quotes the input.
+        cause = e.args[0] if e.args else None
+        message = describe_validation(cause.errors(include_input=False)) \
+            if isinstance(cause, ValidationError) else str(e)
+        return _respond(400, "ValidationException", message)
 
     @app.exception_handler(HTTPException)
     async def _http(r: Request, e: HTTPException) -> JSONResponse:
-        kind = {404: "NotFoundException", 405: "MethodNotAllowedException"}.get(
-            e.status_code, "BadRequestException")
+        kind = {404: "NotFoundException", 405: "MethodNotAllowedException",
+                413: "RequestEntityTooLargeException"}.get(e.status_code, "BadRequestException")
         return _respond(e.status_code, kind, str(e.detail), r)
 
     @app.exception_handler(ValueError)
@@ -188,10 +238,22 @@ def install(app: FastAPI) -> None:
         # PyIceberg's metadata logic reports invalid updates as ValueError.
         return _respond(400, "IllegalArgumentException", str(e))
 
+    for kind in (*_unavailable_types(), DBAPIError):
+        app.add_exception_handler(kind, _database)  # type: ignore[arg-type]
+
     @app.exception_handler(Exception)
     async def _bug(r: Request, e: Exception) -> JSONResponse:
+        if database_unavailable(e):  # raised outside a route (a middleware)
+            return _unavailable(r, e)
         log.exception("internal error")
         return _respond(500, "InternalServerError", f"{type(e).__name__}: {e}", r)
+
+
+async def _database(r: Request, e: Exception) -> JSONResponse:
+    if database_unavailable(e):
+        return _unavailable(r, e)
+    log.exception("internal error")  # any other database error is a bug
+    return _respond(500, "InternalServerError", f"{type(e).__name__}", r)
 
 
 def describe_validation(errors: Any) -> str:

@@ -59,11 +59,19 @@ class TempPostgres:
     def start(self) -> str:
         self._run(self.initdb, "-D", str(self.data), "-U", "sapwood", "--auth=trust",
                   "-E", "UTF8", "--no-locale")
+        self.resume()
+        return f"postgresql+psycopg://sapwood@127.0.0.1:{self.port}"
+
+    def halt(self) -> None:
+        """Stop the server at once (as a crash would), keeping its data."""
+        self._run(self.pg_ctl, "-D", str(self.data), "-m", "immediate", "-w", "stop")
+
+    def resume(self) -> None:
+        """Start the server on its data folder and port (again, after halt)."""
         opts = (f"-p {self.port} -k {self.base} -c listen_addresses=127.0.0.1 "
                 "-c max_connections=200")
         self._run(self.pg_ctl, "-D", str(self.data), "-o", opts, "-l",
                   str(self.base / "server.log"), "-w", "-t", "60", "start")
-        return f"postgresql+psycopg://sapwood@127.0.0.1:{self.port}"
 
     def stop(self) -> None:
         try:

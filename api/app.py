@@ -17,10 +17,13 @@ from api.auth.guard import AuthRoute, Guard
 from api.auth.policy import check_complete
 from api.catalog.files import Locations, MetadataFiles
 from api.catalog.namespaces import Namespaces
+from api.catalog.reading import MetadataReader
 from api.catalog.service import Catalog
 from api.catalog.tables import Tables
 from api.catalog.views import Views
 from api.deps import Services
+from api.hosts import AllowedHosts
+from api.limits import BodyLimit
 from api.paths import RefPaths
 from api.routes import (
     audit,
@@ -48,8 +51,9 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store = Store(settings.database_url)
-        catalog = Catalog(store, MetadataFiles(),
-                          Locations(settings.warehouse, settings.allow_external_locations))
+        locations = Locations(settings.warehouse, settings.allow_external_locations)
+        reader = MetadataReader(locations, settings.max_metadata_bytes, settings.read_timeout_s)
+        catalog = Catalog(store, MetadataFiles(reader), locations)
         app.state.services = Services(catalog, Namespaces(catalog), Tables(catalog),
                                       Views(catalog), inline_reads=store.db.dialect == "sqlite")
         app.state.guard = Guard(store, auth) if auth.configured else None
@@ -67,6 +71,11 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
     app = FastAPI(title="Sapwood", lifespan=lifespan, openapi_url="/openapi.json",
                   docs_url=None, redoc_url=None)
     errors.install(app)
+    # Before any route or body parser runs (the last added runs first): the
+    # Host check, then the body size. Added inside FastAPI rather than around
+    # the returned app, so that ``create_app(...).app`` stays the FastAPI app.
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(AllowedHosts, hosts=settings.allowed_hosts)
     _add_flat(app, [config.router, oauth.router, namespaces.router, tables.router,
                     views.router, trees.router, history.router, contents.router, audit.router,
                     grants.router, view_graph.router],

@@ -20,6 +20,17 @@ from pyiceberg.table.sorting import SortOrder
 from pyiceberg.table.update import TableRequirement, TableUpdate
 from pyiceberg.view.metadata import ViewVersion
 
+from api.limits import (
+    TABLE_FORMATS,
+    check_count,
+    check_location,
+    check_name,
+    check_names,
+    check_properties,
+    check_removals,
+    check_updates,
+    unsupported_format,
+)
 from core.views import ViewRequirement, ViewUpdate
 
 
@@ -46,11 +57,50 @@ def _strings(value: object) -> object:
     return value
 
 
+def _checked_name(value: str) -> str:
+    """A table or view name, which may carry its own ref (``t@etl``)."""
+    check_name(value.partition("@")[0])
+    return value
+
+
+def _checked_levels(value: list[str]) -> list[str]:
+    check_names(value)
+    return value
+
+
+def _checked_properties(value: dict[str, str]) -> dict[str, str]:
+    check_properties(value)
+    return value
+
+
+def _checked_location(value: str | None) -> str | None:
+    check_location(value)
+    return value
+
+
+def _table_properties(value: dict[str, str]) -> dict[str, str]:
+    check_properties(value)
+    version = value.get("format-version")
+    if version is not None and version.strip() not in {str(v) for v in TABLE_FORMATS}:
+        raise ValueError(unsupported_format(version[:20]))
+    return value
+
+
+def _table_updates(updates: list[TableUpdate]) -> None:
+    check_updates(updates)
+    for u in updates:
+        version = getattr(u, "format_version", None)
+        if version is not None and version not in TABLE_FORMATS:
+            raise ValueError(unsupported_format(version))
+
+
 class CreateNamespaceRequest(_Request):
     namespace: list[str]
     properties: dict[str, str] = {}
 
     _props = field_validator("properties", mode="before")(staticmethod(_strings))
+    _limits = field_validator("properties")(staticmethod(_checked_properties))
+    _levels = field_validator("namespace")(staticmethod(_checked_levels))
 
 
 class UpdateNamespacePropertiesRequest(_Request):
@@ -59,10 +109,21 @@ class UpdateNamespacePropertiesRequest(_Request):
 
     _props = field_validator("updates", mode="before")(staticmethod(_strings))
 
+    @model_validator(mode="after")
+    def _limits(self) -> UpdateNamespacePropertiesRequest:
+        check_properties(self.updates)
+        check_removals(self.removals)
+        check_properties(dict.fromkeys([*self.removals, *self.updates], ""),
+                         "properties updated and removed")  # both count towards the limit
+        return self
+
 
 class TableIdentifier(_Request):
     namespace: list[str]
     name: str
+
+    _levels = field_validator("namespace")(staticmethod(_checked_levels))
+    _name = field_validator("name")(staticmethod(_checked_name))
 
 
 class CreateTableRequest(_Request):
@@ -75,12 +136,22 @@ class CreateTableRequest(_Request):
     properties: dict[str, str] = {}
 
     _props = field_validator("properties", mode="before")(staticmethod(_strings))
+    _limits = field_validator("properties")(staticmethod(_table_properties))
+    _name = field_validator("name")(staticmethod(_checked_name))
+    _location = field_validator("location")(staticmethod(_checked_location))
 
 
 class CommitTableRequest(_Request):
     identifier: TableIdentifier | None = None
     requirements: list[TableRequirement] = []
     updates: list[TableUpdate] = []
+
+    @model_validator(mode="after")
+    def _limits(self) -> CommitTableRequest:
+        check_count(len(self.updates), "updates")
+        check_count(len(self.requirements), "requirements")
+        _table_updates(self.updates)
+        return self
 
 
 class TableChange(CommitTableRequest):
@@ -89,6 +160,13 @@ class TableChange(CommitTableRequest):
 
 class CommitTransactionRequest(_Request):
     table_changes: list[TableChange] = Field(alias="table-changes", min_length=1)
+
+    @model_validator(mode="after")
+    def _limits(self) -> CommitTransactionRequest:
+        # One commit for all the tables: the limit counts them together.
+        check_count(sum(len(c.updates) for c in self.table_changes), "updates")
+        check_count(sum(len(c.requirements) for c in self.table_changes), "requirements")
+        return self
 
 
 class RenameTableRequest(_Request):
@@ -101,6 +179,9 @@ class RegisterTableRequest(_Request):
     metadata_location: str = Field(alias="metadata-location")
     overwrite: bool = False
 
+    _name = field_validator("name")(staticmethod(_checked_name))
+    _location = field_validator("metadata_location")(staticmethod(_checked_location))
+
 
 class CreateViewRequest(_Request):
     name: str
@@ -110,6 +191,9 @@ class CreateViewRequest(_Request):
     properties: dict[str, str] = {}
 
     _props = field_validator("properties", mode="before")(staticmethod(_strings))
+    _limits = field_validator("properties")(staticmethod(_checked_properties))
+    _name = field_validator("name")(staticmethod(_checked_name))
+    _location = field_validator("location")(staticmethod(_checked_location))
 
 
 class CommitViewRequest(_Request):
@@ -117,7 +201,17 @@ class CommitViewRequest(_Request):
     requirements: list[ViewRequirement] = []
     updates: list[ViewUpdate] = Field(min_length=0)
 
+    @model_validator(mode="after")
+    def _limits(self) -> CommitViewRequest:
+        check_count(len(self.updates), "updates")
+        check_count(len(self.requirements), "requirements")
+        check_updates(self.updates)
+        return self
+
 
 class RegisterViewRequest(_Request):
     name: str
     metadata_location: str = Field(alias="metadata-location")
+
+    _name = field_validator("name")(staticmethod(_checked_name))
+    _location = field_validator("metadata_location")(staticmethod(_checked_location))

@@ -19,6 +19,8 @@ def serve(settings: Settings, host: str, port: int, workers: int, log_level: str
     os.environ["SAPWOOD_WAREHOUSE"] = settings.warehouse
     if settings.allow_external_locations:
         os.environ["SAPWOOD_ALLOW_EXTERNAL_LOCATIONS"] = "1"
+    # The bound address is one of the host names served (api.hosts).
+    os.environ["SAPWOOD_BIND_HOST"] = host
     config = uvicorn.Config(APP, factory=True, host=host, port=port, workers=workers,
                             log_level=log_level, access_log=False)
     if workers <= 1:

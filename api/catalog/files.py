@@ -6,18 +6,30 @@ parsed file can be cached by its location for as long as the process lives.
 
 from __future__ import annotations
 
+import errno
 import json
 import re
 import threading
 import uuid
-from pathlib import Path
 from typing import Generic, TypeVar
 
 import fsspec
+from pydantic import ValidationError
+from pyiceberg.exceptions import ValidationError as IcebergValidationError
 from pyiceberg.table.metadata import TableMetadata, TableMetadataUtil
 from pyiceberg.view.metadata import ViewMetadata
 
-from api.errors import IcebergError, bad_request
+from api.catalog.locations import Locations
+from api.catalog.reading import MetadataReader
+from api.errors import IcebergError, bad_request, describe_validation
+from api.limits import (
+    DEFAULT_MAX_METADATA_BYTES,
+    DEFAULT_READ_TIMEOUT_S,
+    TABLE_FORMATS,
+    unsupported_format,
+)
+
+__all__ = ["Locations", "MetadataFiles", "load_result", "next_metadata_location"]
 
 M = TypeVar("M")
 METADATA_PATH = "write.metadata.path"
@@ -29,38 +41,6 @@ def load_result(location: str | None, metadata: bytes) -> bytes:
     """A LoadTableResult / LoadViewResult, around metadata already encoded."""
     loc = json.dumps(location).encode()
     return b'{"metadata-location":' + loc + b',"metadata":' + metadata + b',"config":{}}'
-
-
-def normalize(location: str) -> str:
-    """One spelling per local location (``/x``, ``file:/x`` and ``file:///x``)."""
-    location = location.rstrip("/")
-    if "://" not in location:
-        if location.startswith("file:"):
-            location = location[len("file:"):]
-        return Path(location).as_uri() if location.startswith("/") else location
-    return location
-
-
-class Locations:
-    def __init__(self, warehouse: str, allow_external: bool) -> None:
-        self.warehouse = normalize(warehouse)
-        self.allow_external = allow_external
-
-    def default(self, namespace: tuple[str, ...], name: str) -> str:
-        # A suffix per object: the same name on two branches, or dropped and
-        # created again, never shares a folder.
-        return "/".join([self.warehouse, *namespace, f"{name}_{uuid.uuid4().hex}"])
-
-    def check(self, location: str) -> str:
-        loc = normalize(location)
-        if not loc:
-            raise bad_request("Invalid location: empty")
-        if not self.allow_external and loc != self.warehouse and \
-                not loc.startswith(self.warehouse + "/"):
-            raise bad_request(
-                f"Location {location} is outside the warehouse {self.warehouse}; this server "
-                "does not allow external locations (SAPWOOD_ALLOW_EXTERNAL_LOCATIONS)")
-        return loc
 
 
 def next_metadata_location(location: str, properties: dict[str, str],
@@ -96,8 +76,27 @@ class BoundedCache(Generic[M]):
             self.items[key] = value
 
 
+def _invalid(kind: str, location: str, e: Exception) -> IcebergError:
+    """A file that is not valid metadata: what is wrong and where, never the
+    file's contents (pydantic's own message quotes the input)."""
+    if isinstance(e, ValidationError):
+        what = describe_validation(e.errors(include_input=False))
+        what = what.removeprefix("Invalid request: ")
+    elif isinstance(e, UnicodeDecodeError):
+        what = "not UTF-8 JSON text"
+    else:
+        what = type(e).__name__
+    return bad_request(f"Invalid {kind} metadata in {location}: {what[:500]}")
+
+
 class MetadataFiles:
-    def __init__(self, cache_size: int = 2_000) -> None:
+    def __init__(self, reader: MetadataReader | None = None, cache_size: int = 2_000,
+                 ) -> None:
+        # Without a reader (tools, tests): anything under the root of the
+        # local file system, with the default limits.
+        self.reader = reader or MetadataReader(Locations("file:///", False),
+                                               DEFAULT_MAX_METADATA_BYTES,
+                                               DEFAULT_READ_TIMEOUT_S)
         self.tables: BoundedCache[tuple[TableMetadata, bytes]] = BoundedCache(cache_size)
         self.views: BoundedCache[tuple[ViewMetadata, bytes]] = BoundedCache(cache_size)
         # Whole load responses by metadata location (the common read).
@@ -107,11 +106,16 @@ class MetadataFiles:
     def table(self, location: str) -> tuple[TableMetadata, bytes]:
         hit = self.tables.get(location)
         if hit is None:
-            raw = self._read(location)
+            raw = self.reader.read(location)
             try:
                 meta = TableMetadataUtil.parse_raw(raw.decode())
+            except IcebergValidationError as e:  # PyIceberg's wrapper of pydantic's error
+                raise _invalid("table", location, e.args[0] if e.args else e) from None
             except ValueError as e:
-                raise bad_request(f"Invalid table metadata in {location}: {e}") from None
+                raise _invalid("table", location, e) from None
+            if meta.format_version not in TABLE_FORMATS:
+                raise bad_request(f"Cannot use table metadata in {location}: "
+                                  + unsupported_format(meta.format_version))
             hit = (meta, meta.model_dump_json().encode())
             self.tables.put(location, hit)
         return hit
@@ -119,24 +123,14 @@ class MetadataFiles:
     def view(self, location: str) -> tuple[ViewMetadata, bytes]:
         hit = self.views.get(location)
         if hit is None:
-            raw = self._read(location)
+            raw = self.reader.read(location)
             try:
                 meta = ViewMetadata.model_validate_json(raw)
             except ValueError as e:
-                raise bad_request(f"Invalid view metadata in {location}: {e}") from None
+                raise _invalid("view", location, e) from None
             hit = (meta, meta.model_dump_json().encode())
             self.views.put(location, hit)
         return hit
-
-    def _read(self, location: str) -> bytes:
-        try:
-            with fsspec.open(location, "rb") as f:
-                return f.read()
-        except FileNotFoundError:
-            raise IcebergError(404, "NotFoundException",
-                               f"Metadata file does not exist: {location}") from None
-        except (OSError, ValueError) as e:
-            raise bad_request(f"Cannot read metadata file {location}: {e}") from None
 
     # -- writing ----------------------------------------------------------------
     def write_table(self, meta: TableMetadata, location: str) -> bytes:
@@ -153,12 +147,20 @@ class MetadataFiles:
 
     def _write(self, location: str, data: bytes) -> None:
         fs, path = fsspec.core.url_to_fs(location)
-        fs.makedirs(fs._parent(path), exist_ok=True)
-        if fs.exists(path):
-            raise bad_request(f"Metadata file {location} exists already: files are never "
-                              "overwritten")
-        with fs.open(path, "wb") as f:
-            f.write(data)
+        try:
+            fs.makedirs(fs._parent(path), exist_ok=True)
+            if fs.exists(path):
+                raise bad_request(f"Metadata file {location} exists already: files are never "
+                                  "overwritten")
+            with fs.open(path, "wb") as f:
+                f.write(data)
+        except OSError as e:
+            # Names the client chose (a location, write.metadata.path) can make
+            # a path the file system refuses; the disk failing stays a 5xx.
+            if e.errno in (errno.ENAMETOOLONG, errno.ENOTDIR, errno.EEXIST, errno.EISDIR):
+                raise bad_request(f"Cannot write metadata file {location}: "
+                                  f"{e.strerror}") from None
+            raise
 
     def discard(self, location: str) -> None:
         """Best effort: remove a file whose commit did not land."""

@@ -155,7 +155,9 @@ class Tables:
                                     tuple(req.updates), enforce_validation=base is None,
                                     metadata_location=base_loc)
         if base is None or any(isinstance(u, SetLocationUpdate) for u in req.updates):
-            self.catalog.locations.check(new.location)
+            checked = self.catalog.locations.check(new.location)
+            if checked != new.location:  # keep the spelling that was checked
+                new = new.model_copy(update={"location": checked})
         loc = self.catalog.metadata_file(new.location, new.properties, base_loc)
         data = self.files.write_table(new, loc)
         content = table_content(new, loc, cur.id if cur else None)
@@ -166,20 +168,21 @@ class Tables:
         t = target(ref, ns, req.name)
         ref, key = t.ref, t.key
         try:
-            meta, data = self.files.table(req.metadata_location)
+            # Checked before anything is opened (the reader checks it again).
+            location = self.catalog.locations.check(req.metadata_location)
+            meta, data = self.files.table(location)
         except IcebergError as e:  # a missing or unreadable file is the request's fault
             raise bad_request(f"Cannot register table {dotted(key)}: "
                               f"{e.message}") from None
-        self.catalog.locations.check(req.metadata_location)
 
         def plan(found: dict[ContentKey, Content]) -> Change[bytes]:
             require_namespace(found, ns)
             cur = found.get(key)
             if cur is not None and not (req.overwrite and isinstance(cur, IcebergTable)):
                 raise clash(found, key, ContentType.ICEBERG_TABLE)  # type: ignore[misc]
-            content = table_content(meta, req.metadata_location, cur.id if cur else None)
+            content = table_content(meta, location, cur.id if cur else None)
             return Change([Put(key, content, expected=cur)], f"register table {dotted(key)}",
-                          load_result(req.metadata_location, data))
+                          load_result(location, data))
 
         return self.catalog.write(ref, [key, ns], who, plan)  # type: ignore[return-value]
 

@@ -111,7 +111,9 @@ class Views:
             check_view_requirements(base, req.requirements)
             meta = apply_view_updates(base, req.updates, self._now_ms())
             if any(isinstance(u, SetLocation) for u in req.updates):
-                self.catalog.locations.check(meta.location)
+                checked = self.catalog.locations.check(meta.location)
+                if checked != meta.location:  # keep the spelling that was checked
+                    meta = meta.model_copy(update={"location": checked})
             if meta == base:
                 return Change([], "", load_result(cur.metadata_location,
                                                 self.files.view(cur.metadata_location)[1]))
@@ -135,19 +137,19 @@ class Views:
         t = target(ref, ns, req.name)
         ref, key = t.ref, t.key
         try:
-            meta, data = self.files.view(req.metadata_location)
+            # Checked before anything is opened (the reader checks it again).
+            location = self.catalog.locations.check(req.metadata_location)
+            meta, data = self.files.view(location)
         except IcebergError as e:  # a missing or unreadable file is the request's fault
             raise bad_request(f"Cannot register view {dotted(key)}: "
                               f"{e.message}") from None
-        self.catalog.locations.check(req.metadata_location)
 
         def plan(found: dict[ContentKey, Content]) -> Change[bytes]:
             require_namespace(found, ns)
             err = clash(found, key, ContentType.ICEBERG_VIEW)
             if err:
                 raise err
-            return Change([Put(key, view_content(meta, req.metadata_location, None))],
-                          f"register view {dotted(key)}",
-                          load_result(req.metadata_location, data))
+            return Change([Put(key, view_content(meta, location, None))],
+                          f"register view {dotted(key)}", load_result(location, data))
 
         return self.catalog.write(ref, [key, ns], who, plan)  # type: ignore[return-value]

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from api.limits import check_count, check_message, check_names, check_properties
 from core.commits import MergeBehavior
 from core.keys import ContentKey
 
@@ -16,6 +17,12 @@ class _Body(BaseModel):
 
 class KeyBody(_Body):
     elements: list[str] = Field(min_length=1)
+
+    @field_validator("elements")
+    @classmethod
+    def _limits(cls, value: list[str]) -> list[str]:
+        check_names(value, "key element")
+        return value
 
     def key(self) -> ContentKey:
         return ContentKey(self.elements)
@@ -45,6 +52,18 @@ class CommitMetaBody(_Body):
     def _strings(cls, value: Any) -> Any:
         return {k: str(v) for k, v in value.items()} if isinstance(value, dict) else value
 
+    @field_validator("properties")
+    @classmethod
+    def _limits(cls, value: dict[str, str]) -> dict[str, str]:
+        check_properties(value)
+        return value
+
+    @field_validator("message")
+    @classmethod
+    def _message(cls, value: str) -> str:
+        check_message(value)
+        return value
+
     @property
     def first_author(self) -> str | None:
         return self.author or (self.authors[0] if self.authors else None)
@@ -56,10 +75,25 @@ class OperationBody(_Body):
     content: dict[str, Any] | None = None
     expected_content: dict[str, Any] | None = Field(None, alias="expectedContent")
 
+    @field_validator("content")
+    @classmethod
+    def _limits(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        # A namespace's properties: what the Iceberg API limits, limited alike.
+        props = value.get("properties") if value else None
+        if isinstance(props, dict):
+            check_properties(props)
+        return value
+
 
 class CommitBody(_Body):
     commit_meta: CommitMetaBody = Field(CommitMetaBody(), alias="commitMeta")
     operations: list[OperationBody] = Field(min_length=1)
+
+    @field_validator("operations")
+    @classmethod
+    def _limits(cls, value: list[OperationBody]) -> list[OperationBody]:
+        check_count(len(value), "operations")
+        return value
 
 
 class KeyMergeMode(_Body):
@@ -86,6 +120,12 @@ class MergeBody(_MergeOptions):
     from_hash: str | None = Field(None, alias="fromHash")
     commit_meta: CommitMetaBody | None = Field(None, alias="commitMeta")
     message: str | None = None
+
+    @field_validator("message")
+    @classmethod
+    def _message(cls, value: str | None) -> str | None:
+        check_message(value)
+        return value
 
 
 class TransplantBody(_MergeOptions):

@@ -1,0 +1,235 @@
+"""Every size limit the server enforces, in one place (docs/limits.md lists
+them), the checks the request models call, and the request body limit.
+
+The body limit is a pure ASGI middleware: it answers 413 before any route or
+parser sees an oversized body, whether the client announced its length or
+streamed it in chunks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
+from typing import Any
+
+from core.keys import MAX_ELEMENTS, MAX_LENGTH
+from core.refs import MAX_ANCESTORS
+from store.refs import MAX_PAGE
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+# A request body, unless SAPWOOD_MAX_BODY_BYTES says otherwise. Spark's and
+# PyIceberg's largest bodies (a commit with its snapshots and schemas) are
+# tens of kilobytes.
+DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
+# A metadata file the server reads (register, loads), unless
+# SAPWOOD_MAX_METADATA_BYTES says otherwise; the biggest real ones, with
+# thousands of snapshots, are a few megabytes.
+DEFAULT_MAX_METADATA_BYTES = 64 * 1024 * 1024
+# Seconds a read from remote storage (s3:// ...) may take, unless
+# SAPWOOD_METADATA_READ_TIMEOUT_S says otherwise.
+DEFAULT_READ_TIMEOUT_S = 30.0
+# One element of a name (namespace level, table, view): what a file system
+# allows in one path segment.
+MAX_NAME_CHARS = 255
+MAX_PROPERTY_KEY_CHARS = 256
+MAX_PROPERTY_VALUE_CHARS = 64 * 1024
+# Properties set or removed by one request (or one update of a commit).
+MAX_PROPERTIES = 1000
+# Updates (and requirements) of one commit, over all its tables; operations
+# of one versioning API commit.
+MAX_UPDATES = 1000
+# A location or metadata location a client sends: below PATH_MAX (4096) with
+# room for the folders and file names the server adds under it.
+MAX_LOCATION_CHARS = 2048
+# Any location the server writes to or reads from, built or given (a
+# write.metadata.path property included): a file system refuses longer
+# paths, and creating folders that deep would exhaust the stack.
+MAX_PATH_CHARS = 3072
+MAX_PATH_DEPTH = 128
+# Commit messages are kept in the log forever.
+MAX_MESSAGE_CHARS = 64 * 1024
+# Page sizes (pageSize, maxRecords) larger than this are clamped to it (the
+# spec lets a server return fewer items; clients follow the page token).
+MAX_PAGE_SIZE = MAX_PAGE
+# Table format versions: PyIceberg 0.12 writes 1 and 2 and refuses to write
+# v3 metadata, so a v3 table could be created but never changed.
+TABLE_FORMATS = (1, 2)
+# These live with the code that checks them (core's key and ref grammar);
+# named here so that the whole list is in one place.
+MAX_KEY_ELEMENTS = MAX_ELEMENTS
+MAX_KEY_CHARS = MAX_LENGTH
+MAX_REF_ANCESTORS = MAX_ANCESTORS
+# How much of an oversized body is read and thrown away before the 413, so
+# that a client still sending gets to read the answer instead of a reset.
+_DRAIN_BYTES = 64 * 1024 * 1024
+
+
+# -- checks for the request models (a ValueError becomes a 400) ---------------------
+def check_name(name: str, what: str = "name") -> str:
+    """A name element: bounded, and text that every database can store."""
+    if len(name) > MAX_NAME_CHARS:
+        raise ValueError(f"{what} is {len(name)} characters long, at most {MAX_NAME_CHARS} "
+                         "are allowed")
+    _text(name, what)
+    return name
+
+
+def check_names(names: Iterable[str], what: str = "namespace level") -> None:
+    for n in names:
+        check_name(n, what)
+
+
+def check_properties(props: Mapping[str, str] | None, what: str = "properties") -> None:
+    if not props:
+        return
+    if len(props) > MAX_PROPERTIES:
+        raise ValueError(f"{len(props)} {what}, at most {MAX_PROPERTIES} per request")
+    for k, v in props.items():
+        check_property_key(k)
+        if isinstance(v, str) and len(v) > MAX_PROPERTY_VALUE_CHARS:
+            raise ValueError(f"property {k[:40]!r} has a value of {len(v)} characters, at most "
+                             f"{MAX_PROPERTY_VALUE_CHARS} are allowed")
+        if isinstance(v, str):
+            _text(v, f"property {k[:40]!r}")
+
+
+def check_property_key(key: str) -> None:
+    if len(key) > MAX_PROPERTY_KEY_CHARS:
+        raise ValueError(f"property key of {len(key)} characters, at most "
+                         f"{MAX_PROPERTY_KEY_CHARS} are allowed")
+    _text(key, "property key")
+
+
+def check_removals(keys: Iterable[str]) -> None:
+    keys = list(keys)
+    if len(keys) > MAX_PROPERTIES:
+        raise ValueError(f"{len(keys)} property removals, at most {MAX_PROPERTIES} per request")
+    for k in keys:
+        check_property_key(k)
+
+
+def check_count(n: int, what: str) -> None:
+    if n > MAX_UPDATES:
+        raise ValueError(f"{n} {what}, at most {MAX_UPDATES} per commit")
+
+
+def unsupported_format(version: object) -> str:
+    return (f"Table format version {version} is not supported: this catalog writes format "
+            f"versions {' and '.join(map(str, TABLE_FORMATS))} (format-version)")
+
+
+def check_location(location: str | None) -> None:
+    if location is not None and len(location) > MAX_LOCATION_CHARS:
+        raise ValueError(f"location of {len(location)} characters, at most "
+                         f"{MAX_LOCATION_CHARS} are allowed")
+
+
+def check_message(message: str | None) -> None:
+    if message is not None and len(message) > MAX_MESSAGE_CHARS:
+        raise ValueError(f"commit message of {len(message)} characters, at most "
+                         f"{MAX_MESSAGE_CHARS} are allowed")
+
+
+def check_updates(updates: Iterable[object]) -> None:
+    """The property maps and locations inside table or view updates (PyIceberg's
+    and core's update models name these fields alike)."""
+    for u in updates:
+        check_properties(getattr(u, "updates", None))
+        removals = getattr(u, "removals", None)
+        if removals is not None:
+            check_removals(removals)
+        check_location(getattr(u, "location", None))
+
+
+def _text(value: str, what: str) -> None:
+    # A lone surrogate (JSON's "\ud800") is valid JSON but not Unicode text:
+    # no database driver can encode it.
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"{what} is not valid Unicode text (a lone surrogate)") from None
+
+
+# -- the request body ----------------------------------------------------------------
+class BodyLimit:
+    """ASGI middleware: a body larger than ``max_bytes`` is answered 413. A
+    declared Content-Length is checked up front; a chunked body is read here
+    (counting) and handed on whole, so no route ever sees more than the limit."""
+
+    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]],
+                 max_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length, chunked, expect = None, False, False
+        for name, value in scope["headers"]:
+            if name == b"content-length":
+                length = value
+            elif name == b"transfer-encoding":
+                chunked = b"chunked" in value.lower()
+            elif name == b"expect":
+                expect = value.lower() == b"100-continue"
+        if length is not None:
+            # The HTTP parser delivers no more than announced.
+            if not length.strip().isdigit() or int(length) > self.max_bytes:
+                if not expect:  # a client that waits for 100 sends nothing: nothing to drain
+                    await _drain(receive, 0)
+                await self._refuse(scope, send)
+                return
+            await self.app(scope, receive, send)
+            return
+        if not chunked:  # no body at all
+            await self.app(scope, receive, send)
+            return
+        body, more = bytearray(), True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+            if len(body) > self.max_bytes:
+                if more:
+                    await _drain(receive, len(body))
+                await self._refuse(scope, send)
+                return
+        whole: list[Message] = [{"type": "http.request", "body": bytes(body),
+                                 "more_body": False}]
+
+        async def replay() -> Message:
+            return whole.pop() if whole else await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _refuse(self, scope: Scope, send: Send) -> None:
+        from api.errors import error_response
+
+        response = error_response(
+            413, "RequestEntityTooLargeException",
+            f"The request body is larger than the limit of {self.max_bytes} bytes "
+            "(setting SAPWOOD_MAX_BODY_BYTES)", scope)
+        response.headers["Connection"] = "close"
+        await response(scope, _no_receive, send)
+
+
+async def _drain(receive: Receive, seen: int) -> None:
+    """Read and drop the rest of a body (up to a bound), so the client, which
+    sends its whole body before it reads, gets the answer."""
+    while seen <= _DRAIN_BYTES:
+        message = await receive()
+        if message["type"] != "http.request":
+            return
+        seen += len(message.get("body", b""))
+        if not message.get("more_body", False):
+            return
+
+
+async def _no_receive() -> Message:
+    return {"type": "http.disconnect"}

@@ -19,7 +19,7 @@ from api.errors import bad_request
 from core.commits import DEFAULT_BRANCH
 from core.errors import InvalidKeyError
 from core.instants import to_micros
-from core.keys import ContentKey
+from core.keys import ContentKey, check_new_key
 from core.refs import AtInstant, RefSpec, parse_ref
 
 BASE = "/iceberg/"
@@ -115,7 +115,9 @@ def namespace_key(path_value: str) -> ContentKey:
 
 def namespace_from_levels(levels: list[str]) -> ContentKey:
     try:
-        return ContentKey(levels)
+        key = ContentKey(levels)
+        check_new_key(key)
+        return key
     except InvalidKeyError as e:
         raise bad_request(f"Invalid namespace {levels!r}: {e.message}") from None
 
@@ -158,6 +160,8 @@ def target(ref: RefSpec, namespace: ContentKey, name: str) -> Target:
     key = ContentKey([*namespace.elements, name]) if name else None
     if key is None:
         raise bad_request("Invalid identifier: empty name")
+    # Refused here, before a create writes any file, not only at the commit.
+    check_new_key(key)
     return Target(spec, key, instant_of(spec), own is not None)
 
 

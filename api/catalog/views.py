@@ -28,7 +28,8 @@ from core.views import (
 
 
 def view_content(meta: ViewMetadata, location: str, content_id: str | None,
-                 analysis: tuple[list[DialectAnalysis], dict[str, HiveExtension]] | None = None,
+                 analysis: tuple[list[DialectAnalysis] | None, dict[str, HiveExtension]]
+                 | None = None,
                  ) -> IcebergView:
     found, frozen = analysis if analysis is not None else (None, {})
     return IcebergView(id=content_id, metadata_location=location,
@@ -38,7 +39,7 @@ def view_content(meta: ViewMetadata, location: str, content_id: str | None,
 
 
 def refuse_cycle(catalog: Catalog, ref: RefSpec, key: ContentKey,
-                 analyses: list[DialectAnalysis]) -> None:
+                 analyses: list[DialectAnalysis] | None) -> None:
     cycle = find_cycle(catalog, ref, key, analyses)
     if cycle:
         raise bad_request(f"View {dotted(key)} would read itself: "
@@ -149,7 +150,9 @@ class Views:
             err = clash(found, key, ContentType.ICEBERG_VIEW)
             if err:
                 raise err
-            return Change([Put(key, view_content(meta, location, None))],
+            analysis = analyse_version(self.catalog, ref, meta)
+            refuse_cycle(self.catalog, ref, key, analysis[0])
+            return Change([Put(key, view_content(meta, location, None, analysis))],
                           f"register view {dotted(key)}", load_result(location, data))
 
         return self.catalog.write(ref, [key, ns], who, plan)  # type: ignore[return-value]

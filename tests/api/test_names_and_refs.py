@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -24,8 +25,15 @@ def test_a_namespace_that_could_not_be_addressed_is_refused(http, name: str) -> 
     assert [name] not in listed
 
 
+def _files(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*")} if root.exists() else set()
+
+
 @pytest.mark.parametrize("name", BAD)
-def test_a_table_or_view_that_could_not_be_addressed_is_refused(http, ns, name: str) -> None:
+def test_a_table_or_view_that_could_not_be_addressed_is_refused(server, http, ns,
+                                                                name: str) -> None:
+    warehouse = server.data_dir / "warehouse"
+    files = _files(warehouse)
     before = http.get(f"{V1}/namespaces/{ns}/tables").json()["identifiers"]
     r = http.post(f"{V1}/namespaces/{ns}/tables", json=sb.create_table(name))
     assert r.status_code == 400, r.text
@@ -33,6 +41,7 @@ def test_a_table_or_view_that_could_not_be_addressed_is_refused(http, ns, name: 
     assert r.status_code == 400, r.text
     assert http.get(f"{V1}/namespaces/{ns}/tables").json()["identifiers"] == before
     assert http.get(f"{V1}/namespaces/{ns}/views").json()["identifiers"] == []
+    assert _files(warehouse) == files  # refused before any file or folder was written
 
 
 def test_the_versioning_api_refuses_such_names_too(http) -> None:

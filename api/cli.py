@@ -123,6 +123,9 @@ def serve(host: str = typer.Option("127.0.0.1", help="Address to listen on"),
     if why:
         typer.echo(f"error: {why}", err=True)
         raise typer.Exit(2)
+    if host in ("0.0.0.0", "::") and not os.environ.get("SAPWOOD_ALLOWED_HOSTS"):
+        typer.echo("note: only requests addressed to loopback names are served; set "
+                   "SAPWOOD_ALLOWED_HOSTS to the host names clients use", err=True)
     if insecure and not auth_settings.configured:
         typer.echo(f"warning: serving an OPEN catalog on {host} (--insecure): anyone who "
                    "reaches this address can read and change everything", err=True)

@@ -329,8 +329,9 @@ def test_insecure_opt_out_starts_with_a_warning(tmp_path) -> None:
     proc = _serve(tmp_path, "--host", "0.0.0.0", "--insecure")
     try:
         assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert b"warning: serving an OPEN catalog" in line, line
+        lines = [proc.stdout.readline() for _ in range(2)]
+        assert any(b"warning: serving an OPEN catalog" in line for line in lines), lines
+        assert any(b"SAPWOOD_ALLOWED_HOSTS" in line for line in lines), lines
     finally:
         proc.kill()
         proc.wait()

@@ -72,6 +72,9 @@ class Dependency:
     key: Key
     content_id: str
     kind: str
+    # Every column of it the SQL uses (selected, filtered, joined on …), with
+    # the type it had: what a later change of the object must keep.
+    columns: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,8 +135,10 @@ def analyze(sql: str, dialect: str, default_namespace: Key, resolve: Resolver,
         names = [s.alias_or_name for s in _first_select(qualified).selects]
         tracer = _Tracer(root, relations)
         columns = tuple((name, tracer.position(root, i)) for i, name in enumerate(names))
+        used = _used_columns(root, relations)
     except (OptimizeError, SqlglotError, KeyError, IndexError) as e:
         return Analysis(dialect, dependencies=deps, problems=(_first_line(e),))
+    deps = tuple(Dependency(d.key, d.content_id, d.kind, used.get(d.key, ())) for d in deps)
     _restore_names(qualified, relations)
     return Analysis(dialect, dependencies=deps, expanded_sql=qualified.sql(dialect=dialect),
                     columns=columns)
@@ -194,6 +199,27 @@ def _lookup(parts: Key, default_namespace: Key, resolve: Resolver,
         if found is not None:
             return found
     return None
+
+
+def _used_columns(root: Scope, relations: dict[str, Relation],
+                  ) -> dict[Key, tuple[tuple[str, str], ...]]:
+    """Per relation read, the columns the SQL touches anywhere, with types."""
+    used: dict[Key, set[str]] = {}
+    for scope in root.traverse():
+        for col in scope.columns:
+            s: Scope | None = scope
+            source = None
+            while s is not None and source is None:
+                source = s.sources.get(col.table)
+                s = s.parent
+            rel = relations.get(source.name) if isinstance(source, exp.Table) else None
+            if rel is not None:
+                used.setdefault(rel.key, set()).add(col.name)
+    out = {}
+    for key, names in used.items():
+        types = dict(next(r for r in relations.values() if r.key == key).columns)
+        out[key] = tuple(sorted((n, types.get(n, "")) for n in names))
+    return out
 
 
 # -- 3. lineage ------------------------------------------------------------------------------

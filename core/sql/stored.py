@@ -21,6 +21,9 @@ class StoredDependency(_Model):
     key: list[str] = Field(min_length=1)
     content_id: str = Field(alias="contentId")
     type: Literal["ICEBERG_TABLE", "ICEBERG_VIEW", "MATERIALIZED_VIEW"]
+    # The columns of it the SQL uses, with their types then (None: unknown;
+    # absent rather than empty, so values without it keep their bytes).
+    columns: dict[str, str] | None = None
 
 
 class DialectAnalysis(_Model):
@@ -49,7 +52,8 @@ def stored(a: Analysis, kinds: dict[tuple[str, ...], str] | None = None) -> Dial
         return DialectAnalysis(dialect=a.dialect, status="unanalysed", reasons=[a.error])
     deps = [StoredDependency(key=list(d.key), content_id=d.content_id,
                              type=(kinds or {}).get(d.key) or (  # type: ignore[arg-type]
-                                 "ICEBERG_TABLE" if d.kind == TABLE else "ICEBERG_VIEW"))
+                                 "ICEBERG_TABLE" if d.kind == TABLE else "ICEBERG_VIEW"),
+                             columns=dict(d.columns) if d.columns else None)
             for d in a.dependencies]
     origins = [FieldOrigin(name=name, derived=lin.derived,
                            origins=[ColumnOrigin(table=list(o.table), column=o.column)

@@ -9,6 +9,7 @@ server itself failed, so the mapping below is part of the protocol.
 
 from __future__ import annotations
 
+import importlib
 import logging
 from functools import lru_cache
 from http import HTTPStatus
@@ -140,9 +141,11 @@ def _unavailable_types() -> tuple[type[Exception], ...]:
 
     found: list[type[Exception]] = [exc.OperationalError, exc.InterfaceError, exc.TimeoutError,
                                     sqlite3.OperationalError]
-    try:  # the PostgreSQL driver is an optional extra
-        import psycopg
-
+    # The store's hot paths use the driver directly, so psycopg's own errors
+    # arrive too. The driver is the optional `postgres` extra: looked up by
+    # name, so a catalog on SQLite needs no PostgreSQL driver installed.
+    try:
+        psycopg = importlib.import_module("psycopg")
         found += [psycopg.OperationalError, psycopg.InterfaceError]
     except ImportError:
         pass

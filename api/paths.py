@@ -89,7 +89,9 @@ def request_ref(scope: dict[str, Any], fallback: str | None = None) -> RefSpec:
     grammar is a 400 before anything is looked up): base path and prefix
     must agree."""
     base, prefix = scope.get(SCOPE_KEY, (None, None))
-    if base and prefix and base != prefix:
+    # Compared as specs: config hands out the canonical spelling as the prefix
+    # (an epoch-ms instant in the URI comes back in ISO form).
+    if base and prefix and base != prefix and parse_ref(base) != parse_ref(prefix):
         raise bad_request(f"The reference in the base path ({base!r}) and in the prefix "
                           f"({prefix!r}) differ: name one reference")
     return parse_ref(base or prefix or fallback or DEFAULT_BRANCH)

@@ -36,6 +36,7 @@ from api.routes import (
     tables,
     trees,
     view_graph,
+    view_status,
     views,
 )
 from api.settings import Settings
@@ -78,7 +79,7 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
     app.add_middleware(AllowedHosts, hosts=settings.allowed_hosts)
     _add_flat(app, [config.router, oauth.router, namespaces.router, tables.router,
                     views.router, trees.router, history.router, contents.router, audit.router,
-                    grants.router, view_graph.router],
+                    grants.router, view_graph.router, view_status.router],
               auth.configured)
     return RefPaths(app)
 

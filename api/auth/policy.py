@@ -90,6 +90,7 @@ RULES: dict[str, Rule] = {
     "view_lineage": Rule(R, ref="ref", key="key"),
     # Dependents may live anywhere: reading them needs read on the whole ref.
     "content_dependents": Rule(R, ref="ref"),
+    "list_views_by_status": Rule(R, ref="ref", key="handler", listing=True),
     # -- grants and protections (a power over every reference) ---------------------------
     "list_grants": Rule(Privilege.MANAGE_GRANTS, ref="all"),
     "add_grant": Rule(Privilege.MANAGE_GRANTS, ref="all"),

@@ -39,7 +39,8 @@ def test_a_view_records_what_it_reads_and_its_frozen_text(http, ns) -> None:
     (a,) = c["analysis"]
     assert a["status"] == "ok" and a["dialect"] == "spark"
     assert a["dependencies"] == [{"key": [ns, "t"], "contentId": table_id,
-                                  "type": "ICEBERG_TABLE"}]
+                                  "type": "ICEBERG_TABLE",
+                                  "columns": {"id": "long", "name": "string"}}]
     hive = c["extensions"]["hive"]
     assert hive["original-text"] == "SELECT * FROM t"
     assert hive["expanded-text"] == f"SELECT t.id AS id, t.name AS name FROM {ns}.t AS t"
@@ -163,3 +164,26 @@ def test_dependents_at_any_ref(http, ns) -> None:
     then = http.get(f"/api/v2/trees/main*{before}/contents/{ns}.facts/dependents").json()
     assert [d["key"][-1] for d in then["dependents"]] == ["d1", "d3", "d2"]
     assert http.get(f"/api/v2/trees/main/contents/{ns}.nothing/dependents").status_code == 404
+
+
+def test_views_that_no_longer_hold_are_listed_with_reasons(http, ns) -> None:
+    http.post(f"{V1}/namespaces/{ns}/tables", json=sb.create_table("gone"))
+    http.post(f"{V1}/namespaces/{ns}/tables", json=sb.create_table("kept"))
+    make(http, ns, "reads_gone", "SELECT id, name FROM gone")
+    make(http, ns, "reads_kept", "SELECT id, name FROM kept")
+    make(http, ns, "unparsable", "SELECT FROM WHERE )")
+    before = http.get("/api/v2/trees/main").json()["reference"]["hash"]
+    assert http.delete(f"{V1}/namespaces/{ns}/tables/gone").status_code == 204
+
+    def by_key(ref: str, status: str) -> dict[str, dict]:
+        r = http.get(f"/api/v2/trees/{ref}/views?status={status}")
+        assert r.status_code == 200, r.text
+        return {v["key"][-1]: v for v in r.json()["views"] if v["key"][0] == ns}
+
+    invalid = by_key("main", "invalid")
+    assert list(invalid) == ["reads_gone"]
+    assert invalid["reads_gone"]["reasons"] == [f"table {ns}.gone dropped"]
+    assert list(by_key("main", "unanalysed")) == ["unparsable"]
+    assert "reads_kept" in by_key("main", "ok")
+    assert by_key(f"@{before}", "invalid") == {}  # as of before the drop, all held
+    assert http.get("/api/v2/trees/main/views?status=bogus").status_code == 400

@@ -184,9 +184,11 @@ def main() -> None:
     from api.cli_auth import register as register_auth
     from api.cli_client import CliError
     from api.cli_versioning import register
+    from api.cli_views import register as register_views
 
     register(app)
     register_auth(app)
+    register_views(app)
     try:
         app(standalone_mode=True)
     except SapwoodError as e:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 from urllib.parse import quote
 
@@ -21,9 +22,12 @@ def ref_path(ref: str) -> str:
 
 
 class CatalogClient:
-    def __init__(self, uri: str) -> None:
+    def __init__(self, uri: str, credential: str | None = None) -> None:
         self.uri = uri.rstrip("/")
-        self.http = httpx.Client(base_url=self.uri, timeout=60)
+        # An API key (id:secret) is accepted as a bearer token as it is.
+        credential = credential or os.environ.get("SAPWOOD_CREDENTIAL")
+        headers = {"Authorization": f"Bearer {credential}"} if credential else {}
+        self.http = httpx.Client(base_url=self.uri, timeout=60, headers=headers)
 
     def call(self, method: str, path: str, *, expect_conflict_result: bool = False,
              **kw: Any) -> dict[str, Any]:

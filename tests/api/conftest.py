@@ -3,6 +3,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -13,18 +14,23 @@ from tests.server import Server, serving
 _dbs = itertools.count()
 
 
-@pytest.fixture(scope="module",
-                params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+def database_url(request: pytest.FixtureRequest, base: Path, prefix: str = "api") -> str:
+    """A new catalog database on the backend a fixture is parametrized with."""
+    if request.param == "sqlite":
+        return f"sqlite:///{base / 'sapwood.db'}"
+    pg = request.getfixturevalue("postgres")
+    return str(pg.create_database(f"{prefix}{os.getpid()}_{next(_dbs)}"))
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
 def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
            ) -> Iterator[Server]:
     """One real server per test module and backend."""
     base = tmp_path_factory.mktemp("server")
-    if request.param == "sqlite":
-        url = f"sqlite:///{base / 'sapwood.db'}"
-    else:
-        pg = request.getfixturevalue("postgres")
-        url = pg.create_database(f"api{os.getpid()}_{next(_dbs)}")
-    with serving(url, base) as srv:
+    with serving(database_url(request, base), base) as srv:
         yield srv
 
 

@@ -5,7 +5,6 @@ reads at hashes, impersonation, and the refusal to run open off loopback."""
 
 from __future__ import annotations
 
-import itertools
 import os
 import subprocess
 import time
@@ -22,24 +21,19 @@ from pyiceberg.types import LongType, NestedField
 from spark.embedded import sapwood_command
 from store import Store
 from tests.api.auth_setup import People, set_up
+from tests.api.conftest import BACKENDS, database_url
 from tests.pg import free_port
 from tests.server import Server, serving
 
-_dbs = itertools.count()
 TTL_S = 3
 SCHEMA = Schema(NestedField(1, "id", LongType(), required=False))
 
 
-@pytest.fixture(scope="module",
-                params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+@pytest.fixture(scope="module", params=BACKENDS)
 def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
            ) -> Iterator[Server]:
     base = tmp_path_factory.mktemp("auth-server")
-    if request.param == "sqlite":
-        url = f"sqlite:///{base / 'sapwood.db'}"
-    else:
-        url = request.getfixturevalue("postgres").create_database(
-            f"auth{os.getpid()}_{next(_dbs)}")
+    url = database_url(request, base, "auth")
     request.node.people = set_up(url)  # type: ignore[attr-defined]
     with serving(url, base, {"SAPWOOD_AUTH": "1", "SAPWOOD_TOKEN_TTL_S": str(TTL_S)}) as srv:
         srv.people = request.node.people  # type: ignore[attr-defined]

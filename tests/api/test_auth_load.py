@@ -6,8 +6,6 @@ workers (so the revocation is seen by processes that did not make it)."""
 
 from __future__ import annotations
 
-import itertools
-import os
 import threading
 import time
 from collections.abc import Iterator
@@ -18,23 +16,18 @@ import pytest
 from api.cli_auth import create_key
 from store import Store
 from tests.api.auth_setup import People, set_up
+from tests.api.conftest import BACKENDS, database_url
 from tests.server import Server
 
-_dbs = itertools.count()
 CLIENTS = 8
 RUN_S = 3.0
 
 
-@pytest.fixture(scope="module",
-                params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+@pytest.fixture(scope="module", params=BACKENDS)
 def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
            ) -> Iterator[Server]:
     base = tmp_path_factory.mktemp("auth-load")
-    if request.param == "sqlite":
-        url = f"sqlite:///{base / 'sapwood.db'}"
-    else:
-        url = request.getfixturevalue("postgres").create_database(
-            f"authload{os.getpid()}_{next(_dbs)}")
+    url = database_url(request, base, "authload")
     people = set_up(url, protect_main=False)
     srv = Server(url, base, workers=2, extra_env={"SAPWOOD_AUTH": "1"}).start()
     srv.people = people  # type: ignore[attr-defined]

@@ -115,7 +115,7 @@ def pct(xs: list[float], p: float) -> float:
 
 async def _client(port: int, path: str, stop: float, counts: list[int]) -> None:
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    req = f"GET {path} HTTP/1.1\r\nHost: bench\r\n\r\n".encode()
+    req = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
     n = 0
     while time.perf_counter() < stop:
         writer.write(req)
@@ -170,7 +170,11 @@ def auth_vs_open(url: str, tmp: Path, open_port: int, rounds: int, per_round: in
         key_id, _, secret = create_key(s, "bench").partition(":")
     finally:
         s.close()
-    auth = Server(url, tmp / "auth", extra_env={"SAPWOOD_AUTH": "1"}).start()
+    # The same catalog and warehouse as the open server (files outside a
+    # server's warehouse are never read); its own log.
+    auth = Server(url, tmp / "one", extra_env={"SAPWOOD_AUTH": "1"})
+    auth.log = tmp / "auth.log"
+    auth.start()
     try:
         c = http.client.HTTPConnection("127.0.0.1", auth.port)
         c.request("POST", "/iceberg/v1/oauth/tokens",

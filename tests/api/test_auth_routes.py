@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from fastapi.routing import APIRoute
 
-from api.app import create_app
+from api.app import create_app, fastapi_of
 from api.auth.policy import RULES, check_complete
 from api.settings import Settings
 from tests.api.auth_setup import People, set_up
@@ -21,7 +21,8 @@ SAMPLE = {"namespace": "ns", "table": "t", "view": "v", "ref": "main", "key": "n
 
 
 def routes() -> list[APIRoute]:
-    app = create_app(Settings("sqlite:////nonexistent/unused.db", "file:///unused")).app
+    app = fastapi_of(create_app(Settings("sqlite:////nonexistent/unused.db",
+                                         "file:///unused")))
     return [r for r in app.routes if isinstance(r, APIRoute)]
 
 

@@ -30,6 +30,7 @@ class Resolver:
         self.ref = ref
         self.kinds: dict[Key, str] = {}
         self._seen: dict[Key, Relation | None] = {}
+        self._at: str | None = None  # the commit, resolved once: one snapshot
 
     def __call__(self, key: Key) -> Relation | None:
         if key not in self._seen:
@@ -41,7 +42,9 @@ class Resolver:
             ck = ContentKey(key)
         except Exception:
             return None
-        c = self.catalog.get(self.ref, ck)  # type: ignore[arg-type]
+        if self._at is None:
+            self._at = f"@{self.catalog.store.resolve(self.ref).hash}"
+        c = self.catalog.get(self._at, ck)  # type: ignore[arg-type]
         if c is None or c.id is None:
             return None
         self.kinds[key] = c.type

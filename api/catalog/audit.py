@@ -35,6 +35,7 @@ class _Step:
     key: ContentKey
     version: ViewVersion
     became_ms: int
+    content: IcebergView
 
 
 def view_history(catalog: Catalog, ref: RefSpec, key: ContentKey, since_ms: int | None,
@@ -55,7 +56,7 @@ def view_history(catalog: Catalog, ref: RefSpec, key: ContentKey, since_ms: int 
         version = current_version(meta)
         if steps and steps[-1].version.version_id == version.version_id:
             continue
-        steps.append(_Step(commit, op.key, version, _became(meta, commit)))
+        steps.append(_Step(commit, op.key, version, _became(meta, commit), then))
     out = []
     for i, step in enumerate(steps):
         until = steps[i + 1].became_ms if i + 1 < len(steps) else None
@@ -101,6 +102,11 @@ def _entry(step: _Step, until_ms: int | None, before: ViewVersion | None) -> dic
         "sqlDiff": diffs,
         "summary": dict(step.version.summary),
         "defaultNamespace": list(step.version.default_namespace),
+        # What this version read, as analysed when it was written.
+        "analysis": [{"dialect": a.dialect, "status": a.status, "reasons": a.reasons,
+                      "dependencies": [{"key": d.key, "contentId": d.content_id,
+                                        "type": d.type} for d in a.dependencies]}
+                     for a in step.content.analysis or []],
     }
 
 

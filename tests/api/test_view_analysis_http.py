@@ -187,3 +187,16 @@ def test_views_that_no_longer_hold_are_listed_with_reasons(http, ns) -> None:
     assert "reads_kept" in by_key("main", "ok")
     assert by_key(f"@{before}", "invalid") == {}  # as of before the drop, all held
     assert http.get("/api/v2/trees/main/views?status=bogus").status_code == 400
+
+
+def test_the_audit_shows_what_each_version_read(http, ns) -> None:
+    http.post(f"{V1}/namespaces/{ns}/tables", json=sb.create_table("first"))
+    http.post(f"{V1}/namespaces/{ns}/tables", json=sb.create_table("second"))
+    meta = make(http, ns, "audited", "SELECT id, name FROM first")
+    body = sb.replace_view(meta["view-uuid"], "SELECT id, name FROM second")
+    body["updates"][2]["view-version"]["default-namespace"] = [ns]
+    assert http.post(f"{V1}/namespaces/{ns}/views/audited", json=body).status_code == 200
+    versions = http.get(f"/api/v2/trees/main/views/{ns}.audited/history").json()["versions"]
+    assert [[d["key"][-1] for d in v["analysis"][0]["dependencies"]] for v in versions] == [
+        ["first"], ["second"]]
+    assert all(v["analysis"][0]["status"] == "ok" for v in versions)

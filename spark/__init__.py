@@ -2,8 +2,9 @@
 ``api``, ``store`` or ``core``)."""
 
 from spark.errors import CatalogError, SetupError
+from spark.lineage import view_dependents, view_lineage
 from spark.session import add_catalog, catalog_conf, session
 from spark.views import create_branch, diff, merge, read_view, view_history
 
 __all__ = ["CatalogError", "SetupError", "add_catalog", "catalog_conf", "create_branch", "diff",
-           "merge", "read_view", "session", "view_history"]
+           "merge", "read_view", "session", "view_dependents", "view_history", "view_lineage"]

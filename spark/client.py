@@ -92,6 +92,14 @@ class Versioning:
         return self.call("GET", f"/api/v2/trees/{quote(ref, safe=_REF_SAFE)}/views/"
                                 f"{_key_path(key)}/history")["versions"]
 
+    def lineage(self, key: str, ref: str = "main") -> list[dict[str, Any]]:
+        return self.call("GET", f"/api/v2/trees/{quote(ref, safe=_REF_SAFE)}/views/"
+                                f"{_key_path(key)}/lineage")["columns"]
+
+    def dependents(self, key: str, ref: str = "main") -> list[dict[str, Any]]:
+        return self.call("GET", f"/api/v2/trees/{quote(ref, safe=_REF_SAFE)}/contents/"
+                                f"{_key_path(key)}/dependents")["dependents"]
+
 
 def _message(raw: bytes) -> str:
     try:

@@ -85,7 +85,7 @@ def view_history(spark: SparkSession, name: str, ref: str = "main",
                  catalog: str = "sapwood", credential: str | None = None) -> DataFrame:
     """The view's audit on ``ref``, oldest version first: when each version was
     current, the commit that brought it, its author and its SQL per dialect."""
-    versions = _client(spark, catalog, credential).view_history(name, ref)
+    versions = versioning_client(spark, catalog, credential).view_history(name, ref)
     rows = [(v["versionId"], _time(v["currentFrom"]), _time(v["currentUntil"]),
              v["commit"]["hash"], v["commit"]["author"], v["commit"]["message"],
              ".".join(v["key"]["elements"]), dict(v["representations"]))
@@ -96,7 +96,7 @@ def view_history(spark: SparkSession, name: str, ref: str = "main",
 def create_branch(target: SparkSession | str, name: str, from_ref: str = "main",
                   catalog: str = "sapwood", credential: str | None = None) -> str:
     """Create branch ``name`` at ``from_ref``; returns its hash."""
-    return _client(target, catalog, credential).create_branch(name, from_ref)
+    return versioning_client(target, catalog, credential).create_branch(name, from_ref)
 
 
 def merge(target: SparkSession | str, source: str, into: str = "main",
@@ -104,16 +104,17 @@ def merge(target: SparkSession | str, source: str, into: str = "main",
           credential: str | None = None) -> dict[str, Any]:
     """Merge ``source`` into ``into``; raises CatalogError (409) on a conflict,
     (403) without merge-into on ``into``."""
-    return _client(target, catalog, credential).merge(source, into, message)
+    return versioning_client(target, catalog, credential).merge(source, into, message)
 
 
 def diff(target: SparkSession | str, from_ref: str, to_ref: str,
          catalog: str = "sapwood", credential: str | None = None) -> list[dict[str, Any]]:
     """Keys that differ from ``from_ref`` to ``to_ref``: ``{key, change, type}``."""
-    return _client(target, catalog, credential).diff(from_ref, to_ref)
+    return versioning_client(target, catalog, credential).diff(from_ref, to_ref)
 
 
-def _client(target: SparkSession | str, catalog: str, credential: str | None) -> Versioning:
+def versioning_client(target: SparkSession | str, catalog: str,
+                      credential: str | None) -> Versioning:
     return Versioning(server_uri(target, catalog),
                       credential=catalog_credential(target, catalog, credential))
 

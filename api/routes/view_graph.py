@@ -10,9 +10,11 @@ from typing import Any
 
 from fastapi import APIRouter, Query, Request, Response
 
-from api.deps import json_response
+from api.catalog.service import Who
+from api.catalog.view_versions import add_representation
+from api.deps import json_response, principal, raw_json
 from api.errors import IcebergError
-from api.paths import ref_param
+from api.paths import ref_param, target
 from api.routes.trees import store_of
 from api.v2.shapes import effective_json
 from core.commits import ResolvedRef
@@ -132,3 +134,16 @@ def content_dependents(request: Request, ref: str, key: str,
         frontier = nxt
     return json_response({"key": list(start.elements), "contentId": found[start].id,
                           "dependents": out, "effectiveReference": effective_json(resolved)})
+
+
+@router.post("/{ref}/views/{key}/representations")
+def add_view_representation(request: Request, ref: str, key: str,
+                            source: str = Query(alias="from"),
+                            to: str = Query(alias="to")) -> Response:
+    """A new view version with the SQL transpiled from ``from`` into ``to`` by
+    sqlglot (marked in the version summary); answers the LoadViewResult."""
+    svc = request.app.state.services
+    ck = ContentKey.parse(key)
+    t = target(ref_param(ref), ContentKey(ck.elements[:-1]), ck.name)
+    who = Who(principal(request))
+    return raw_json(add_representation(svc.views, t, source, to, who))

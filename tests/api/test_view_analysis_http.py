@@ -200,3 +200,29 @@ def test_the_audit_shows_what_each_version_read(http, ns) -> None:
     assert [[d["key"][-1] for d in v["analysis"][0]["dependencies"]] for v in versions] == [
         ["first"], ["second"]]
     assert all(v["analysis"][0]["status"] == "ok" for v in versions)
+
+
+def test_a_representation_transpiled_by_sqlglot_is_a_new_version(http, ns) -> None:
+    http.post(f"{V1}/namespaces/{ns}/tables", json=sb.create_table("t"))
+    make(http, ns, "tv", "SELECT id, concat(name, '!') AS name FROM t")
+    head = http.get("/api/v2/trees/main").json()["reference"]["hash"]
+    r = http.post(f"/api/v2/trees/main/views/{ns}.tv/representations?from=spark&to=duckdb")
+    assert r.status_code == 200, r.text
+    meta = r.json()["metadata"]
+    assert meta["current-version-id"] == 2
+    assert sb.current_sql(meta, "spark") == "SELECT id, concat(name, '!') AS name FROM t"
+    assert "||" in sb.current_sql(meta, "duckdb") or "CONCAT" in sb.current_sql(meta, "duckdb")
+    cur = next(v for v in meta["versions"] if v["version-id"] == 2)
+    assert cur["summary"]["sapwood.generated-representation"].startswith(
+        "duckdb transpiled from spark by sqlglot")
+    log = http.get("/api/v2/trees/main/history?maxRecords=1").json()["logEntries"]
+    assert log[0]["commitMeta"]["message"] == f"transpile view {ns}.tv from spark to duckdb"
+    assert log[0]["parentCommitHash"] == head
+    assert [a["dialect"] for a in content(http, ns, "tv")["analysis"]] == ["spark", "duckdb"]
+    again = http.post(f"/api/v2/trees/main/views/{ns}.tv/representations?from=spark&to=duckdb")
+    assert again.status_code == 409
+    for query, code in (("from=spark&to=klingon", 400), ("from=trino&to=duckdb", 400)):
+        bad = http.post(f"/api/v2/trees/main/views/{ns}.tv/representations?{query}")
+        assert bad.status_code == code, bad.text
+    missing = http.post(f"/api/v2/trees/main/views/{ns}.nope/representations?from=spark&to=trino")
+    assert missing.status_code == 404

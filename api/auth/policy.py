@@ -89,6 +89,7 @@ RULES: dict[str, Rule] = {
     "view_dependencies": Rule(R, ref="ref", key="key"),
     "view_lineage": Rule(R, ref="ref", key="key"),
     "add_view_representation": Rule(W, ref="ref", key="key", direct_write=True),
+    "recompile_view": Rule(W, ref="ref", key="key", direct_write=True),
     # Dependents may live anywhere: reading them needs read on the whole ref.
     "content_dependents": Rule(R, ref="ref"),
     "list_views_by_status": Rule(R, ref="ref", key="handler", listing=True),

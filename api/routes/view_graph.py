@@ -11,7 +11,7 @@ from typing import Any
 from fastapi import APIRouter, Query, Request, Response
 
 from api.catalog.service import Who
-from api.catalog.view_versions import add_representation
+from api.catalog.view_versions import add_representation, recompile
 from api.deps import json_response, principal, raw_json
 from api.errors import IcebergError
 from api.paths import ref_param, target
@@ -147,3 +147,13 @@ def add_view_representation(request: Request, ref: str, key: str,
     t = target(ref_param(ref), ContentKey(ck.elements[:-1]), ck.name)
     who = Who(principal(request))
     return raw_json(add_representation(svc.views, t, source, to, who))
+
+
+@router.post("/{ref}/views/{key}/recompile")
+def recompile_view(request: Request, ref: str, key: str) -> Response:
+    """Hive's ALTER VIEW … RECOMPILE: a new version when the view's expansion
+    against the objects it reads now differs from the frozen one."""
+    svc = request.app.state.services
+    ck = ContentKey.parse(key)
+    t = target(ref_param(ref), ContentKey(ck.elements[:-1]), ck.name)
+    return json_response(recompile(svc.views, t, Who(principal(request))))

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp, parse_one
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import OptimizeError, ParseError, SqlglotError, TokenError
+from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, build_scope
 from sqlglot.schema import MappingSchema
@@ -91,6 +92,8 @@ class Analysis:
     problems: tuple[str, ...] = ()
     expanded_sql: str | None = None
     columns: tuple[tuple[str, Lineage], ...] = ()
+    # Output column types in the dialect's spelling, when asked for (recompile).
+    types: tuple[str | None, ...] = ()
 
     @property
     def analysed(self) -> bool:
@@ -109,7 +112,7 @@ def known_dialect(dialect: str) -> bool:
 
 
 def analyze(sql: str, dialect: str, default_namespace: Key, resolve: Resolver,
-            default_catalog: str | None = None) -> Analysis:
+            default_catalog: str | None = None, with_types: bool = False) -> Analysis:
     if not known_dialect(dialect):
         return Analysis(dialect, error=f"sqlglot does not know the SQL dialect {dialect!r}")
     try:
@@ -136,12 +139,17 @@ def analyze(sql: str, dialect: str, default_namespace: Key, resolve: Resolver,
         tracer = _Tracer(root, relations)
         columns = tuple((name, tracer.position(root, i)) for i, name in enumerate(names))
         used = _used_columns(root, relations)
+        types: tuple[str | None, ...] = ()
+        if with_types:
+            typed = annotate_types(qualified.copy(), schema=schema, dialect=dialect)
+            types = tuple(p.type.sql(dialect) if p.type and not p.type.is_type(
+                exp.DataType.Type.UNKNOWN) else None for p in _first_select(typed).selects)
     except (OptimizeError, SqlglotError, KeyError, IndexError) as e:
         return Analysis(dialect, dependencies=deps, problems=(_first_line(e),))
     deps = tuple(Dependency(d.key, d.content_id, d.kind, used.get(d.key, ())) for d in deps)
     _restore_names(qualified, relations)
     return Analysis(dialect, dependencies=deps, expanded_sql=qualified.sql(dialect=dialect),
-                    columns=columns)
+                    columns=columns, types=types)
 
 
 # -- 1. resolution -----------------------------------------------------------------------

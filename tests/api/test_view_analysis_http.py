@@ -226,3 +226,30 @@ def test_a_representation_transpiled_by_sqlglot_is_a_new_version(http, ns) -> No
         assert bad.status_code == code, bad.text
     missing = http.post(f"/api/v2/trees/main/views/{ns}.nope/representations?from=spark&to=trino")
     assert missing.status_code == 404
+
+
+def test_recompile_expands_again_against_what_the_bases_are_now(server, http, ns) -> None:
+    from pyiceberg.types import LongType
+
+    http.post(f"{V1}/namespaces/{ns}/tables", json=sb.create_table("t"))
+    make(http, ns, "star", "SELECT * FROM t")
+    frozen = content(http, ns, "star")["extensions"]["hive"]["expanded-text"]
+    table = server.catalog().load_table(f"{ns}.t")
+    table.update_schema().add_column("extra", LongType()).commit()
+    # The frozen definition still names the two columns it was created with.
+    assert content(http, ns, "star")["extensions"]["hive"]["expanded-text"] == frozen
+    r = http.post(f"/api/v2/trees/main/views/{ns}.star/recompile")
+    assert r.status_code == 200, r.text
+    assert r.json()["recompiled"] is True and r.json()["columns"] == ["id", "name", "extra"]
+    loaded = http.get(f"{V1}/namespaces/{ns}/views/star").json()["metadata"]
+    schema = next(s for s in loaded["schemas"] if s["schema-id"] == next(
+        v for v in loaded["versions"]
+        if v["version-id"] == loaded["current-version-id"])["schema-id"])
+    assert [(f["name"], f["type"]) for f in schema["fields"]] == [
+        ("id", "long"), ("name", "string"), ("extra", "long")]
+    assert "t.extra AS extra" in content(http, ns, "star")["extensions"]["hive"]["expanded-text"]
+    again = http.post(f"/api/v2/trees/main/views/{ns}.star/recompile").json()
+    assert again["recompiled"] is False
+    http.delete(f"{V1}/namespaces/{ns}/tables/t")
+    broken = http.post(f"/api/v2/trees/main/views/{ns}.star/recompile")
+    assert broken.status_code == 409 and "does not exist" in broken.json()["message"]

@@ -1,5 +1,6 @@
-"""``sapwood view deps|dependents|lineage KEY`` and ``sapwood views check
-[REF]``: what views read and whether they still hold, over HTTP."""
+"""``sapwood view deps|dependents|lineage|recompile|transpile KEY`` and
+``sapwood views check [REF]``: what views read, whether they still hold,
+and the versions the catalog makes of them, over HTTP."""
 
 from __future__ import annotations
 
@@ -51,6 +52,32 @@ def lineage(key: str, ref: str = RefOpt, uri: str | None = UriOpt) -> None:
         t.add_row(c["name"], "yes" if c["derived"] else "no",
                   ", ".join(".".join([*o["table"], o["column"]]) for o in c["origins"]))
     console.print(t)
+
+
+@view_app.command("recompile")
+def recompile(key: str, branch: str = typer.Option("main", "--branch", help="Branch"),
+              uri: str | None = UriOpt) -> None:
+    """Expand KEY again against what its bases are now; a new version if it changed."""
+    out = client(uri).call("POST", f"/api/v2/trees/{ref_path(branch)}/views/{_key(key)}/"
+                                   "recompile")
+    what = (f"recompiled: version {out['versionId']}, columns {', '.join(out['columns'])}"
+            if out["recompiled"] else f"unchanged (version {out['versionId']})")
+    console.print(f"{key}: {what}")
+
+
+@view_app.command("transpile")
+def transpile(key: str, source: str = typer.Option(..., "--from", help="Dialect it has"),
+              target: str = typer.Option(..., "--to", help="Dialect to add"),
+              branch: str = typer.Option("main", "--branch", help="Branch"),
+              uri: str | None = UriOpt) -> None:
+    """Add a representation of KEY in another dialect (sqlglot), as a new version."""
+    out = client(uri).call("POST", f"/api/v2/trees/{ref_path(branch)}/views/{_key(key)}/"
+                                   "representations", params={"from": source, "to": target})
+    meta = out["metadata"]
+    version = next(v for v in meta["versions"]
+                   if v["version-id"] == meta["current-version-id"])
+    sql = next(r["sql"] for r in version["representations"] if r["dialect"] == target)
+    console.print(f"{key}: version {version['version-id']} adds {target}:\n{sql}")
 
 
 @views_app.command("check")

@@ -47,6 +47,9 @@ def test_view_verbs(server, http) -> None:
     lineage = run(server, "view", "lineage", "shop.top")
     assert "shop.orders.name" in lineage and "yes" in lineage
     assert "2 views" not in run(server, "views", "check")  # all hold: exit 0
+    assert "unchanged (version 1)" in run(server, "view", "recompile", "shop.daily")
+    added = run(server, "view", "transpile", "shop.daily", "--from", "spark", "--to", "trino")
+    assert "version 2 adds trino" in added and "UPPER(name)" in added
     http.delete(f"{V1}/namespaces/shop/tables/old")
     proc = subprocess.run([*sapwood_command(), "views", "check", "main"], capture_output=True,
                           text=True, env={**os.environ, "SAPWOOD_URI": server.base,

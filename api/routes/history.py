@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query, Request, Response
 
 from api.auth.guard import guard_of
 from api.catalog.analysis import with_analysis
+from api.catalog.merge_impact import invalidated_views
 from api.catalog.service import Catalog
 from api.deps import commit_author, json_response, principal
 from api.errors import bad_request
@@ -96,13 +97,19 @@ def commit(request: Request, ref: str, body: CommitBody) -> Response:
 
 
 def _merge_answer(body: MergeBody | TransplantBody, run: Callable[[], MergeResult],
-                  ) -> Response:
+                  request: Request | None = None) -> Response:
     try:
-        return json_response(merge_json(run()))
+        result = run()
     except MergeConflictError as e:
         if body.return_conflict_as_result:
             return json_response(merge_json(e.result))
         raise
+    out = merge_json(result)
+    if request is not None and result.dry_run:
+        # What would break on the target: a publisher sees it before merging.
+        out["invalidatedViews"] = invalidated_views(
+            request.app.state.services.catalog, result.expected_target_hash, result)
+    return json_response(out)
 
 
 @router.post("/merge")
@@ -119,7 +126,8 @@ def merge(request: Request, ref: str, body: MergeBody) -> Response:
     return _merge_answer(body, lambda: store_of(request).merge(
         source, branch, expected_hash=expected, default_mode=body.default_key_merge_mode,
         key_modes=body.modes(), dry_run=body.dry_run, meta=CommitMeta(message, author),
-        principal=principal(request), raise_on_conflict=not body.return_conflict_as_result))
+        principal=principal(request), raise_on_conflict=not body.return_conflict_as_result),
+        request)
 
 
 @router.post("/transplant")

@@ -253,3 +253,25 @@ def test_recompile_expands_again_against_what_the_bases_are_now(server, http, ns
     http.delete(f"{V1}/namespaces/{ns}/tables/t")
     broken = http.post(f"/api/v2/trees/main/views/{ns}.star/recompile")
     assert broken.status_code == 409 and "does not exist" in broken.json()["message"]
+
+
+def test_a_merge_dry_run_lists_the_views_it_would_break(server, http, ns) -> None:
+    http.post(f"{V1}/namespaces/{ns}/tables", json=sb.create_table("facts"))
+    http.post(f"{V1}/namespaces/{ns}/tables", json=sb.create_table("dims"))
+    make(http, ns, "on_facts", "SELECT id, name FROM facts")
+    make(http, ns, "on_dims", "SELECT id, name FROM dims")
+    make(http, ns, "on_dims_id", "SELECT id FROM dims")
+    branch = f"brk_{ns[-6:]}"
+    main = http.get("/api/v2/trees/main").json()["reference"]["hash"]
+    assert http.post(f"/api/v2/trees?name={branch}",
+                     json={"type": "BRANCH", "name": "main", "hash": main}).status_code == 200
+    assert http.delete(f"/iceberg/{branch}/v1/namespaces/{ns}/tables/facts").status_code == 204
+    server.catalog(branch).load_table(f"{ns}.dims").update_schema().delete_column(
+        "name").commit()
+    r = http.post(f"/api/v2/trees/main@{main}/history/merge",
+                  json={"fromRefName": branch, "dryRun": True})
+    assert r.status_code == 200, r.text
+    broken = {v["key"][-1]: v["reasons"] for v in r.json()["invalidatedViews"]}
+    assert broken == {"on_facts": [f"table {ns}.facts dropped"],
+                      "on_dims": [f"column name no longer exists in {ns}.dims"]}
+    assert http.get("/api/v2/trees/main").json()["reference"]["hash"] == main

@@ -1,0 +1,43 @@
+"""The views on a merge's target that the merge would break: for each key the
+merge changes, the target's views that read it (store.edges), checked
+against the value the merge brings (core.sql.validity). Shown in a merge's dry
+run, so a publisher sees what breaks before merging."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from api.catalog.analysis import relation
+from api.catalog.service import Catalog
+from core.commits import KeyOutcome, MergeResult
+from core.content import IcebergView, MaterializedView
+from core.keys import ContentKey
+from core.sql.validity import dependency_reasons
+
+_TAKEN = (KeyOutcome.APPLIED, KeyOutcome.FORCED)
+
+
+def invalidated_views(catalog: Catalog, target_hash: str, r: MergeResult,
+                      ) -> list[dict[str, Any]]:
+    store = catalog.store
+    keys = [d.key for d in r.details if d.outcome in _TAKEN]
+    if not keys:
+        return []
+    incoming = store.lookup(f"@{r.source_hash}", keys)[1]
+    changed = set(keys)
+    broken: dict[ContentKey, list[str]] = {}
+    for key in keys:
+        new = incoming.get(key)
+        now = relation(catalog, key.elements, new) if new is not None else None
+        for view_key, view in store.dependents(f"@{target_hash}", key)[1].items():
+            if view_key in changed or not isinstance(view, IcebergView | MaterializedView):
+                continue  # the merge brings that view too, as it holds on the source
+            for a in view.analysis or []:
+                for dep in a.dependencies:
+                    if tuple(dep.key) == key.elements:
+                        why = dependency_reasons(dep, now)
+                        if why:
+                            broken.setdefault(view_key, []).extend(why)
+                break  # the first analysis speaks for the view
+    return [{"key": list(k.elements), "reasons": sorted(set(v))}
+            for k, v in sorted(broken.items())]

@@ -6,7 +6,7 @@ analysis and frozen text that go into the view's content value."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pyiceberg.view.metadata import SQLViewRepresentation, ViewMetadata
 
@@ -101,11 +101,20 @@ def analyse_version(catalog: Catalog, ref: RefSpec | str, meta: ViewMetadata,
     return out, hive
 
 
+Lookup = Callable[[list[ContentKey]], dict[ContentKey, Content]]
+
+
 def find_cycle(catalog: Catalog, ref: RefSpec | str, key: ContentKey,
-               analyses: list[DialectAnalysis] | None) -> list[ContentKey] | None:
+               analyses: list[DialectAnalysis] | None,
+               lookup: Lookup | None = None) -> list[ContentKey] | None:
     """The path by which a view at ``key`` with these analyses would read
     itself (``[key, b, …, key]``), following the other views' recorded
-    dependencies at ``ref``; None when there is no such path."""
+    dependencies at ``ref`` (or as ``lookup`` finds them: a merge's result);
+    None when there is no such path."""
+    if lookup is None:
+        def lookup(keys: list[ContentKey]) -> dict[ContentKey, Content]:
+            return catalog.store.lookup(ref, keys)[1]
+
     parents: dict[ContentKey, ContentKey] = {}
     frontier = [(key, d) for a in analyses or [] for d in a.dependencies]
     seen: set[ContentKey] = set()
@@ -122,7 +131,7 @@ def find_cycle(catalog: Catalog, ref: RefSpec | str, key: ContentKey,
                 seen.add(k)
                 parents[k] = parent
                 wanted.append((parent, k))
-        found = catalog.store.lookup(ref, [k for _, k in wanted])[1] if wanted else {}
+        found = lookup([k for _, k in wanted]) if wanted else {}
         frontier = [(k, d) for _, k in wanted
                     for a in (getattr(found.get(k), "analysis", None) or [])
                     for d in a.dependencies]

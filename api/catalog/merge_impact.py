@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from api.catalog.analysis import relation
+from api.catalog.analysis import find_cycle, relation
 from api.catalog.service import Catalog
 from core.commits import KeyOutcome, MergeResult
-from core.content import IcebergView, MaterializedView
+from core.content import Content, IcebergView, MaterializedView
 from core.keys import ContentKey
 from core.sql.validity import dependency_reasons
 
@@ -41,3 +41,25 @@ def invalidated_views(catalog: Catalog, target_hash: str, r: MergeResult,
                 break  # the first analysis speaks for the view
     return [{"key": list(k.elements), "reasons": sorted(set(v))}
             for k, v in sorted(broken.items())]
+
+
+def merge_cycle(catalog: Catalog, target_hash: str, r: MergeResult) -> list[ContentKey] | None:
+    """A view read-cycle the merge would make: each half may hold on its own
+    branch (``a`` reads ``b`` on one, ``b`` reads ``a`` on the other)."""
+    store = catalog.store
+    keys = [d.key for d in r.details if d.outcome in _TAKEN]
+    incoming = store.lookup(f"@{r.source_hash}", keys)[1] if keys else {}
+    gone = set(keys) - set(incoming)
+
+    def merged(wanted: list[ContentKey]) -> dict[ContentKey, Content]:
+        rest = [k for k in wanted if k not in incoming and k not in gone]
+        found = store.lookup(f"@{target_hash}", rest)[1] if rest else {}
+        return {**found, **{k: incoming[k] for k in wanted if k in incoming}}
+
+    for key, value in incoming.items():
+        analyses = getattr(value, "analysis", None)
+        if analyses:
+            cycle = find_cycle(catalog, f"@{target_hash}", key, analyses, merged)
+            if cycle:
+                return cycle
+    return None

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query, Request, Response
 
 from api.auth.guard import guard_of
 from api.catalog.analysis import with_analysis
-from api.catalog.merge_impact import invalidated_views
+from api.catalog.merge_impact import invalidated_views, merge_cycle
 from api.catalog.service import Catalog
 from api.deps import commit_author, json_response, principal
 from api.errors import bad_request
@@ -26,8 +26,9 @@ from core.commits import (
     Put,
     Unchanged,
 )
+from core.conflicts import Conflict, ConflictType
 from core.content import parse_content
-from core.errors import MergeConflictError
+from core.errors import CommitConflictError, MergeConflictError
 from core.instants import parse_instant, to_micros
 from core.keys import ContentKey
 
@@ -123,11 +124,31 @@ def merge(request: Request, ref: str, body: MergeBody) -> Response:
     require(request, Privilege.READ, source)
     if MergeBehavior.FORCE in (body.default_key_merge_mode, *body.modes().values()):
         require_on_protected(request, branch, "a forced merge into")
-    return _merge_answer(body, lambda: store_of(request).merge(
-        source, branch, expected_hash=expected, default_mode=body.default_key_merge_mode,
-        key_modes=body.modes(), dry_run=body.dry_run, meta=CommitMeta(message, author),
-        principal=principal(request), raise_on_conflict=not body.return_conflict_as_result),
-        request)
+    store = store_of(request)
+
+    def run(dry_run: bool) -> MergeResult:
+        return store.merge(
+            source, branch, expected_hash=expected, default_mode=body.default_key_merge_mode,
+            key_modes=body.modes(), dry_run=dry_run, meta=CommitMeta(message, author),
+            principal=principal(request),
+            raise_on_conflict=not body.return_conflict_as_result)
+
+    # Each branch may hold half of a view read-cycle: look at the merge's
+    # result first (a dry run), and refuse it naming the cycle.
+    catalog = request.app.state.services.catalog
+    try:
+        preview = run(True)
+    except MergeConflictError:
+        preview = None
+    if preview is not None:
+        cycle = merge_cycle(catalog, preview.expected_target_hash, preview)
+        if cycle:
+            raise CommitConflictError([Conflict(
+                ConflictType.VALUE_DIFFERS, cycle[0],
+                "the merge would make views read themselves: "
+                + " → ".join(str(k) for k in cycle))])
+    return _merge_answer(body, lambda: preview if body.dry_run and preview else
+                         run(body.dry_run), request)
 
 
 @router.post("/transplant")

@@ -275,3 +275,32 @@ def test_a_merge_dry_run_lists_the_views_it_would_break(server, http, ns) -> Non
     assert broken == {"on_facts": [f"table {ns}.facts dropped"],
                       "on_dims": [f"column name no longer exists in {ns}.dims"]}
     assert http.get("/api/v2/trees/main").json()["reference"]["hash"] == main
+
+
+def test_a_merge_that_would_close_a_cycle_is_refused(http, ns) -> None:
+    http.post(f"{V1}/namespaces/{ns}/tables", json=sb.create_table("t"))
+    a = make(http, ns, "a", "SELECT id, name FROM t")
+    b = make(http, ns, "b", "SELECT id, name FROM t")
+    main = http.get("/api/v2/trees/main").json()["reference"]["hash"]
+    x, y = f"x_{ns[-5:]}", f"y_{ns[-5:]}"
+    for name in (x, y):
+        http.post(f"/api/v2/trees?name={name}", json={"type": "BRANCH", "name": "main",
+                                                      "hash": main})
+
+    def repoint(branch: str, view: str, uuid: str, reads: str) -> None:
+        body = sb.replace_view(uuid, f"SELECT id, name FROM {reads}")
+        body["updates"][2]["view-version"]["default-namespace"] = [ns]
+        r = http.post(f"/iceberg/{branch}/v1/namespaces/{ns}/views/{view}", json=body)
+        assert r.status_code == 200, r.text
+
+    repoint(x, "a", a["view-uuid"], "b")  # on x: a reads b
+    repoint(y, "b", b["view-uuid"], "a")  # on y: b reads a
+    r = http.post(f"/api/v2/trees/main@{main}/history/merge", json={"fromRefName": x})
+    assert r.status_code == 200, r.text
+    head = http.get("/api/v2/trees/main").json()["reference"]["hash"]
+    for dry in (True, False):
+        r = http.post(f"/api/v2/trees/main@{head}/history/merge",
+                      json={"fromRefName": y, "dryRun": dry})
+        assert r.status_code == 409, r.text
+        assert f"{ns}.b → {ns}.a → {ns}.b" in r.json()["message"], r.json()
+    assert http.get("/api/v2/trees/main").json()["reference"]["hash"] == head

@@ -147,3 +147,22 @@ def test_transpiled_to_duckdb_gives_the_rows_spark_gives(
         want = _norm([tuple(row) for row in spark.sql(f"SELECT * FROM sapwood.{v['key']}")
                       .collect()])
         assert want and got == want, (v["key"], sql)
+
+
+def test_a_frozen_definition_keeps_its_columns_until_recompiled(
+        spark: SparkSession, http: httpx.Client) -> None:
+    """Hive's frozen definitions: SELECT * keeps the columns its table had when
+    the view was written, in Spark too, until the view is recompiled."""
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS sapwood.frozen")
+    spark.sql("CREATE TABLE sapwood.frozen.t (a BIGINT, b STRING) USING iceberg")
+    spark.sql("INSERT INTO sapwood.frozen.t VALUES (1, 'x')")
+    spark.sql("USE sapwood.frozen")
+    spark.sql("CREATE VIEW sapwood.frozen.v AS SELECT * FROM t")
+    spark.sql("ALTER TABLE sapwood.frozen.t ADD COLUMN c INT")
+    content = http.get("/api/v2/trees/main/contents/frozen.v").json()["content"]
+    assert content["extensions"]["hive"]["expanded-text"] == \
+        "SELECT t.a AS a, t.b AS b FROM frozen.t AS t"
+    assert spark.sql("SELECT * FROM sapwood.frozen.v").columns == ["a", "b"]
+    r = http.post("/api/v2/trees/main/views/frozen.v/recompile")
+    assert r.status_code == 200 and r.json()["columns"] == ["a", "b", "c"], r.text
+    assert spark.sql("SELECT * FROM sapwood.frozen.v").columns == ["a", "b", "c"]

@@ -98,13 +98,20 @@ class Catalog:
         """Read ``keys`` at the head of branch ``ref``, plan, commit; plan again
         if the keys moved meanwhile. A plan of None, or one without operations,
         writes nothing."""
+        return self.write_at(ref, keys, who, lambda _head, found: plan(found))
+
+    def write_at(self, ref: RefSpec, keys: Sequence[ContentKey], who: Who,
+                 plan: Callable[[ResolvedRef, dict[ContentKey, Content]], Change[T] | None],
+                 ) -> T | None:
+        """``write`` for a plan that also reads beyond ``keys``: it is given
+        the head it plans against, so all it reads is one snapshot."""
         last: CommitConflictError | None = None
         for attempt in range(ATTEMPTS):
             if attempt:
                 time.sleep(random.uniform(0, BACKOFF_S * 2 ** min(attempt, 6)))
             resolved, found = self.store.lookup(ref, keys)
             writable(ref, resolved)
-            change = plan(found)
+            change = plan(resolved, found)
             if change is None:
                 return None
             if not change.operations:
@@ -202,17 +209,24 @@ def rename(catalog: Catalog, ref: RefSpec, src: ContentKey, dst: ContentKey, kin
     catalog.write(ref, [src, dst, ns], who, plan)
 
 
-def drop(catalog: Catalog, t: Target, kind: ContentType, who: Who) -> None:
+def drop(catalog: Catalog, t: Target, kind: ContentType, who: Who, cascade: bool = False,
+         require: Callable[[ContentKey], None] | None = None) -> None:
     """Drop a table or view. ``purgeRequested`` removes no files: other branches
     and older commits may still point at them; reclaiming them is garbage
-    collection's job."""
-    missing = no_such_table if kind == ContentType.ICEBERG_TABLE else no_such_view
+    collection's job. The views that read it are checked (strict mode) or,
+    with ``cascade``, dropped in the same commit (docs/views.md)."""
+    from api.catalog.invalidation import plan_drop  # it builds on this module
 
-    def plan(found: dict[ContentKey, Content]) -> Change[None]:
+    missing = no_such_table if kind == ContentType.ICEBERG_TABLE else no_such_view
+    what = _KIND[kind].lower()
+
+    def plan(head: ResolvedRef, found: dict[ContentKey, Content]) -> Change[None]:
         cur = found.get(t.key)
         if cur is None or cur.type != kind:
             raise missing(t.name)
-        return Change([Delete(t.key, expected=cur)],
-                      f"drop {_KIND[kind].lower()} {t.name}", None)
+        # Inside the plan: a retry re-checks the dependents at its new head.
+        extra = plan_drop(catalog, head, t.key, what, cascade, require)
+        message = f"drop {what} {t.name}" + (f" cascade ({len(extra)} views)" if cascade else "")
+        return Change([Delete(t.key, expected=cur), *extra], message, None)
 
-    catalog.write(t.ref, [t.key], who, plan)
+    catalog.write_at(t.ref, [t.key], who, plan)

@@ -73,10 +73,11 @@ def commit_table(request: Request, namespace: str, table: str,
 @router.delete("/namespaces/{namespace}/tables/{table}", status_code=204)
 def drop_table(request: Request, namespace: str, table: str,
                purge_requested: Annotated[bool, Query(alias="purgeRequested")] = False,
-               ) -> Response:
+               cascade: bool = False) -> Response:
+    # cascade=true (ours, not Iceberg's): the views that read it go in the same commit.
     c = Call(request)
     drop(c.svc.catalog, target(c.ref, namespace_key(namespace), table),
-         ContentType.ICEBERG_TABLE, c.who)
+         ContentType.ICEBERG_TABLE, c.who, cascade, lambda k: c.require(Privilege.WRITE, k))
     return Response(status_code=204)
 
 

@@ -58,10 +58,12 @@ def replace_view(request: Request, namespace: str, view: str,
 
 
 @router.delete("/namespaces/{namespace}/views/{view}", status_code=204)
-def drop_view(request: Request, namespace: str, view: str) -> Response:
+def drop_view(request: Request, namespace: str, view: str, cascade: bool = False,
+              ) -> Response:
+    # cascade=true (ours, not Iceberg's): the views that read it go in the same commit.
     c = Call(request)
     drop(c.svc.catalog, target(c.ref, namespace_key(namespace), view),
-         ContentType.ICEBERG_VIEW, c.who)
+         ContentType.ICEBERG_VIEW, c.who, cascade, lambda k: c.require(Privilege.WRITE, k))
     return Response(status_code=204)
 
 

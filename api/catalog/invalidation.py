@@ -1,0 +1,88 @@
+"""The lookups behind strict invalidation and CASCADE, at the head a write
+plans against: the views that read a key (views of views too), the
+namespaces' modes, and what a dropped or changed object was and becomes.
+The decisions themselves are core.sql.invalidation's."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from api.catalog.analysis import Resolver
+from api.catalog.service import Catalog
+from api.errors import commit_failed
+from core.commits import Delete, ResolvedRef
+from core.content import Content, Namespace
+from core.keys import ContentKey
+from core.sql.analysis import Key, Relation
+from core.sql.invalidation import Properties, ancestors, describe, invalidated, refusals
+from core.sql.stored import DialectAnalysis
+
+# Checks the caller may write a key (the guard's rule for keys the path does
+# not name); None: no guard.
+Require = Callable[[ContentKey], None] | None
+
+
+def dependents(catalog: Catalog, at: str, keys: Sequence[ContentKey],
+               ) -> dict[ContentKey, Content]:
+    """Every view that reads one of ``keys`` at ``at``, directly or through
+    other views; ``keys`` themselves excluded."""
+    out: dict[ContentKey, Content] = {}
+    frontier = list(keys)
+    while frontier:
+        nxt: list[ContentKey] = []
+        for k in frontier:
+            for vk, c in catalog.store.dependents(at, k)[1].items():
+                if vk not in out and vk not in keys:
+                    out[vk] = c
+                    nxt.append(vk)
+        frontier = nxt
+    return out
+
+
+def properties(catalog: Catalog, at: str, views: Sequence[ContentKey]) -> Properties:
+    """The namespace properties the views' modes depend on, read at ``at``
+    in one lookup."""
+    wanted = sorted({ContentKey(ns) for v in views for ns in ancestors(v.elements[:-1])})
+    found = catalog.read(at, wanted)[1] if wanted else {}
+    props = {k.elements: c.properties for k, c in found.items() if isinstance(c, Namespace)}
+    return props.get
+
+
+def _primary(c: Content) -> DialectAnalysis | None:
+    # The first analysed representation speaks for the view's dependencies
+    # (as in the status listing); an unanalysed view records none.
+    return next((a for a in getattr(c, "analysis", None) or []
+                 if a.status != "unanalysed"), None)
+
+
+def refused(catalog: Catalog, at: str, views: Mapping[ContentKey, Content],
+            before: Mapping[Key, Relation | None], after: Mapping[Key, Relation | None],
+            ) -> dict[Key, list[str]]:
+    """The views in strict namespaces that the change would break, with why."""
+    broken = invalidated({k.elements: _primary(c) for k, c in views.items()}, before, after)
+    if not broken:
+        return {}
+    return refusals(broken, properties(catalog, at, [ContentKey(k) for k in broken]))
+
+
+def plan_drop(catalog: Catalog, head: ResolvedRef, key: ContentKey, kind: str,
+              cascade: bool, require: Require = None) -> list[Delete]:
+    """The extra deletes a drop of ``key`` takes at ``head``: with CASCADE,
+    every view that reads it (at any depth); without, none, after checking
+    no strict dependent would break (409 naming each one if so)."""
+    at = f"@{head.hash}"
+    views = dependents(catalog, at, [key])
+    if not views:
+        return []
+    name = ".".join(key.elements)
+    if cascade:
+        for k in views:
+            if require is not None:
+                require(k)
+        return [Delete(k, expected=c) for k, c in sorted(views.items())]
+    before = {key.elements: Resolver(catalog, at)(key.elements)}
+    strict = refused(catalog, at, views, before, {key.elements: None})
+    if strict:
+        raise commit_failed(f"Cannot drop {kind} {name}: views that read it would become "
+                            f"invalid: {describe(strict)}")
+    return []

@@ -1,0 +1,153 @@
+"""Strict invalidation and CASCADE, over HTTP: a drop that would break a view
+in a strict namespace (its own property or an ancestor's) is refused with
+409 and nothing written; lenient views are left invalid and reported;
+``cascade=true`` drops every view that reads the object, at any depth, in
+the drop's one commit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.api import spark_bodies as sb
+from tests.api.test_rest_http import V1
+from tests.api.test_view_analysis_http import make, view_body
+
+STRICT = {"sapwood.view-invalidation": "strict"}
+
+
+def namespace(http, *levels: str, properties: dict[str, str] | None = None) -> str:
+    r = http.post(f"{V1}/namespaces", json={"namespace": list(levels),
+                                            "properties": properties or {}})
+    assert r.status_code == 200, r.text
+    return "%1F".join(levels)
+
+
+def nested_view(http, levels: tuple[str, ...], name: str, sql: str) -> None:
+    body = view_body(name, sql, levels[0])
+    body["view-version"]["default-namespace"] = list(levels)
+    r = http.post(f"{V1}/namespaces/{'%1F'.join(levels)}/views", json=body)
+    assert r.status_code == 200, r.text
+
+
+def table(http, ns: str, name: str) -> None:
+    r = http.post(f"{V1}/namespaces/{ns}/tables", json=sb.create_table(name))
+    assert r.status_code == 200, r.text
+
+
+def head(http) -> str:
+    return http.get("/api/v2/trees/main").json()["reference"]["hash"]
+
+
+def log(http, n: int) -> list[dict[str, Any]]:
+    r = http.get("/api/v2/trees/main/history", params={"fetch": "ALL", "maxRecords": n})
+    return r.json()["logEntries"]
+
+
+def invalid(http) -> dict[str, list[str]]:
+    views = http.get("/api/v2/trees/main/views?status=invalid").json()["views"]
+    return {".".join(v["key"]): v["reasons"] for v in views}
+
+
+def exists(http, path: str) -> bool:
+    return http.head(f"{V1}/namespaces/{path}").status_code == 204
+
+
+def test_lenient_drop_goes_through_and_the_view_is_reported_invalid(http, ns) -> None:
+    table(http, ns, "t")
+    make(http, ns, "v", "SELECT id FROM t")
+    assert http.delete(f"{V1}/namespaces/{ns}/tables/t").status_code == 204
+    assert invalid(http)[f"{ns}.v"] == [f"table {ns}.t dropped"]
+
+
+def test_strict_view_namespace_refuses_the_drop(http, ns) -> None:
+    views = namespace(http, f"{ns}_views", properties=STRICT)
+    table(http, ns, "orders")
+    make(http, views, "daily", f"SELECT id FROM {ns}.orders")
+    before = head(http)
+    r = http.delete(f"{V1}/namespaces/{ns}/tables/orders")
+    assert r.status_code == 409, r.text
+    err = r.json()["error"]
+    assert err["type"] == "CommitFailedException"
+    assert err["message"] == (f"Cannot drop table {ns}.orders: views that read it would "
+                              f"become invalid: {views}.daily (table {ns}.orders dropped)")
+    assert head(http) == before and exists(http, f"{ns}/tables/orders")
+
+
+def test_strict_is_inherited_from_a_parent_namespace(http, ns) -> None:
+    namespace(http, f"{ns}_p", properties=STRICT)
+    namespace(http, f"{ns}_p", "c")
+    table(http, ns, "t")
+    nested_view(http, (f"{ns}_p", "c"), "v", f"SELECT id FROM {ns}.t")
+    # The child overriding it back to lenient wins over the parent.
+    namespace(http, f"{ns}_p", "l", properties={"sapwood.view-invalidation": "lenient"})
+    nested_view(http, (f"{ns}_p", "l"), "w", f"SELECT name FROM {ns}.t")
+    before = head(http)
+    r = http.delete(f"{V1}/namespaces/{ns}/tables/t")
+    assert r.status_code == 409, r.text
+    msg = r.json()["error"]["message"]
+    assert f"{ns}_p.c.v (table {ns}.t dropped)" in msg and ".l.w" not in msg
+    assert head(http) == before
+
+
+def test_a_strict_view_of_a_lenient_view_refuses_too(http, ns) -> None:
+    strict = namespace(http, f"{ns}_s", properties=STRICT)
+    table(http, ns, "t")
+    make(http, ns, "mid", "SELECT id FROM t")
+    make(http, strict, "top", f"SELECT id FROM {ns}.mid")
+    r = http.delete(f"{V1}/namespaces/{ns}/tables/t")
+    assert r.status_code == 409, r.text
+    assert r.json()["error"]["message"].endswith(
+        f"{strict}.top (view {ns}.mid it reads would become invalid)")
+
+
+def test_cascade_drops_the_table_and_its_views_in_one_commit(http, ns) -> None:
+    strict = namespace(http, f"{ns}_s", properties=STRICT)
+    table(http, ns, "t")
+    table(http, ns, "other")
+    make(http, ns, "l1", "SELECT id, name FROM t")
+    make(http, strict, "l2", f"SELECT id FROM {ns}.l1")
+    make(http, ns, "keep", "SELECT id FROM other")
+    before = head(http)
+    r = http.delete(f"{V1}/namespaces/{ns}/tables/t", params={"cascade": "true"})
+    assert r.status_code == 204, r.text
+    new, parent = log(http, 2)
+    assert parent["commitMeta"]["hash"] == before
+    assert new["commitMeta"]["message"] == f"drop table {ns}.t cascade (2 views)"
+    assert sorted((o["type"], ".".join(o["key"]["elements"])) for o in new["operations"]) == [
+        ("DELETE", f"{ns}.l1"), ("DELETE", f"{ns}.t"), ("DELETE", f"{strict}.l2")]
+    assert not exists(http, f"{ns}/views/l1") and not exists(http, f"{strict}/views/l2")
+    assert exists(http, f"{ns}/views/keep")
+
+
+def test_dropping_a_view_with_dependents_is_checked_and_cascades(http, ns) -> None:
+    strict = namespace(http, f"{ns}_s", properties=STRICT)
+    table(http, ns, "t")
+    make(http, ns, "base", "SELECT id FROM t")
+    make(http, strict, "a", f"SELECT id FROM {ns}.base")
+    make(http, strict, "b", "SELECT id FROM a")
+    before = head(http)
+    r = http.delete(f"{V1}/namespaces/{ns}/views/base")
+    assert r.status_code == 409, r.text
+    assert r.json()["error"]["message"] == (
+        f"Cannot drop view {ns}.base: views that read it would become invalid: "
+        f"{strict}.a (view {ns}.base dropped), "
+        f"{strict}.b (view {strict}.a it reads would become invalid)")
+    assert head(http) == before
+    r = http.delete(f"{V1}/namespaces/{ns}/views/base", params={"cascade": "true"})
+    assert r.status_code == 204, r.text
+    new, parent = log(http, 2)
+    assert parent["commitMeta"]["hash"] == before
+    assert new["commitMeta"]["message"] == f"drop view {ns}.base cascade (2 views)"
+    assert len(new["operations"]) == 3
+    assert exists(http, f"{ns}/tables/t") and not exists(http, f"{strict}/views/b")
+
+
+def test_cascade_false_is_no_cascade_and_unread_tables_drop(http, ns) -> None:
+    strict = namespace(http, f"{ns}_s", properties=STRICT)
+    table(http, ns, "t")
+    make(http, strict, "v", f"SELECT id FROM {ns}.t")
+    assert http.delete(f"{V1}/namespaces/{ns}/tables/t",
+                       params={"cascade": "false"}).status_code == 409
+    # Dropping a table nobody reads is not affected by the mode.
+    table(http, strict, "lonely")
+    assert http.delete(f"{V1}/namespaces/{strict}/tables/lonely").status_code == 204

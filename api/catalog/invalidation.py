@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from api.catalog.analysis import Resolver
+from api.catalog.analysis import Resolver, relation
 from api.catalog.service import Catalog
 from api.errors import commit_failed
 from core.commits import Delete, ResolvedRef
@@ -86,3 +86,25 @@ def plan_drop(catalog: Catalog, head: ResolvedRef, key: ContentKey, kind: str,
         raise commit_failed(f"Cannot drop {kind} {name}: views that read it would become "
                             f"invalid: {describe(strict)}")
     return []
+
+
+def check_schema_changes(catalog: Catalog, head: ResolvedRef,
+                         changed: Mapping[ContentKey, tuple[Content, Content]]) -> None:
+    """Refuse (409) table updates whose new current schema would break a
+    view in a strict namespace; ``changed`` maps each table whose current
+    schema changes to its value now and the one about to be written."""
+    if not changed:
+        return
+    at = f"@{head.hash}"
+    views = dependents(catalog, at, list(changed))
+    if not views:
+        return
+    resolve = Resolver(catalog, at)
+    before = {k.elements: resolve(k.elements) for k in changed}
+    # The new metadata file is written already (it is discarded if refused).
+    after = {k.elements: relation(catalog, k.elements, new) for k, (_, new) in changed.items()}
+    strict = refused(catalog, at, views, before, after)
+    if strict:
+        names = ", ".join(".".join(k.elements) for k in changed)
+        raise commit_failed(f"Cannot change the schema of table {names}: views that read "
+                            f"it would become invalid: {describe(strict)}")

@@ -12,6 +12,7 @@ from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
 from pyiceberg.table.update import AssertCreate, SetLocationUpdate, update_table_metadata
 
 from api.catalog.files import load_result
+from api.catalog.invalidation import check_schema_changes
 from api.catalog.service import Catalog, Change, Who, clash, require_namespace
 from api.errors import IcebergError, bad_request, no_such_table
 from api.models import (
@@ -21,7 +22,7 @@ from api.models import (
     TableChange,
 )
 from api.paths import Target, check_identifier, dotted, namespace_from_levels, target
-from core.commits import Operation, Put
+from core.commits import Operation, Put, ResolvedRef
 from core.content import Content, ContentType, IcebergTable
 from core.keys import ContentKey
 from core.refs import RefSpec
@@ -109,7 +110,7 @@ class Tables:
             raise bad_request("A transaction may change each table only once")
         namespaces = list({k.namespace for k in keys})  # type: ignore[misc]
 
-        def plan(found: dict[ContentKey, Content]) -> Change[list[bytes]]:
+        def plan(head: ResolvedRef, found: dict[ContentKey, Content]) -> Change[list[bytes]]:
             ops: list[Operation] = []
             bodies: list[bytes] = []
             files: list[str] = []
@@ -120,6 +121,12 @@ class Tables:
                         ops.append(op)
                         files.append(loc)
                     bodies.append(load_result(loc, data))
+                # Inside the plan: a retry re-checks the views at its new head.
+                check_schema_changes(self.catalog, head, {
+                    o.key: (o.expected, o.content) for o in ops
+                    if isinstance(o, Put) and isinstance(o.expected, IcebergTable)
+                    and isinstance(o.content, IcebergTable)
+                    and o.content.schema_id != o.expected.schema_id})
             except BaseException:
                 for f in files:
                     self.files.discard(f)
@@ -130,7 +137,8 @@ class Tables:
                        "update tables " + ", ".join(dotted(k) for k in keys))
             return Change(ops, message, bodies, files)
 
-        return self.catalog.write(ref, [*keys, *namespaces], who, plan)  # type: ignore[return-value]
+        return self.catalog.write_at(ref, [*keys, *namespaces], who,  # type: ignore[return-value]
+                                     plan)
 
     def _apply(self, found: dict[ContentKey, Content], key: ContentKey,
                req: CommitTableRequest) -> tuple[Operation | None, str, bytes]:

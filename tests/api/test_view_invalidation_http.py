@@ -151,3 +151,42 @@ def test_cascade_false_is_no_cascade_and_unread_tables_drop(http, ns) -> None:
     # Dropping a table nobody reads is not affected by the mode.
     table(http, strict, "lonely")
     assert http.delete(f"{V1}/namespaces/{strict}/tables/lonely").status_code == 204
+
+
+def new_schema(http, ns: str, name: str, fields: list[dict[str, Any]]) -> Any:
+    """Commit a new current schema with these fields (a column dropped or
+    retyped), as an engine's ALTER TABLE would."""
+    return http.post(f"{V1}/namespaces/{ns}/tables/{name}", json={
+        "requirements": [{"type": "assert-current-schema-id", "current-schema-id": 0}],
+        "updates": [{"action": "add-schema", "schema": {"type": "struct", "schema-id": 1,
+                                                         "fields": fields}},
+                    {"action": "set-current-schema", "schema-id": -1}]})
+
+
+ID = {"id": 1, "name": "id", "required": False, "type": "long"}
+NAME = {"id": 2, "name": "name", "required": False, "type": "string"}
+
+
+def test_a_schema_change_breaking_a_strict_view_is_refused(http, ns) -> None:
+    strict = namespace(http, f"{ns}_s", properties=STRICT)
+    table(http, ns, "t")
+    make(http, strict, "v", f"SELECT name FROM {ns}.t")
+    before = head(http)
+    r = new_schema(http, ns, "t", [ID])
+    assert r.status_code == 409, r.text
+    assert r.json()["error"]["message"] == (
+        f"Cannot change the schema of table {ns}.t: views that read it would become "
+        f"invalid: {strict}.v (column name no longer exists in {ns}.t)")
+    r = new_schema(http, ns, "t", [ID, {**NAME, "type": "int"}])
+    assert r.status_code == 409 and "type of" in r.json()["error"]["message"], r.text
+    assert head(http) == before
+
+
+def test_a_schema_change_the_strict_view_does_not_see_is_allowed(http, ns) -> None:
+    strict = namespace(http, f"{ns}_s", properties=STRICT)
+    table(http, ns, "t")
+    make(http, strict, "v", f"SELECT id FROM {ns}.t")
+    r = new_schema(http, ns, "t", [ID])
+    assert r.status_code == 200, r.text
+    assert r.json()["metadata"]["current-schema-id"] == 1
+    assert f"{strict}.v" not in invalid(http)

@@ -171,3 +171,33 @@ def test_a_frozen_definition_keeps_its_columns_until_recompiled(
     r = http.post("/api/v2/trees/main/views/frozen.v/recompile")
     assert r.status_code == 200 and r.json()["columns"] == ["a", "b", "c"], r.text
     assert spark.sql("SELECT * FROM sapwood.frozen.v").columns == ["a", "b", "c"]
+
+
+def test_strict_and_lenient_drops_from_spark(spark: SparkSession, http: httpx.Client) -> None:
+    """The namespace property chooses; Spark's DROP TABLE and ALTER TABLE see
+    the catalog's 409 in strict mode, and go through in lenient mode."""
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors import AnalysisException
+
+    for ns, mode in (("strict_views", "strict"), ("lenient_views", "lenient")):
+        spark.sql(f"CREATE NAMESPACE IF NOT EXISTS sapwood.{ns} "
+                  f"WITH DBPROPERTIES ('sapwood.view-invalidation' = '{mode}')")
+        spark.sql(f"CREATE TABLE sapwood.{ns}.t (a BIGINT, b STRING) USING iceberg")
+        spark.sql(f"USE sapwood.{ns}")
+        spark.sql(f"CREATE VIEW sapwood.{ns}.v AS SELECT a, b FROM t")
+    try:
+        spark.sql("ALTER TABLE sapwood.strict_views.t DROP COLUMN b")
+        raise AssertionError("the column drop went through")
+    except (Py4JJavaError, AnalysisException) as e:
+        assert "views that read it would become invalid" in str(e), str(e)
+    try:
+        spark.sql("DROP TABLE sapwood.strict_views.t")
+        raise AssertionError("the drop went through")
+    except (Py4JJavaError, AnalysisException) as e:
+        assert "strict_views.v (table strict_views.t dropped)" in str(e), str(e)
+    assert spark.sql("SELECT * FROM sapwood.strict_views.v").columns == ["a", "b"]
+    spark.sql("DROP TABLE sapwood.lenient_views.t")
+    invalid = http.get("/api/v2/trees/main/views?status=invalid").json()["views"]
+    assert {".".join(v["key"]): v["reasons"] for v in invalid
+            if v["key"][0] == "lenient_views"} == {
+        "lenient_views.v": ["table lenient_views.t dropped"]}

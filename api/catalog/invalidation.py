@@ -13,8 +13,8 @@ from api.errors import commit_failed
 from core.commits import Delete, ResolvedRef
 from core.content import Content, Namespace
 from core.keys import ContentKey
-from core.sql.analysis import Key, Relation
 from core.sql.invalidation import Properties, ancestors, describe, invalidated, refusals
+from core.sql.model import Key, Relation
 from core.sql.stored import DialectAnalysis
 
 # Checks the caller may write a key (the guard's rule for keys the path does

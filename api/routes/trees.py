@@ -75,8 +75,8 @@ def list_references(request: Request, page_token: str | None = Query(None, alias
                     ) -> Response:
     page = store_of(request).list_references(page_token, max_records)
     guard = guard_of(request)
-    refs = page.items if guard is None else [r for r in page.items
-                                             if guard.ref_filter(request)(r.name)]
+    readable = guard.ref_filter(request) if guard is not None else None
+    refs = page.items if readable is None else [r for r in page.items if readable(r.name)]
     return json_response(page_json("references", [reference_json(r) for r in refs],
                                    page.next_token))
 

@@ -28,12 +28,11 @@ MAX_DEPTH = 32
 
 
 def _view(store: Store, ref: str, key: str) -> tuple[ResolvedRef, IcebergView]:
-    ck = ContentKey.parse(key)
-    resolved, found = store.lookup(ref_param(ref), [ck])
+    ck, spec = ContentKey.parse(key), ref_param(ref)
+    resolved, found = store.lookup(spec, [ck])
     c = found.get(ck)
     if not isinstance(c, IcebergView | MaterializedView):
-        raise IcebergError(404, "NoSuchViewException",
-                           f"View does not exist: {ck} at '{ref_param(ref)}'")
+        raise IcebergError(404, "NoSuchViewException", f"View does not exist: {ck} at '{spec}'")
     return resolved, c  # type: ignore[return-value]
 
 

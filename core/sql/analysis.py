@@ -21,7 +21,6 @@ The steps:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 
 from sqlglot import exp, parse_one
 from sqlglot.dialects.dialect import Dialect
@@ -31,74 +30,21 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, build_scope
 from sqlglot.schema import MappingSchema
 
-Key = tuple[str, ...]
-TABLE, VIEW = "table", "view"
+# The values (re-exported: callers name them from here or from core.sql.model).
+from core.sql.model import (
+    TABLE,
+    VIEW,
+    Analysis,
+    Dependency,
+    Key,
+    Lineage,
+    Origin,
+    Relation,
+)
+
+__all__ = ["TABLE", "VIEW", "Analysis", "Dependency", "Key", "Lineage", "Origin", "Relation",
+           "Resolver", "analyze", "known_dialect"]
 _SYNTHETIC = "__sw_rel_"
-
-
-@dataclass(frozen=True, slots=True, order=True)
-class Origin:
-    """One base-table column."""
-
-    table: Key
-    column: str
-
-    def dotted(self) -> str:
-        return ".".join((*self.table, self.column))
-
-
-@dataclass(frozen=True, slots=True)
-class Lineage:
-    """Where one output column's value comes from: base-table columns, and
-    whether any step computes it (``derived``) rather than passing it on."""
-
-    origins: tuple[Origin, ...] = ()
-    derived: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Relation:
-    """What a name resolved to at the ref: the caller's answer to ``resolve``."""
-
-    key: Key
-    content_id: str
-    kind: str  # TABLE or VIEW
-    columns: tuple[tuple[str, str], ...]  # (name, type), in order
-    # For a view: the lineage of each of its columns, down to base tables.
-    lineage: dict[str, Lineage] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class Dependency:
-    key: Key
-    content_id: str
-    kind: str
-    # Every column of it the SQL uses (selected, filtered, joined on …), with
-    # the type it had: what a later change of the object must keep.
-    columns: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Analysis:
-    dialect: str
-    # Set when the SQL could not be analysed at all (the view is kept,
-    # marked unanalysed with this message).
-    error: str | None = None
-    dependencies: tuple[Dependency, ...] = ()
-    # Names read that resolve to nothing at this ref.
-    unresolved: tuple[str, ...] = ()
-    # Why the definition does not compile against its bases here (a column
-    # that is gone, say); empty when it does.
-    problems: tuple[str, ...] = ()
-    expanded_sql: str | None = None
-    columns: tuple[tuple[str, Lineage], ...] = ()
-    # Output column types in the dialect's spelling, when asked for (recompile).
-    types: tuple[str | None, ...] = ()
-
-    @property
-    def analysed(self) -> bool:
-        return self.error is None
-
 
 Resolver = Callable[[Key], Relation | None]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from core.sql.analysis import Key, Relation
+from core.sql.model import Key, Relation
 from core.sql.stored import DialectAnalysis
 from core.sql.validity import dependency_reasons
 

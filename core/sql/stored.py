@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.dialects import ColumnOrigin, FieldOrigin
-from core.sql.analysis import TABLE, Analysis, Lineage, Origin
+from core.sql.model import TABLE, Analysis, Lineage, Origin
 
 Status = Literal["ok", "invalid", "unanalysed"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from core.sql.analysis import Relation
+from core.sql.model import Relation
 from core.sql.stored import DialectAnalysis, StoredDependency
 
 _KIND = {"ICEBERG_TABLE": "table", "ICEBERG_VIEW": "view", "MATERIALIZED_VIEW": "view"}

@@ -22,8 +22,9 @@ from core.views import current_version
 
 
 class Resolver:
-    """Names at one commit (the head the write plans against); each key
-    looked up once per analysis."""
+    """Names at one commit (the head the write plans against), each key
+    looked up once: ``many`` asks the store for all of an analysis's names in
+    one lookup; calling it asks for one."""
 
     def __init__(self, catalog: Catalog, ref: RefSpec | str) -> None:
         self.catalog = catalog
@@ -33,22 +34,28 @@ class Resolver:
         self._at: str | None = None  # the commit, resolved once: one snapshot
 
     def __call__(self, key: Key) -> Relation | None:
-        if key not in self._seen:
-            self._seen[key] = self._resolve(key)
-        return self._seen[key]
+        return self.many([key]).get(key)
 
-    def _resolve(self, key: Key) -> Relation | None:
-        try:
-            ck = ContentKey(key)
-        except Exception:
-            return None
-        if self._at is None:
-            self._at = f"@{self.catalog.store.resolve(self.ref).hash}"
-        c = self.catalog.get(self._at, ck)  # type: ignore[arg-type]
-        if c is None or c.id is None:
-            return None
-        self.kinds[key] = c.type
-        return relation(self.catalog, key, c)
+    def many(self, keys: Sequence[Key]) -> dict[Key, Relation]:
+        wanted: dict[ContentKey, Key] = {}
+        for key in keys:
+            if key in self._seen:
+                continue
+            try:
+                wanted[ContentKey(key)] = key
+            except Exception:  # not a valid key: it names nothing
+                self._seen[key] = None
+        if wanted:
+            if self._at is None:
+                self._at = f"@{self.catalog.store.resolve(self.ref).hash}"
+            found = self.catalog.store.lookup(self._at, list(wanted))[1]  # type: ignore[arg-type]
+            for ck, key in wanted.items():
+                c = found.get(ck)
+                rel = relation(self.catalog, key, c) if c is not None and c.id else None
+                if rel is not None:
+                    self.kinds[key] = c.type  # type: ignore[union-attr]
+                self._seen[key] = rel
+        return {k: r for k in keys if (r := self._seen.get(k)) is not None}
 
 
 def relation(catalog: Catalog, key: Key, c: Content) -> Relation | None:
@@ -93,7 +100,7 @@ def analyse_version(catalog: Catalog, ref: RefSpec | str, meta: ViewMetadata,
         r for r in (getattr(r, "root", r) for r in version.representations)
         if isinstance(r, SQLViewRepresentation)]
     for rep in reps:
-        a = analyze(rep.sql, rep.dialect.lower(), default_ns, resolve,
+        a = analyze(rep.sql, rep.dialect.lower(), default_ns, resolve.many,
                     version.default_catalog)
         out.append(stored(a, resolve.kinds))
         if a.expanded_sql and not hive:

@@ -103,7 +103,7 @@ def recompile(views: Views, t: Target, who: Who) -> dict[str, object]:
         resolve = Resolver(catalog, t.ref)
         reps = [r.root for r in version.representations]
         analysed = [analyze(r.sql, r.dialect.lower(), tuple(version.default_namespace or ()),  # type: ignore[union-attr]
-                            resolve, version.default_catalog, with_types=True) for r in reps]
+                            resolve.many, version.default_catalog, with_types=True) for r in reps]
         a = next((x for x in analysed if x.analysed), None)
         if a is None or a.problems:
             why = "; ".join(a.problems) if a else "; ".join(x.error or "" for x in analysed)

@@ -20,7 +20,7 @@ The steps:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from sqlglot import exp, parse_one
 from sqlglot.dialects.dialect import Dialect
@@ -46,7 +46,10 @@ __all__ = ["TABLE", "VIEW", "Analysis", "Dependency", "Key", "Lineage", "Origin"
            "Resolver", "analyze", "known_dialect"]
 _SYNTHETIC = "__sw_rel_"
 
-Resolver = Callable[[Key], Relation | None]
+# What names are at the ref: asked once per analysis with every key the SQL
+# may mean (one round trip to the store, not one per table); keys that are
+# nothing are left out of the answer.
+Resolver = Callable[[Sequence[Key]], Mapping[Key, Relation]]
 
 
 def known_dialect(dialect: str) -> bool:
@@ -94,7 +97,10 @@ def analyze(sql: str, dialect: str, default_namespace: Key, resolve: Resolver,
         return Analysis(dialect, dependencies=deps, problems=(_first_line(e),))
     deps = tuple(Dependency(d.key, d.content_id, d.kind, used.get(d.key, ())) for d in deps)
     _restore_names(qualified, relations)
-    return Analysis(dialect, dependencies=deps, expanded_sql=qualified.sql(dialect=dialect),
+    # copy=False: the tree is not used again, so the generator may transform
+    # it in place (a deep copy of the tree is a tenth of the analysis).
+    return Analysis(dialect, dependencies=deps,
+                    expanded_sql=qualified.sql(dialect=dialect, copy=False),
                     columns=columns, types=types)
 
 
@@ -105,23 +111,26 @@ def _resolve_tables(tree: exp.Expr, default_namespace: Key, resolve: Resolver,
     relation); return those relations by synthetic name, and the names that
     resolved to nothing."""
     root = build_scope(tree)
-    tables: list[exp.Table] = []
+    tables: list[tuple[exp.Table, list[Key]]] = []
     if root is not None:
         for scope in root.traverse():
-            tables += [s for s in scope.sources.values() if isinstance(s, exp.Table)]
+            for source in scope.sources.values():
+                # Not a table function nor a lateral view: nothing the catalog holds.
+                if (isinstance(source, exp.Table) and source.name
+                        and source.find_ancestor(exp.Lateral) is None):
+                    parts = tuple(p.name for p in source.parts)
+                    tables.append((source, _candidates(parts, default_namespace,
+                                                       default_catalog)))
+    found = resolve(sorted({k for _, keys in tables for k in keys})) if tables else {}
     by_key: dict[Key, str] = {}
     relations: dict[str, Relation] = {}
     unresolved: list[str] = []
-    for table in tables:
-        if not table.name or table.find_ancestor(exp.Lateral) is not None:
-            continue  # a table function or a lateral view: nothing the catalog holds
-        parts = tuple(p.name for p in table.parts)
-        rel = _lookup(parts, default_namespace, resolve, default_catalog)
+    for table, keys in tables:
+        rel = next((found[k] for k in keys if k in found), None)
         if rel is None:
             # Named as the key it was looked up as (a bare name under the
             # default namespace), which is what a user would create to fix it.
-            unresolved.append(".".join(_candidates(parts, default_namespace,
-                                                   default_catalog)[0]))
+            unresolved.append(".".join(keys[0]))
             continue
         syn = by_key.get(rel.key)
         if syn is None:
@@ -144,15 +153,6 @@ def _candidates(parts: Key, default_namespace: Key, default_catalog: str | None,
     if default_catalog and parts[0].lower() == default_catalog.lower():
         return [parts[1:], parts]
     return [parts]
-
-
-def _lookup(parts: Key, default_namespace: Key, resolve: Resolver,
-            default_catalog: str | None) -> Relation | None:
-    for key in _candidates(parts, default_namespace, default_catalog):
-        found = resolve(key)
-        if found is not None:
-            return found
-    return None
 
 
 def _used_columns(root: Scope, relations: dict[str, Relation],

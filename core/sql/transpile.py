@@ -4,7 +4,7 @@ per view; the result is a generated representation, marked as such)."""
 from __future__ import annotations
 
 import sqlglot
-from sqlglot.errors import ParseError, SqlglotError, TokenError
+from sqlglot.errors import ErrorLevel, ParseError, SqlglotError, TokenError
 
 from core.errors import InvalidInputError
 from core.sql.analysis import known_dialect
@@ -17,7 +17,8 @@ def transpile(sql: str, source: str, target: str) -> str:
         if not known_dialect(d):
             raise InvalidInputError(f"sqlglot does not know the SQL dialect {d!r}")
     try:
-        out = sqlglot.transpile(sql, read=source, write=target, unsupported_level="raise")
+        out = sqlglot.transpile(sql, read=source, write=target, 
+                                unsupported_level=ErrorLevel.RAISE)
     except (ParseError, TokenError) as e:
         raise InvalidInputError(f"cannot parse the {source} SQL: "
                                 f"{str(e).strip().splitlines()[0][:300]}") from None

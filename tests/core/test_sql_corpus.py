@@ -31,7 +31,8 @@ def _analyse_all() -> dict[str, Analysis]:
     out: dict[str, Analysis] = {}
     for case in VIEWS:
         key = tuple(case["key"].split("."))
-        a = analyze(case["sql"], "spark", tuple(case["default_namespace"]), known.get)
+        a = analyze(case["sql"], "spark", tuple(case["default_namespace"]),
+                    lambda keys: {k: known[k] for k in keys if k in known})
         out[case["key"]] = a
         if a.columns:
             known[key] = Relation(key, f"id:{case['key']}", VIEW,

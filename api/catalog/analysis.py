@@ -63,19 +63,26 @@ def relation(catalog: Catalog, key: Key, c: Content) -> Relation | None:
     if isinstance(c, IcebergTable):
         schema = files.table(c.metadata_location)[0].schema()
         return Relation(key, c.id or "", TABLE,
-                        tuple((f.name, str(f.field_type)) for f in schema.fields))
+                        tuple((f.name, str(f.field_type)) for f in schema.fields),
+                        ids={f.name: f.field_id for f in schema.fields})
     if isinstance(c, IcebergView | MaterializedView):
-        meta = files.view(c.metadata_location)[0]
-        version = current_version(meta)
-        schema = next(s for s in meta.schemas if s.schema_id == version.schema_id)
-        lineage = {}
-        for a in c.analysis or []:
-            if a.status == "ok":
-                lineage = a.lineage()
-                break
-        return Relation(key, c.id or "", VIEW,
-                        tuple((f.name, str(f.field_type)) for f in schema.fields), lineage)
+        return view_relation(key, c, files.view(c.metadata_location)[0])
     return None
+
+
+def view_relation(key: Key, c: IcebergView | MaterializedView, meta: ViewMetadata,
+                  ) -> Relation:
+    """What a view is to the views that read it: its current version's
+    columns, and their lineage from its analysis."""
+    version = current_version(meta)
+    schema = next(s for s in meta.schemas if s.schema_id == version.schema_id)
+    lineage = {}
+    for a in c.analysis or []:
+        if a.status == "ok":
+            lineage = a.lineage()
+            break
+    return Relation(key, c.id or "", VIEW,
+                    tuple((f.name, str(f.field_type)) for f in schema.fields), lineage)
 
 
 # SAPWOOD_VIEW_ANALYSIS=0 stores views without analysing them (the

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from api.catalog.analysis import Resolver, relation
 from api.catalog.service import Catalog
-from api.errors import commit_failed
+from api.errors import bad_request, commit_failed
 from core.commits import Delete, ResolvedRef
 from core.content import Content, Namespace
 from core.keys import ContentKey
@@ -57,9 +57,10 @@ def _primary(c: Content) -> DialectAnalysis | None:
 
 def refused(catalog: Catalog, at: str, views: Mapping[ContentKey, Content],
             before: Mapping[Key, Relation | None], after: Mapping[Key, Relation | None],
-            ) -> dict[Key, list[str]]:
+            renamed: Mapping[Key, Key] | None = None) -> dict[Key, list[str]]:
     """The views in strict namespaces that the change would break, with why."""
-    broken = invalidated({k.elements: _primary(c) for k, c in views.items()}, before, after)
+    broken = invalidated({k.elements: _primary(c) for k, c in views.items()}, before, after,
+                         renamed)
     if not broken:
         return {}
     return refusals(broken, properties(catalog, at, [ContentKey(k) for k in broken]))
@@ -88,23 +89,53 @@ def plan_drop(catalog: Catalog, head: ResolvedRef, key: ContentKey, kind: str,
     return []
 
 
+def plan_rename(catalog: Catalog, head: ResolvedRef, src: ContentKey, dst: ContentKey,
+                kind: str) -> None:
+    """Refuse renaming ``src`` when a view in a strict namespace reads it by
+    that name (its SQL would no longer find it). 400, not 409: the REST spec
+    gives a rename's 409 one meaning, "the target exists", and clients say
+    so (Spark would report the new name as taken)."""
+    at = f"@{head.hash}"
+    views = dependents(catalog, at, [src])
+    if not views:
+        return
+    before = {src.elements: Resolver(catalog, at)(src.elements)}
+    strict = refused(catalog, at, views, before, {src.elements: None},
+                     {src.elements: dst.elements})
+    if strict:
+        raise bad_request(f"Cannot rename {kind} {'.'.join(src.elements)} to "
+                            f"{'.'.join(dst.elements)}: views that read it would become "
+                            f"invalid: {describe(strict)}")
+
+
 def check_schema_changes(catalog: Catalog, head: ResolvedRef,
                          changed: Mapping[ContentKey, tuple[Content, Content]]) -> None:
     """Refuse (409) table updates whose new current schema would break a
     view in a strict namespace; ``changed`` maps each table whose current
-    schema changes to its value now and the one about to be written."""
+    schema changes to its value now and the one about to be written (its
+    metadata file written already: it is discarded if refused)."""
     if not changed:
         return
+    check_changes(catalog, head, "the schema of table", {
+        k: (new, None) for k, (_, new) in changed.items()})
+
+
+def check_changes(catalog: Catalog, head: ResolvedRef, what: str,
+                  changed: Mapping[ContentKey, tuple[Content, Relation | None]]) -> None:
+    """Refuse (409) changes of objects whose new form would break a view in a
+    strict namespace; ``changed`` maps each key to its value about to be
+    written and, when the caller has it, what that value is as a relation
+    (else it is read from the value's metadata file)."""
     at = f"@{head.hash}"
     views = dependents(catalog, at, list(changed))
     if not views:
         return
     resolve = Resolver(catalog, at)
     before = {k.elements: resolve(k.elements) for k in changed}
-    # The new metadata file is written already (it is discarded if refused).
-    after = {k.elements: relation(catalog, k.elements, new) for k, (_, new) in changed.items()}
+    after = {k.elements: rel if rel is not None else relation(catalog, k.elements, new)
+             for k, (new, rel) in changed.items()}
     strict = refused(catalog, at, views, before, after)
     if strict:
         names = ", ".join(".".join(k.elements) for k in changed)
-        raise commit_failed(f"Cannot change the schema of table {names}: views that read "
-                            f"it would become invalid: {describe(strict)}")
+        raise commit_failed(f"Cannot change {what} {names}: views that read it would "
+                            f"become invalid: {describe(strict)}")

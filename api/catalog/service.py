@@ -194,7 +194,9 @@ def rename(catalog: Catalog, ref: RefSpec, src: ContentKey, dst: ContentKey, kin
     if ns is None:
         raise bad_request(f"Cannot rename {dotted(src)} to {dotted(dst)}: no namespace")
 
-    def plan(found: dict[ContentKey, Content]) -> Change[None]:
+    from api.catalog.invalidation import plan_rename  # it builds on this module
+
+    def plan(head: ResolvedRef, found: dict[ContentKey, Content]) -> Change[None]:
         cur = found.get(src)
         if cur is None or _KIND[cur.type] != _KIND[kind]:
             raise missing(dotted(src))
@@ -203,10 +205,12 @@ def rename(catalog: Catalog, ref: RefSpec, src: ContentKey, dst: ContentKey, kin
             raise already_exists(f"Cannot rename {dotted(src)} to {dotted(dst)}. "
                                  f"{_KIND[taken.type]} already exists")
         require_namespace(found, ns)
+        # Inside the plan: a retry re-checks the dependents at its new head.
+        plan_rename(catalog, head, src, dst, _KIND[kind].lower())
         return Change([Delete(src, expected=cur), Put(dst, cur)],
                       f"rename {_KIND[kind].lower()} {dotted(src)} to {dotted(dst)}", None)
 
-    catalog.write(ref, [src, dst, ns], who, plan)
+    catalog.write_at(ref, [src, dst, ns], who, plan)
 
 
 def drop(catalog: Catalog, t: Target, kind: ContentType, who: Who, cascade: bool = False,

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from pyiceberg.view.metadata import ViewMetadata
 
-from api.catalog.analysis import analyse_version, find_cycle
+from api.catalog.analysis import analyse_version, find_cycle, view_relation
 from api.catalog.files import load_result
+from api.catalog.invalidation import check_changes
 from api.catalog.service import Catalog, Change, Who, clash, require_namespace
 from api.errors import IcebergError, bad_request, no_such_view
 from api.models import CommitViewRequest, CreateViewRequest, RegisterViewRequest
 from api.paths import Target, check_identifier, dotted, target
-from core.commits import Put
+from core.commits import Put, ResolvedRef
 from core.content import Content, ContentType, IcebergView
 from core.dialects import HiveExtension
 from core.keys import ContentKey
@@ -104,7 +105,7 @@ class Views:
 
         # Planned again from the newest metadata when the view moved meanwhile:
         # the requirements are checked again and an added version is renumbered.
-        def plan(found: dict[ContentKey, Content]) -> Change[bytes]:
+        def plan(head: ResolvedRef, found: dict[ContentKey, Content]) -> Change[bytes]:
             cur = found.get(t.key)
             if not isinstance(cur, IcebergView):
                 raise no_such_view(t.name)
@@ -126,12 +127,16 @@ class Views:
                         else (cur.analysis, dict(cur.extensions)))
             refuse_cycle(self.catalog, t.ref, t.key, analysis[0])
             loc = self.catalog.metadata_file(meta.location, meta.properties, cur.metadata_location)
+            new = view_content(meta, loc, cur.id, analysis)
+            if replaced:  # the views that read this one must still hold (strict mode)
+                check_changes(self.catalog, head, "the definition of view", {
+                    t.key: (new, view_relation(t.key.elements, new, meta))})
             data = self.files.write_view(meta, loc)
             verb = "replace" if replaced else "alter"
-            return Change([Put(t.key, view_content(meta, loc, cur.id, analysis), expected=cur)],
+            return Change([Put(t.key, new, expected=cur)],
                           f"{verb} view {t.name}", load_result(loc, data), [loc])
 
-        return self.catalog.write(t.ref, [t.key], who, plan)  # type: ignore[return-value]
+        return self.catalog.write_at(t.ref, [t.key], who, plan)  # type: ignore[return-value]
 
     def register(self, ref: RefSpec, ns: ContentKey, req: RegisterViewRequest, who: Who) -> bytes:
         # A name may carry its own branch (``t@etl``), as it may for reads.

@@ -33,26 +33,32 @@ def view_statuses(catalog: Catalog, ref: str) -> tuple[Any, list[dict[str, Any]]
     resolved = store.resolve(ref_param(ref))
     at = f"@{resolved.hash}"
     resolve = Resolver(catalog, at)
-    out = []
+    entries = []
     token = None
     while True:
         page = store.entries(at, None, page_token=token, page_size=1000, with_content=True)
-        for e in page.items:
-            if e.type not in (ContentType.ICEBERG_VIEW, ContentType.MATERIALIZED_VIEW):
-                continue
-            a = primary(e.content)  # type: ignore[arg-type]
-            if a is None or a.status == "unanalysed":
-                status = "unanalysed"
-                why = a.reasons if a else ["written before analysis existed"]
-            else:
-                why = reasons(a, resolve)
-                status = "invalid" if why else "ok"
-            out.append({"key": list(e.key.elements), "contentId": e.content_id,
-                        "type": e.type.value, "status": status, "reasons": why,
-                        "dialect": a.dialect if a else None})
+        entries += page.items
         token = page.next_token
         if not token:
-            return resolved, out
+            break
+    # Where each object is now, by content id: a base renamed since is named
+    # as renamed, not as dropped.
+    where = {e.content_id: e.key.elements for e in entries if e.content_id}
+    out = []
+    for e in entries:
+        if e.type not in (ContentType.ICEBERG_VIEW, ContentType.MATERIALIZED_VIEW):
+            continue
+        a = primary(e.content)  # type: ignore[arg-type]
+        if a is None or a.status == "unanalysed":
+            status = "unanalysed"
+            why = a.reasons if a else ["written before analysis existed"]
+        else:
+            why = reasons(a, resolve, where.get)
+            status = "invalid" if why else "ok"
+        out.append({"key": list(e.key.elements), "contentId": e.content_id,
+                    "type": e.type.value, "status": status, "reasons": why,
+                    "dialect": a.dialect if a else None})
+    return resolved, out
 
 
 @router.get("/{ref}/views")

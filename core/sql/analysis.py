@@ -95,7 +95,8 @@ def analyze(sql: str, dialect: str, default_namespace: Key, resolve: Resolver,
                 exp.DataType.Type.UNKNOWN) else None for p in _first_select(typed).selects)
     except (OptimizeError, SqlglotError, KeyError, IndexError) as e:
         return Analysis(dialect, dependencies=deps, problems=(_first_line(e),))
-    deps = tuple(Dependency(d.key, d.content_id, d.kind, used.get(d.key, ())) for d in deps)
+    deps = tuple(Dependency(d.key, d.content_id, d.kind, *used.get(d.key, ((), ())))
+                 for d in deps)
     _restore_names(qualified, relations)
     # copy=False: the tree is not used again, so the generator may transform
     # it in place (a deep copy of the tree is a tenth of the analysis).
@@ -155,9 +156,10 @@ def _candidates(parts: Key, default_namespace: Key, default_catalog: str | None,
     return [parts]
 
 
-def _used_columns(root: Scope, relations: dict[str, Relation],
-                  ) -> dict[Key, tuple[tuple[str, str], ...]]:
-    """Per relation read, the columns the SQL touches anywhere, with types."""
+def _used_columns(root: Scope, relations: dict[str, Relation]) -> dict[
+        Key, tuple[tuple[tuple[str, str], ...], tuple[tuple[str, int], ...]]]:
+    """Per relation read, the columns the SQL touches anywhere, with types
+    and (tables) field ids."""
     used: dict[Key, set[str]] = {}
     for scope in root.traverse():
         for col in scope.columns:
@@ -169,10 +171,13 @@ def _used_columns(root: Scope, relations: dict[str, Relation],
             rel = relations.get(source.name) if isinstance(source, exp.Table) else None
             if rel is not None:
                 used.setdefault(rel.key, set()).add(col.name)
+    by_key = {r.key: r for r in relations.values()}
     out = {}
     for key, names in used.items():
-        types = dict(next(r for r in relations.values() if r.key == key).columns)
-        out[key] = tuple(sorted((n, types.get(n, "")) for n in names))
+        rel = by_key[key]
+        types = dict(rel.columns)
+        out[key] = (tuple(sorted((n, types.get(n, "")) for n in names)),
+                    tuple(sorted((n, rel.ids[n]) for n in names if n in rel.ids)))
     return out
 
 

@@ -44,9 +44,11 @@ def mode(namespace: Key, properties: Properties) -> str:
 
 def invalidated(views: Mapping[Key, DialectAnalysis | None],
                 before: Mapping[Key, Relation | None],
-                after: Mapping[Key, Relation | None]) -> dict[Key, list[str]]:
+                after: Mapping[Key, Relation | None],
+                renamed: Mapping[Key, Key] | None = None) -> dict[Key, list[str]]:
     """The views among ``views`` that the change ``before`` → ``after`` (per
-    changed key; None: absent) would break, each with why.
+    changed key; None: absent; ``renamed``: moved to another key) would
+    break, each with why.
 
     Only reasons the change adds count: a view already broken by something
     else (say it reads an object since dropped and created again) is not the
@@ -63,7 +65,8 @@ def invalidated(views: Mapping[Key, DialectAnalysis | None],
             if k not in after or was is None or was.content_id != dep.content_id:
                 continue
             had = set(dependency_reasons(dep, before.get(k)))
-            why += [r for r in dependency_reasons(dep, after[k]) if r not in had]
+            why += [r for r in dependency_reasons(dep, after[k], (renamed or {}).get(k))
+                    if r not in had]
         if why:
             out[key] = why
     grew = True

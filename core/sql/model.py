@@ -41,6 +41,9 @@ class Relation:
     columns: tuple[tuple[str, str], ...]  # (name, type), in order
     # For a view: the lineage of each of its columns, down to base tables.
     lineage: dict[str, Lineage] = field(default_factory=dict)
+    # For a table: the Iceberg field id of each column, which survives a
+    # rename (so a renamed column is told from a dropped one).
+    ids: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +54,8 @@ class Dependency:
     # Every column of it the SQL uses (selected, filtered, joined on …), with
     # the type it had: what a later change of the object must keep.
     columns: tuple[tuple[str, str], ...] = ()
+    # Their Iceberg field ids, where the object is a table.
+    ids: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

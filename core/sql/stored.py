@@ -24,6 +24,9 @@ class StoredDependency(_Model):
     # The columns of it the SQL uses, with their types then (None: unknown;
     # absent rather than empty, so values without it keep their bytes).
     columns: dict[str, str] | None = None
+    # Their Iceberg field ids (tables; None for values written before ids
+    # were kept): a column renamed since is named as such, not as gone.
+    field_ids: dict[str, int] | None = Field(None, alias="fieldIds")
 
 
 class DialectAnalysis(_Model):
@@ -53,7 +56,8 @@ def stored(a: Analysis, kinds: dict[tuple[str, ...], str] | None = None) -> Dial
     deps = [StoredDependency(key=list(d.key), content_id=d.content_id,
                              type=(kinds or {}).get(d.key) or (  # type: ignore[arg-type]
                                  "ICEBERG_TABLE" if d.kind == TABLE else "ICEBERG_VIEW"),
-                             columns=dict(d.columns) if d.columns else None)
+                             columns=dict(d.columns) if d.columns else None,
+                             field_ids=dict(d.ids) if d.ids else None)
             for d in a.dependencies]
     origins = [FieldOrigin(name=name, derived=lin.derived,
                            origins=[ColumnOrigin(table=list(o.table), column=o.column)

@@ -17,7 +17,7 @@ def transpile(sql: str, source: str, target: str) -> str:
         if not known_dialect(d):
             raise InvalidInputError(f"sqlglot does not know the SQL dialect {d!r}")
     try:
-        out = sqlglot.transpile(sql, read=source, write=target, 
+        out = sqlglot.transpile(sql, read=source, write=target,
                                 unsupported_level=ErrorLevel.RAISE)
     except (ParseError, TokenError) as e:
         raise InvalidInputError(f"cannot parse the {source} SQL: "

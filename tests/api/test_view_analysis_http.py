@@ -40,7 +40,8 @@ def test_a_view_records_what_it_reads_and_its_frozen_text(http, ns) -> None:
     assert a["status"] == "ok" and a["dialect"] == "spark"
     assert a["dependencies"] == [{"key": [ns, "t"], "contentId": table_id,
                                   "type": "ICEBERG_TABLE",
-                                  "columns": {"id": "long", "name": "string"}}]
+                                  "columns": {"id": "long", "name": "string"},
+                                  "fieldIds": {"id": 1, "name": 2}}]
     hive = c["extensions"]["hive"]
     assert hive["original-text"] == "SELECT * FROM t"
     assert hive["expanded-text"] == f"SELECT t.id AS id, t.name AS name FROM {ns}.t AS t"

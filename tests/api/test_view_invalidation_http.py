@@ -190,3 +190,79 @@ def test_a_schema_change_the_strict_view_does_not_see_is_allowed(http, ns) -> No
     assert r.status_code == 200, r.text
     assert r.json()["metadata"]["current-schema-id"] == 1
     assert f"{strict}.v" not in invalid(http)
+
+
+def rename(http, kind: str, ns: str, src: str, dst: str) -> Any:
+    return http.post(f"{V1}/{kind}/rename", json={
+        "source": {"namespace": [ns], "name": src},
+        "destination": {"namespace": [ns], "name": dst}})
+
+
+def test_a_table_rename_names_the_new_name(http, ns) -> None:
+    strict = namespace(http, f"{ns}_s", properties=STRICT)
+    table(http, ns, "t")
+    table(http, ns, "u")
+    make(http, strict, "v", f"SELECT id FROM {ns}.t")
+    make(http, ns, "w", "SELECT id FROM u")
+    before = head(http)
+    r = rename(http, "tables", ns, "t", "t2")
+    # 400: the spec keeps a rename's 409 for "the target exists".
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["message"] == (
+        f"Cannot rename table {ns}.t to {ns}.t2: views that read it would become invalid: "
+        f"{strict}.v (table {ns}.t renamed to {ns}.t2)")
+    assert head(http) == before and exists(http, f"{ns}/tables/t")
+    # Lenient: the rename goes through, the view is listed invalid, saying why.
+    assert rename(http, "tables", ns, "u", "u2").status_code == 204
+    assert invalid(http)[f"{ns}.w"] == [f"table {ns}.u renamed to {ns}.u2"]
+
+
+def test_a_view_rename_is_checked_like_a_table_rename(http, ns) -> None:
+    strict = namespace(http, f"{ns}_s", properties=STRICT)
+    table(http, ns, "t")
+    make(http, ns, "base", "SELECT id FROM t")
+    make(http, strict, "top", f"SELECT id FROM {ns}.base")
+    r = rename(http, "views", ns, "base", "base2")
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["message"].endswith(
+        f"{strict}.top (view {ns}.base renamed to {ns}.base2)")
+    assert exists(http, f"{ns}/views/base")
+
+
+def test_a_column_rename_is_told_from_a_drop(http, ns) -> None:
+    strict = namespace(http, f"{ns}_s", properties=STRICT)
+    table(http, ns, "t")
+    table(http, ns, "u")
+    make(http, strict, "v", f"SELECT name FROM {ns}.t")
+    make(http, ns, "w", "SELECT name FROM u")
+    before = head(http)
+    # Field 2 keeps its id under a new name: a rename, as ALTER TABLE … RENAME COLUMN writes it.
+    r = new_schema(http, ns, "t", [ID, {**NAME, "name": "label"}])
+    assert r.status_code == 409, r.text
+    assert r.json()["error"]["message"].endswith(
+        f"{strict}.v (column name of {ns}.t renamed to label)")
+    assert head(http) == before
+    assert new_schema(http, ns, "u", [ID, {**NAME, "name": "label"}]).status_code == 200
+    assert invalid(http)[f"{ns}.w"] == [f"column name of {ns}.u renamed to label"]
+
+
+def test_replacing_a_view_checks_the_views_that_read_it(http, ns) -> None:
+    strict = namespace(http, f"{ns}_s", properties=STRICT)
+    table(http, ns, "t")
+    make(http, ns, "base", "SELECT id, name FROM t")
+    make(http, strict, "top", f"SELECT name FROM {ns}.base")
+    loaded = http.get(f"{V1}/namespaces/{ns}/views/base").json()["metadata"]
+    before = head(http)
+    body = sb.view_version("SELECT id FROM t", schema_id=1)
+    body["default-namespace"] = [ns]
+    r = http.post(f"{V1}/namespaces/{ns}/views/base", json={
+        "requirements": [{"type": "assert-view-uuid", "uuid": loaded["view-uuid"]}],
+        "updates": [{"action": "add-schema", "schema": {
+                        "type": "struct", "schema-id": 1, "fields": [ID]}},
+                    {"action": "add-view-version", "view-version": body},
+                    {"action": "set-current-view-version", "view-version-id": -1}]})
+    assert r.status_code == 409, r.text
+    assert r.json()["error"]["message"] == (
+        f"Cannot change the definition of view {ns}.base: views that read it would become "
+        f"invalid: {strict}.top (column name no longer exists in {ns}.base)")
+    assert head(http) == before

@@ -201,3 +201,39 @@ def test_strict_and_lenient_drops_from_spark(spark: SparkSession, http: httpx.Cl
     assert {".".join(v["key"]): v["reasons"] for v in invalid
             if v["key"][0] == "lenient_views"} == {
         "lenient_views.v": ["table lenient_views.t dropped"]}
+
+
+def test_renames_from_spark_are_named_as_renames(spark: SparkSession,
+                                                  http: httpx.Client) -> None:
+    """ALTER TABLE … RENAME COLUMN and … RENAME TO: refused in a strict
+    namespace with the new name in the reason; in a lenient one they go
+    through and the view is listed invalid, saying what was renamed."""
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors import AnalysisException
+
+    for ns, mode in (("strict_renames", "strict"), ("lenient_renames", "lenient")):
+        spark.sql(f"CREATE NAMESPACE IF NOT EXISTS sapwood.{ns} "
+                  f"WITH DBPROPERTIES ('sapwood.view-invalidation' = '{mode}')")
+        spark.sql(f"CREATE TABLE sapwood.{ns}.t (a BIGINT, b STRING) USING iceberg")
+        spark.sql(f"CREATE TABLE sapwood.{ns}.u (a BIGINT) USING iceberg")
+        spark.sql(f"USE sapwood.{ns}")
+        spark.sql(f"CREATE VIEW sapwood.{ns}.v AS SELECT a, b FROM t")
+        spark.sql(f"CREATE VIEW sapwood.{ns}.w AS SELECT a FROM u")
+    for statement, reason in (
+            ("ALTER TABLE sapwood.strict_renames.t RENAME COLUMN b TO label",
+             "strict_renames.v (column b of strict_renames.t renamed to label)"),
+            ("ALTER TABLE sapwood.strict_renames.u RENAME TO strict_renames.u2",
+             "strict_renames.w (table strict_renames.u renamed to strict_renames.u2)")):
+        try:
+            spark.sql(statement)
+            raise AssertionError(f"went through: {statement}")
+        except (Py4JJavaError, AnalysisException) as e:
+            assert reason in str(e), str(e)
+    assert spark.sql("SELECT * FROM sapwood.strict_renames.v").columns == ["a", "b"]
+    spark.sql("ALTER TABLE sapwood.lenient_renames.t RENAME COLUMN b TO label")
+    spark.sql("ALTER TABLE sapwood.lenient_renames.u RENAME TO lenient_renames.u2")
+    invalid = http.get("/api/v2/trees/main/views?status=invalid").json()["views"]
+    assert {".".join(v["key"]): v["reasons"] for v in invalid
+            if v["key"][0] == "lenient_renames"} == {
+        "lenient_renames.v": ["column b of lenient_renames.t renamed to label"],
+        "lenient_renames.w": ["table lenient_renames.u renamed to lenient_renames.u2"]}

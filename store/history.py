@@ -1,6 +1,8 @@
 """Walking the commit graph: first-parent chains (recursive SQL, one query per
-page), ancestry and merge bases (pruned by generation numbers, so the cost is
-the distance between the commits, not the length of history)."""
+page), ancestry, merge bases and what a merge brings in (pruned by generation
+numbers, so the cost is the distance between the commits, not the length of
+history). Questions about the whole history go to the change index
+(store.changes)."""
 
 from __future__ import annotations
 
@@ -25,18 +27,6 @@ WITH RECURSIVE chain(hash, parent, depth) AS (
 _COLUMNS = ", ".join(f"c.{c.name}" for c in COMMIT_COLUMNS)
 _CHAIN = text(_WALK + f"SELECT {_COLUMNS} FROM chain JOIN commits c ON c.hash = chain.hash "
               "ORDER BY chain.depth")
-_NTH = text(_WALK + "SELECT hash FROM chain WHERE depth = :last")
-
-_AT_OR_BEFORE = text("""
-WITH RECURSIVE chain(hash, parent, created_us, depth) AS (
-    SELECT hash, parent, created_us, 0 FROM commits WHERE hash = :start
-    UNION ALL
-    SELECT c.hash, c.parent, c.created_us, chain.depth + 1
-    FROM commits c JOIN chain ON c.hash = chain.parent
-    WHERE chain.created_us > :t
-)
-SELECT hash FROM chain WHERE created_us <= :t ORDER BY depth LIMIT 1
-""")
 
 
 class History:
@@ -54,42 +44,6 @@ class History:
             self.reader.remember_commit(rec)
             out.append(rec)
         return out
-
-    def touching(self, start: str, content_id: str, batch: int = 200) -> list[CommitRecord]:
-        """Every commit reachable from ``start`` over all parents (merged-in
-        sides too) that puts the content ``content_id``, newest first by time.
-        Walks first-parent runs in batches; O(history), for audits."""
-        seen: set[str] = set()
-        found: list[CommitRecord] = []
-        todo = [start]
-        while todo:
-            cursor: str | None = todo.pop()
-            while cursor and cursor != NO_ANCESTOR and cursor not in seen:
-                run = self.chain(cursor, batch)
-                cursor = None
-                for rec in run:
-                    if rec.hash in seen or rec.hash == NO_ANCESTOR:
-                        break
-                    seen.add(rec.hash)
-                    todo.extend(rec.parents[1:])
-                    if any(op.entry is not None and op.entry.content_id == content_id
-                           for op in rec.operations):
-                        found.append(rec)
-                else:
-                    if run and run[-1].parents:
-                        cursor = run[-1].parents[0]
-        found.sort(key=lambda r: r.created_us, reverse=True)
-        return found
-
-    def nth_ancestor(self, start: str, n: int) -> str | None:
-        if n == 0:
-            return start
-        with self.db.read() as conn:
-            return conn.execute(_NTH, {"start": start, "last": n}).scalar()
-
-    def newest_at_or_before(self, start: str, t_us: int) -> str | None:
-        with self.db.read() as conn:
-            return conn.execute(_AT_OR_BEFORE, {"start": start, "t": t_us}).scalar()
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
         if ancestor in (descendant, NO_ANCESTOR):
@@ -128,3 +82,31 @@ class History:
                     if old == 0:
                         heapq.heappush(heap, (-self.reader.commit(p).generation, p))
         return None
+
+    def only_in(self, source: str, target: str) -> list[CommitRecord]:
+        """The commits reachable from ``source`` and not from ``target``
+        (``git rev-list target..source``), newest generation first: what a
+        merge of ``source`` into ``target`` brings in."""
+        if source == target:
+            return []
+        flags = {source: 1, target: 2}
+        heap = [(-self.reader.commit(h).generation, h) for h in flags]
+        heapq.heapify(heap)
+        out: list[CommitRecord] = []
+        # Children before parents (generation order): a commit's flags are
+        # final when it is popped. Once only target-reachable commits are
+        # left, nothing further can be source-only.
+        while heap and not all(flags[h] & 2 for _, h in heap):
+            _, h = heapq.heappop(heap)
+            f = flags[h]
+            rec = self.reader.commit(h)
+            if f == 1:
+                out.append(rec)
+            for p in rec.parents:
+                old = flags.get(p, 0)
+                if old | f != old:
+                    flags[p] = old | f
+                    if old == 0:
+                        heapq.heappush(heap, (-self.reader.commit(p).generation, p))
+        return out
+

@@ -17,6 +17,7 @@ from core.commits import (
 from core.errors import InvalidOperationError, MergeConflictError
 from core.keys import ContentKey
 from core.merge import decide, namespace_conflicts, three_way
+from store.changes import put_ids
 from store.committing import has_children
 from store.history import History
 from store.index import KeyIndex
@@ -74,7 +75,9 @@ class MergePlanner:
         new = seal([target, source], state, depth, nodes, {}, meta, changes, now_us, principal)
         result = MergeResult(head.name, source_hash, head.hash, base_hash, details, False,
                              new.record.hash, [new.record.hash])
-        return WriteSet(result, [new], "merge")
+        # What the source side put, for the change index's audits over merges.
+        brought = put_ids(self.history.only_in(source_hash, head.hash))
+        return WriteSet(result, [new], "merge", carried={new.record.hash: brought})
 
     def plan_transplant(self, head: Reference, hashes: Sequence[str],
                         default: MergeBehavior, modes: dict[ContentKey, MergeBehavior],

@@ -11,8 +11,9 @@ from alembic.config import Config
 from sqlalchemy import Connection, insert, select, text
 
 from core.commits import DEFAULT_BRANCH, NO_ANCESTOR, RefType
+from store.changes import root_ancestry
 from store.db import Database
-from store.schema import COMMITS, REFLOG, REFS
+from store.schema import ANCESTRY, COMMITS, REFLOG, REFS
 
 _LOCK_ID = 0x5A9_0001
 
@@ -45,6 +46,9 @@ def bootstrap(db: Database, now_us: int) -> None:
 
 
 def _ensure_root(conn: Connection) -> None:
+    if not conn.execute(select(ANCESTRY.c.hash).where(ANCESTRY.c.hash == NO_ANCESTOR)).first():
+        conn.execute(insert(ANCESTRY).values(dict(zip(
+            [c.name for c in ANCESTRY.c], root_ancestry().row(), strict=True))))
     if conn.execute(select(COMMITS.c.hash).where(COMMITS.c.hash == NO_ANCESTOR)).first():
         return
     conn.execute(insert(COMMITS).values(

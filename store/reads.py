@@ -8,7 +8,6 @@ from collections.abc import Iterable
 from sqlalchemy import select
 
 from core.commits import (
-    NO_ANCESTOR,
     Commit,
     DiffEntry,
     Entry,
@@ -21,21 +20,22 @@ from core.errors import AmbiguousHashError, CommitNotFoundError, ContentNotFound
 from core.instants import to_micros
 from core.keys import ContentKey
 from core.refs import HASH_LENGTH, Ancestor, AtInstant, Parent, RefSpec, parse_ref
+from store.changes import ChangeIndex
 from store.db import Database
 from store.history import History
 from store.index import KeyIndex
+from store.indexed_history import chain_log, reached_puts
 from store.objects import ObjectReader
 from store.refs import Refs, clamp_page_size, decode_token, encode_token
 from store.schema import COMMITS
 from store.state import IndexState, StateIndex
 
-_LOG_BATCH = 200
-
 
 class Reads:
     def __init__(self, db: Database, reader: ObjectReader, index: KeyIndex, refs: Refs,
-                 history: History) -> None:
+                 history: History, changes: ChangeIndex) -> None:
         self.db = db
+        self.changes = changes
         self.reader = reader
         self.index = index  # the tree
         self.states = StateIndex(index)  # tree + a commit's delta
@@ -65,7 +65,9 @@ class Reads:
 
     def _step(self, spec: RefSpec, h: str, part: Ancestor | Parent | AtInstant) -> str:
         if isinstance(part, Ancestor):
-            nxt = self.history.nth_ancestor(h, part.n)
+            # O(log n) down the chain's skip pointers (store.changes).
+            depth = self.changes.ancestry([h])[h].depth
+            nxt = self.changes.ancestor_at(h, depth - part.n) if part.n <= depth else None
             if nxt is None:
                 raise CommitNotFoundError(
                     f"'{spec}': commit {h[:12]} has fewer than {part.n} ancestors")
@@ -76,7 +78,7 @@ class Reads:
                 raise CommitNotFoundError(
                     f"'{spec}': commit {h[:12]} has {len(parents)} parent(s), no parent #{part.n}")
             return parents[part.n - 1]
-        nxt = self.history.newest_at_or_before(h, to_micros(part.at))
+        nxt = self.changes.at_or_before(h, to_micros(part.at))
         if nxt is None:
             raise CommitNotFoundError(f"'{spec}': no commit at or before {part}")
         return nxt
@@ -159,39 +161,20 @@ class Reads:
             page_size: int | None = None, key: ContentKey | None = None,
             author: str | None = None, since_us: int | None = None,
             until_us: int | None = None) -> Page[Commit]:
-        """First-parent history, newest first; filters apply as it walks."""
+        """First-parent history, newest first; filters answer from the change
+        index (store.indexed_history)."""
         size = clamp_page_size(page_size)
         start = self.full_hash(decode_token(page_token)) if page_token else \
             self.resolve(spec).hash
-        out: list[Commit] = []
-        cursor: str | None = start
-        while cursor and cursor != NO_ANCESTOR:
-            batch = self.history.chain(cursor, _LOG_BATCH)
-            for rec in batch:
-                if rec.hash == NO_ANCESTOR:
-                    cursor = None
-                    break
-                if since_us is not None and rec.created_us < since_us:
-                    cursor = None  # times only fall along first parents
-                    break
-                if until_us is not None and rec.created_us > until_us:
-                    continue
-                if author is not None and rec.author != author:
-                    continue
-                if key is not None and all(op.key != key for op in rec.operations):
-                    continue
-                if len(out) == size:
-                    return Page(out, encode_token(rec.hash))
-                out.append(rec.to_commit())
-            else:
-                cursor = batch[-1].parents[0] if batch and batch[-1].parents else None
-        return Page(out, None)
+        found, nxt = chain_log(self.changes, self.reader, self.history, start, size, key,
+                               author, since_us, until_us)
+        return Page([r.to_commit() for r in found], encode_token(nxt) if nxt else None)
 
     def lineage(self, spec: str | RefSpec, content_id: str) -> list[Commit]:
         """The commits that put content ``content_id`` in the history of
         ``spec`` (over every parent, so across merges and renames), newest first."""
-        return [r.to_commit() for r in self.history.touching(self.resolve(spec).hash,
-                                                             content_id)]
+        return [r.to_commit() for r in reached_puts(self.changes, self.reader,
+                                                    self.resolve(spec).hash, content_id)]
 
     def diff(self, from_spec: str | RefSpec, to_spec: str | RefSpec,
              page_token: str | None = None, page_size: int | None = None,

@@ -144,3 +144,40 @@ class ViewEdgeRow(Base):
 
 
 VIEW_EDGES = ViewEdgeRow.__table__
+
+
+# -- the change index (store.changes) ----------------------------------------------
+class AncestryRow(Base):
+    """Each commit's place on its first-parent chain: its depth there and one
+    skip pointer (Myers' skew-binary scheme), so "is C on the first-parent
+    chain of H" and "the newest commit of H's chain at or before T" take
+    O(log n) look-ups. Insert-only, written with the commit."""
+
+    __tablename__ = "ancestry"
+    hash: Mapped[str] = mapped_column(HASH, primary_key=True)
+    parent: Mapped[str | None] = mapped_column(HASH)  # first parent
+    depth: Mapped[int] = mapped_column(BigInteger)    # first-parent steps from the root
+    created_us: Mapped[int] = mapped_column(BigInteger)
+    jump: Mapped[str] = mapped_column(HASH)
+    jump_depth: Mapped[int] = mapped_column(BigInteger)
+    jump_created_us: Mapped[int] = mapped_column(BigInteger)
+
+
+class ChangeRow(Base):
+    """Posting lists: for each term — a key (``k:``), a content id (``i:``),
+    an author (``a:``) — the commits it applies to, on every branch, by
+    generation. Insert-only, written with the commit."""
+
+    __tablename__ = "changes"
+    term: Mapped[str] = mapped_column(Text, primary_key=True)
+    generation: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    hash: Mapped[str] = mapped_column(HASH, primary_key=True)
+    depth: Mapped[int] = mapped_column(BigInteger)
+    created_us: Mapped[int] = mapped_column(BigInteger)
+    # P: puts it, D: deletes it (keys), M: a merge that brings in commits that
+    # put it (content ids), A: authored by.
+    kind: Mapped[str] = mapped_column(String(1))
+
+
+ANCESTRY = AncestryRow.__table__
+CHANGES = ChangeRow.__table__

@@ -24,6 +24,7 @@ from core.errors import CommitConflictError
 from core.keys import ContentKey
 from core.refs import RefSpec, branch_to_write, normalize_hash, parse_ref
 from store.auth import AuthStore
+from store.changes import ChangeIndex
 from store.committing import CommitPlanner, validate_operations
 from store.db import Database
 from store.edges import ViewEdges, edges_of
@@ -51,9 +52,9 @@ class Store(Reads):
         index = KeyIndex(reader)
         refs = Refs(db, clock)
         history = History(db, reader)
-        super().__init__(db, reader, index, refs, history)
+        super().__init__(db, reader, index, refs, history, ChangeIndex(db))
         self.clock = clock
-        self.writer = BranchWriter(db, refs, reader)
+        self.writer = BranchWriter(db, refs, reader, self.changes)
         self.commits = CommitPlanner(reader, self.states, history)
         self.merges = MergePlanner(reader, self.states, history)
         self.auth = AuthStore(db, clock)

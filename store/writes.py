@@ -33,6 +33,7 @@ from core.errors import (
     SapwoodError,
 )
 from core.refs import branch_to_write, parse_ref
+from store.changes import Ancestry, ChangeIndex
 from store.db import Database
 from store.nodes import Node, stamp
 from store.objects import (
@@ -64,6 +65,9 @@ class WriteSet(Generic[R]):
     reason: str = "commit"
     # Rows of the view-edge index (store.edges) that land with the commit.
     edges: list[tuple[str, str, str]] = field(default_factory=list)
+    # Per merge commit, the content ids its source side brings in (the
+    # change index's M rows, store.changes).
+    carried: dict[str, set[str]] = field(default_factory=dict)
 
     @property
     def new_head(self) -> str | None:
@@ -145,10 +149,12 @@ class _Moved(Exception):
 
 
 class BranchWriter:
-    def __init__(self, db: Database, refs: Refs, reader: ObjectReader) -> None:
+    def __init__(self, db: Database, refs: Refs, reader: ObjectReader,
+                 changes: ChangeIndex) -> None:
         self.db = db
         self.refs = refs
         self.reader = reader
+        self.changes = changes
         # The hot path runs prebuilt driver-level SQL: a commit costs about as
         # much as the raw insert-plus-conditional-update it boils down to.
         p = db.param
@@ -163,6 +169,12 @@ class BranchWriter:
         self._sql_pack = f"INSERT INTO packs (loc, data) VALUES ({p}, {p})"
         self._sql_edges = (f"INSERT INTO view_edges (base_key, view_key, location) "
                            f"VALUES ({p}, {p}, {p}) ON CONFLICT DO NOTHING")
+        anc_cols = "hash, parent, depth, created_us, jump, jump_depth, jump_created_us"
+        chg_cols = "term, generation, hash, depth, created_us, kind"
+        self._sql_ancestry = (f"INSERT INTO ancestry ({anc_cols}) VALUES ({', '.join([p] * 7)}) "
+                              "ON CONFLICT DO NOTHING")
+        self._sql_changes = (f"INSERT INTO changes ({chg_cols}) VALUES ({', '.join([p] * 6)}) "
+                             "ON CONFLICT DO NOTHING")
         self._sql_one: str | None = None
         self._sql_one_spilled: str | None = None
         if db.dialect == "postgresql":
@@ -172,11 +184,19 @@ class BranchWriter:
                      "FROM moved ON CONFLICT (hash) DO NOTHING) ")
             journal = ("INSERT INTO reflog (ref, ref_type, old_hash, new_hash, at_us, "
                        "principal, reason) SELECT name, 'BRANCH', %s, %s, %s, %s, %s FROM moved")
-            self._sql_one = moved + journal
+            # The change index lands in the same statement (store.changes).
+            indexed = (f", anc AS (INSERT INTO ancestry ({anc_cols}) SELECT "
+                       f"{', '.join(['%s'] * 7)} FROM moved ON CONFLICT DO NOTHING), "
+                       f"chg AS (INSERT INTO changes ({chg_cols}) SELECT t.* FROM moved, "
+                       "unnest(%s::text[], %s::bigint[], %s::varchar[], %s::bigint[], "
+                       "%s::bigint[], %s::varchar[]) AS t(term, generation, hash, depth, "
+                       "created_us, kind) ON CONFLICT DO NOTHING) ")
+            self._sql_one = moved + indexed + journal
             self._sql_one_spilled = (
                 moved + ", spilled AS (INSERT INTO packs (loc, data) SELECT t.loc, t.data "
                 # Binary parameters (%b): a text-format bytea array escapes every byte.
-                "FROM moved, unnest(%b::varchar[], %b::bytea[]) AS t(loc, data)) " + journal)
+                "FROM moved, unnest(%b::varchar[], %b::bytea[]) AS t(loc, data)) "
+                + indexed + journal)
         lock = " FOR UPDATE" if db.dialect == "postgresql" else ""
         self._sql_head = f"SELECT type, head FROM refs WHERE name = {p}{lock}"
         self._heads: dict[str, Reference] = {}
@@ -219,24 +239,27 @@ class BranchWriter:
 
     def _write(self, head: Reference, ws: WriteSet[R], principal: str | None) -> R:
         if self._sql_one is not None and len(ws.commits) == 1 and not ws.edges:
-            # PostgreSQL: swap, insert and journal in one atomic statement,
-            # one round trip. Nothing is inserted unless the swap matched.
+            # PostgreSQL: swap, insert, index and journal in one atomic
+            # statement, one round trip. Nothing is inserted unless the swap matched.
             c = ws.commits[0]
+            anc, rows = self.changes.plan([c.record], ws.carried)
             swap = (c.record.hash, head.name, head.hash, *c.row)
+            indexed = (*anc[0].row(), *([list(col) for col in zip(*rows, strict=True)]
+                                        if rows else [[]] * 6))
             journal = (head.hash, c.record.hash, c.record.created_us, principal, ws.reason)
             if c.overflow:
                 moved = self.db.run_statement(self._sql_one_spilled, (
                     *swap, [loc for loc, _ in c.overflow], [d for _, d in c.overflow],
-                    *journal))
+                    *indexed, *journal))
             else:
-                moved = self.db.run_statement(self._sql_one, (*swap, *journal))
+                moved = self.db.run_statement(self._sql_one, (*swap, *indexed, *journal))
             if moved != 1:
                 self.forget(head.name)
                 raise _Moved
-            return self._landed(head.name, ws)
+            return self._landed(head.name, ws, anc)
         with self.db.raw_write() as cur:
-            self._apply(cur, head, ws, principal)
-        return self._landed(head.name, ws)
+            anc = self._apply(cur, head, ws, principal)
+        return self._landed(head.name, ws, anc)
 
     def _locked(self, branch: str, plan: Callable[[Reference], WriteSet[R]],
                 principal: str | None) -> R:
@@ -252,8 +275,8 @@ class BranchWriter:
                     ws = plan(head)
                     if ws.new_head is None:
                         return ws.result
-                    self._apply(cur, head, ws, principal)
-                return self._landed(branch, ws)
+                    anc = self._apply(cur, head, ws, principal)
+                return self._landed(branch, ws, anc)
             except _Moved:
                 time.sleep(0.001)
         raise RetryLimitError(
@@ -264,7 +287,8 @@ class BranchWriter:
             self._heads.pop(branch, None)
 
     def _apply(self, cur: Any, head: Reference, ws: WriteSet[R],
-               principal: str | None) -> None:
+               principal: str | None) -> list[Ancestry]:
+        anc, rows = self.changes.plan([c.record for c in ws.commits], ws.carried)
         if len(ws.commits) == 1:
             cur.execute(self._sql_commit, ws.commits[0].row)
         else:
@@ -274,6 +298,11 @@ class BranchWriter:
             cur.executemany(self._sql_pack, overflow)
         if ws.edges:
             cur.executemany(self._sql_edges, ws.edges)
+        if len(anc) == 1:
+            cur.execute(self._sql_ancestry, anc[0].row())
+        else:
+            cur.executemany(self._sql_ancestry, [a.row() for a in anc])
+        cur.executemany(self._sql_changes, rows)
         new = ws.new_head
         cur.execute(self._sql_cas, (new, head.name, head.hash))
         if cur.rowcount != 1:
@@ -282,8 +311,10 @@ class BranchWriter:
         cur.execute(self._sql_reflog, (
             head.name, RefType.BRANCH.value, head.hash, new,
             ws.commits[-1].record.created_us, principal, ws.reason))
+        return anc
 
-    def _landed(self, branch: str, ws: WriteSet[R]) -> R:
+    def _landed(self, branch: str, ws: WriteSet[R], anc: list[Ancestry]) -> R:
+        self.changes.remember(anc)
         for c in ws.commits:
             self.reader.remember_nodes(c.nodes)
             self.reader.remember_commit(c.record)

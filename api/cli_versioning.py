@@ -176,8 +176,13 @@ def view_history(key: str, ref: str = typer.Option("main", "--ref"),
                  uri: str | None = UriOpt) -> None:
     """Every version the view has had on REF: when, who, which commit, what SQL."""
     k = ContentKey.parse(key)
-    audit = client(uri).call("GET", f"/api/v2/trees/{ref_path(ref)}/views/"
-                                    f"{k.to_path_string()}/history")
+    path = f"/api/v2/trees/{ref_path(ref)}/views/{k.to_path_string()}/history"
+    c = client(uri)
+    page = c.call("GET", path)
+    audit = {"versions": page["versions"]}
+    while page.get("hasMore"):  # the audit is paged
+        page = c.call("GET", path, params={"pageToken": page["token"]})
+        audit["versions"] += page["versions"]
     t = Table("version", "current from", "until", "author", "commit", "message")
     for v in audit["versions"]:
         t.add_row(str(v["versionId"]), v["currentFrom"], v["currentUntil"] or "now",

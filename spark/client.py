@@ -89,8 +89,14 @@ class Versioning:
                 return out
 
     def view_history(self, key: str, ref: str = "main") -> list[dict[str, Any]]:
-        return self.call("GET", f"/api/v2/trees/{quote(ref, safe=_REF_SAFE)}/views/"
-                                f"{_key_path(key)}/history")["versions"]
+        """Every version, following the audit's pages."""
+        path = f"/api/v2/trees/{quote(ref, safe=_REF_SAFE)}/views/{_key_path(key)}/history"
+        page = self.call("GET", path)
+        out = list(page["versions"])
+        while page.get("hasMore"):
+            page = self.call("GET", path, params={"pageToken": page["token"]})
+            out += page["versions"]
+        return out
 
     def lineage(self, key: str, ref: str = "main") -> list[dict[str, Any]]:
         return self.call("GET", f"/api/v2/trees/{quote(ref, safe=_REF_SAFE)}/views/"

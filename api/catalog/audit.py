@@ -2,8 +2,10 @@
 current and stopped being current, which commit brought it, who made it, and
 how its SQL changed.
 
-The walk follows the view's content id over every parent, so renames (same
-id, new key) and merges (the merged-in side's commits) are part of it. Each
+It follows the view's content id over every parent, so renames (same id,
+new key) and merges (the merged-in side's commits) are part of it; the
+change index (store.changes) names those commits, so the cost follows the
+view's own changes, not the history's length. Each
 commit that put the view is read at that commit; consecutive commits that left
 the current version alone (properties, renames, the merge commit that carried
 it over) collapse into one entry. "Became current" is the version-log time
@@ -19,7 +21,7 @@ from typing import Any
 from pyiceberg.view.metadata import ViewMetadata, ViewVersion
 
 from api.catalog.service import Catalog
-from api.errors import no_such_view
+from api.errors import bad_request, no_such_view
 from api.v2.shapes import effective_json, key_json
 from core.commits import Commit, OpKind
 from core.content import IcebergView
@@ -27,6 +29,7 @@ from core.instants import format_instant, from_micros, to_micros
 from core.keys import ContentKey
 from core.refs import RefSpec
 from core.views import current_version
+from store.refs import clamp_page_size, decode_token, encode_token
 
 
 @dataclass(slots=True)
@@ -38,36 +41,74 @@ class _Step:
     content: IcebergView
 
 
+# Versions per page when the caller does not say (at most MAX_PAGE).
+DEFAULT_PAGE = 100
+
+
 def view_history(catalog: Catalog, ref: RefSpec, key: ContentKey, since_ms: int | None,
-                 until_ms: int | None) -> dict[str, Any]:
+                 until_ms: int | None, page_token: str | None = None,
+                 max_records: int | None = None) -> dict[str, Any]:
+    """One page of the view's versions, oldest first. The commits that put
+    the view come from the change index (cost: the view's own changes);
+    only the page's commits are read, plus one on each side (the previous
+    version for the diff, the next for ``currentUntil``)."""
     store = catalog.store
+    size = clamp_page_size(max_records or DEFAULT_PAGE)
     resolved, found = store.lookup(ref, [key])
     view = found.get(key)
     if not isinstance(view, IcebergView):
         raise no_such_view(".".join(key.elements))
-    steps: list[_Step] = []
-    for commit in reversed(store.lineage(f"@{resolved.hash}", view.id)):  # type: ignore[arg-type]
-        op = next(o for o in commit.operations if o.kind is OpKind.PUT
-                  and o.entry is not None and o.entry.content_id == view.id)
-        then = store.contents(f"@{commit.hash}", [op.key]).get(op.key)
-        if not isinstance(then, IcebergView):
-            continue
-        meta = catalog.files.view(then.metadata_location)[0]
-        version = current_version(meta)
-        if steps and steps[-1].version.version_id == version.version_id:
-            continue
-        steps.append(_Step(commit, op.key, version, _became(meta, commit), then))
-    out = []
-    for i, step in enumerate(steps):
-        until = steps[i + 1].became_ms if i + 1 < len(steps) else None
-        if since_ms is not None and until is not None and until <= since_ms:
-            continue
-        if until_ms is not None and step.became_ms > until_ms:
-            continue
-        before = steps[i - 1].version if i else None
-        out.append(_entry(step, until, before))
+    commits = list(reversed(store.lineage(f"@{resolved.hash}", view.id)))  # type: ignore[arg-type]
+    start = 0
+    if page_token:
+        wanted = decode_token(page_token)
+        start = next((i for i, c in enumerate(commits) if c.hash == wanted), -1)
+        if start < 0:
+            raise bad_request(f"Invalid page token {page_token!r} for the history of "
+                              f"{'.'.join(key.elements)} on this reference")
+    before = _step(catalog, commits[start - 1], view.id) if start else None  # type: ignore[arg-type]
+    out: list[dict[str, Any]] = []
+    current: _Step | None = None
+    token = None
+    for commit in commits[start:]:
+        step = _step(catalog, commit, view.id)  # type: ignore[arg-type]
+        if step is None or (current is not None
+                            and current.version.version_id == step.version.version_id):
+            continue  # the same version carried on (properties, a rename, a merge)
+        if current is not None:
+            if _within(current, step.became_ms, since_ms, until_ms):
+                if len(out) == size:
+                    token = encode_token(current.commit.hash)
+                    break
+                out.append(_entry(current, step.became_ms, before.version if before else None))
+            before = current
+        current = step
+    else:
+        if current is not None and _within(current, None, since_ms, until_ms):
+            if len(out) == size:
+                token = encode_token(current.commit.hash)
+            else:
+                out.append(_entry(current, None, before.version if before else None))
     return {"key": key_json(key), "contentId": view.id, "versions": out,
+            "hasMore": token is not None, "token": token,
             "effectiveReference": effective_json(resolved)}
+
+
+def _step(catalog: Catalog, commit: Commit, content_id: str) -> _Step | None:
+    op = next(o for o in commit.operations if o.kind is OpKind.PUT
+              and o.entry is not None and o.entry.content_id == content_id)
+    then = catalog.store.contents(f"@{commit.hash}", [op.key]).get(op.key)
+    if not isinstance(then, IcebergView):
+        return None
+    meta = catalog.files.view(then.metadata_location)[0]
+    return _Step(commit, op.key, current_version(meta), _became(meta, commit), then)
+
+
+def _within(step: _Step, until: int | None, since_ms: int | None, until_ms: int | None) -> bool:
+    """Whether the version was current at some point in the window."""
+    if since_ms is not None and until is not None and until <= since_ms:
+        return False
+    return not (until_ms is not None and step.became_ms > until_ms)
 
 
 def _became(meta: ViewMetadata, commit: Commit) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 
 from api.catalog.audit import view_history
 from api.deps import json_response
@@ -15,11 +15,14 @@ router = APIRouter(prefix="/api/v2/trees")
 
 @router.get("/{ref}/views/{key}/history")
 def audit_view(request: Request, ref: str, key: str, since: str | None = None,
-               until: str | None = None) -> Response:
-    """Every version the view has had on the ref, oldest first; ``since`` and
-    ``until`` (instants) keep the versions current at some point between."""
+               until: str | None = None,
+               page_token: str | None = Query(None, alias="pageToken"),
+               max_records: int | None = Query(None, alias="maxRecords", ge=1)) -> Response:
+    """The versions the view has had on the ref, oldest first, a page at a
+    time (``maxRecords``, default 100; ``pageToken`` from ``token``); ``since``
+    and ``until`` (instants) keep the versions current at some point between."""
     catalog = request.app.state.services.catalog
     return json_response(view_history(
         catalog, ref_param(ref), ContentKey.parse(key),
         to_micros(parse_instant(since)) // 1000 if since else None,
-        to_micros(parse_instant(until)) // 1000 if until else None))
+        to_micros(parse_instant(until)) // 1000 if until else None, page_token, max_records))

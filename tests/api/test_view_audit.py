@@ -55,3 +55,35 @@ def test_history_across_replacements_rename_and_merge(http, ns) -> None:
     assert [v["versionId"] for v in earlier] == [1]
     # The old name is gone on main; the audit of a missing view is a 404.
     nessie_err(http.get(f"{V2}/trees/main/views/{ns}.v/history"), 404, "CONTENT_NOT_FOUND")
+
+
+def test_the_audit_is_paged(http, ns) -> None:
+    base = f"/iceberg/v1/namespaces/{ns}"
+    r = http.post(f"{base}/views", json=sb.create_view("p", "SELECT 0 AS a"))
+    uuid = r.json()["metadata"]["view-uuid"]
+    for i in range(1, 7):
+        r = http.post(f"{base}/views/p", json=sb.replace_view(uuid, f"SELECT {i} AS a"))
+        assert r.status_code == 200, r.text
+        # Properties alone: the same version carried on, no entry of its own.
+        r = http.post(f"{base}/views/p", json={"requirements": [], "updates": [
+            {"action": "set-properties", "updates": {"n": str(i)}}]})
+        assert r.status_code == 200, r.text
+    path = f"{V2}/trees/main/views/{ns}.p/history"
+    whole = http.get(path).json()
+    assert [v["versionId"] for v in whole["versions"]] == list(range(1, 8))
+    assert whole["hasMore"] is False and whole["token"] is None
+    pages, token = [], None
+    while True:
+        got = http.get(path, params={"maxRecords": 3, **({"pageToken": token} if token else {})})
+        assert got.status_code == 200, got.text
+        pages.append([v["versionId"] for v in got.json()["versions"]])
+        token = got.json()["token"]
+        if not got.json()["hasMore"]:
+            break
+    assert pages == [[1, 2, 3], [4, 5, 6], [7]]
+    # A page's first version is diffed against the last of the page before.
+    second = http.get(path, params={"maxRecords": 3, "pageToken": http.get(
+        path, params={"maxRecords": 3}).json()["token"]}).json()["versions"]
+    assert second == whole["versions"][3:6]
+    assert "-SELECT 2 AS a\n+SELECT 3 AS a" in second[0]["sqlDiff"]["spark"]
+    nessie_err(http.get(path, params={"pageToken": "bm90LWEtY29tbWl0"}), 400, "BAD_REQUEST")

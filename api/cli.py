@@ -77,7 +77,7 @@ def fsck(database: str | None = typer.Option(
         store.close()
     typer.echo(f"{report.refs} refs, {report.commits} commits "
                f"({report.unreachable_commits} unreachable), {report.nodes} index nodes, "
-               f"{report.contents} content values")
+               f"{report.contents} content values, {report.index_rows} change-index rows")
     for p in report.problems:
         typer.echo(str(p))
     if not report.ok:

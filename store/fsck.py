@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import bindparam, func, select
 
 from core.commits import NO_ANCESTOR, IndexEntry
+from store.fsck_changes import check_change_index
 from store.nodes import StoredRef, node_identity
 from store.objects import COMMIT_COLUMNS, CommitRecord, ObjectReader, record_from_row
 from store.schema import COMMITS
@@ -43,6 +44,7 @@ class FsckReport:
     unreachable_commits: int = 0
     nodes: int = 0
     contents: int = 0
+    index_rows: int = 0  # the change index's rows checked (store.fsck_changes)
     problems: list[Problem] = field(default_factory=list)
 
     @property
@@ -73,6 +75,8 @@ def fsck(store: Store) -> FsckReport:
         entries.setdefault(entry.value_hash, entry)
     _check_contents(reader, entries.values(), report)
     report.contents = len(entries)
+    report.index_rows = check_change_index(
+        store.db, lambda kind, where, detail: report.problems.append(Problem(kind, where, detail)))
     return report
 
 

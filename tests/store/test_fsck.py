@@ -90,3 +90,19 @@ def _rewrite_pack(store: Store, old: bytes, new: bytes) -> bytes:
                      .scalar_one())
     assert old in pack
     return pack.replace(old, new)
+
+
+def test_change_index_rows_missing_wrong_or_extra(store: Store):
+    _busy_store(store)
+    _corrupt(store, "DELETE FROM changes WHERE term LIKE 'k:%' AND kind = 'P' AND hash IN "
+                    "(SELECT hash FROM commits WHERE message = 'bulk')")
+    assert _kinds(store) == {"missing-change"}
+    _corrupt(store, "INSERT INTO changes VALUES ('i:nothing', 1, :h, 1, 0, 'P')",
+             h=store.get_reference("main").hash)
+    assert _kinds(store) == {"missing-change", "unexpected-change"}
+    _corrupt(store, "UPDATE ancestry SET jump_depth = jump_depth + 1 WHERE hash = :h",
+             h=store.get_reference("dev").hash)
+    problems = fsck(store).problems
+    assert {p.kind for p in problems} == {"missing-change", "unexpected-change", "bad-ancestry"}
+    assert any(p.kind == "bad-ancestry" and p.where == store.get_reference("dev").hash[:12]
+               for p in problems)

@@ -60,3 +60,51 @@ def test_an_old_catalog_with_history_is_refused_untouched(store_url: str):
         assert version == "0001" and "delta" in columns and "depth" not in columns
     finally:
         db.dispose()
+
+
+def test_the_change_index_is_filled_for_a_catalog_written_before_it(store_url: str):
+    """Migration 0005 on a catalog of the previous version: its commits (with
+    branches, a merge, a rename and a transplant) get exactly the rows the
+    writer gives new commits, and the audit and log answer as before."""
+    from core.commits import CommitMeta, Delete, Put
+    from store.fsck import fsck
+    from tests.store.helpers import update
+
+    s = Store(store_url)
+    try:
+        with_ns(s, "main", "ns")
+        put_new(s, "main", ("ns.t", table("t0")), ("ns.u", table("u0")), author="ana")
+        s.create_reference("dev")
+        for i in range(5):
+            update(s, "dev", "ns.t", metadata_location=f"dev{i}")
+        cur = s.content("dev", K("ns.u"))
+        s.commit("dev", [Delete(K("ns.u"), expected=cur), Put(K("ns.w"), cur)],
+                 CommitMeta("rename u", author="bo"))
+        update(s, "main", "ns.u", metadata_location="main1")
+        s.create_reference("side")
+        put_new(s, "side", ("ns.x", table("x0")))
+        s.transplant([s.get_reference("side").hash], "main")
+        s.merge("dev", "main", raise_on_conflict=False)
+        tid = s.content("main", K("ns.t")).id
+        before_lineage = [c.hash for c in s.lineage("main", tid)]
+        before_log = [c.hash for c in s.log("main", key=K("ns.t")).items]
+        with s.db.read() as conn:
+            rows = {t: sorted(map(tuple, conn.execute(text(f"SELECT * FROM {t}"))))
+                    for t in ("ancestry", "changes")}
+        assert len(rows["changes"]) > 20
+        with s.db.write() as conn:  # back to the previous version's schema
+            conn.execute(text("DROP TABLE changes"))
+            conn.execute(text("DROP TABLE ancestry"))
+            conn.execute(text("UPDATE alembic_version SET version_num = '0004'"))
+    finally:
+        s.close()
+    s = Store(store_url)
+    try:
+        with s.db.read() as conn:
+            assert {t: sorted(map(tuple, conn.execute(text(f"SELECT * FROM {t}"))))
+                    for t in ("ancestry", "changes")} == rows
+        assert [c.hash for c in s.lineage("main", tid)] == before_lineage
+        assert [c.hash for c in s.log("main", key=K("ns.t")).items] == before_log
+        assert fsck(s).ok
+    finally:
+        s.close()

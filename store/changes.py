@@ -86,9 +86,13 @@ def next_ancestry(hash_: str, created_us: int, parent: Ancestry, parent_jump: An
     return Ancestry(hash_, parent.hash, parent.depth + 1, created_us, jump, depth, created)
 
 
+# Built once: json.dumps with options builds an encoder per call (30 µs a commit).
+_KEY_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def key_term(key: ContentKey) -> str:
     # JSON, not the internal form: PostgreSQL text cannot hold NUL separators.
-    return "k:" + json.dumps(list(key.elements), ensure_ascii=False, separators=(",", ":"))
+    return "k:" + _KEY_JSON.encode(list(key.elements))
 
 
 def id_term(content_id: str) -> str:

@@ -69,11 +69,17 @@ def _refs_app(kind: str) -> typer.Typer:
 
 
 def log(ref: str = typer.Argument("main"), key: str | None = typer.Option(None, "--key"),
+        author: str | None = typer.Option(None, "--author"),
+        since: str | None = typer.Option(None, "--since", help="an instant (ISO 8601)"),
+        until: str | None = typer.Option(None, "--until", help="an instant (ISO 8601)"),
         limit: int = typer.Option(20, "--limit", min=1), uri: str | None = UriOpt) -> None:
-    """Commits on REF, newest first."""
+    """Commits on REF (first parents), newest first; the filters answer from
+    the catalog's change index, however long the history."""
     params: dict[str, Any] = {"maxRecords": limit}
     if key:
         params["key"] = ContentKey.parse(key).to_path_string()
+    params.update({k: v for k, v in (("author", author), ("since", since), ("until", until))
+                   if v is not None})
     entries = client(uri).call("GET", f"/api/v2/trees/{ref_path(ref)}/history",
                                params=params)["logEntries"]
     t = Table("hash", "time", "author", "message")

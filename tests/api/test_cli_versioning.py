@@ -67,6 +67,10 @@ def test_log_diff_show_merge_history(server, http, ns) -> None:
     assert f"create table {ns}.t" in out and f"replace view {ns}.v" in out
     assert f"create namespace {ns}" not in out  # limited to 2
     assert f"replace view {ns}.v" in run(server, "log", dev, "--key", f"{ns}.v")
+    by_ana = run(server, "log", dev, "--key", f"{ns}.v", "--author", "ana")
+    assert f"create view {ns}.v" in by_ana and "replace view" not in by_ana
+    assert "replace" not in run(server, "log", dev, "--author", "ana", "--until",
+                                "2000-01-01T00:00:00Z")
     assert "does not exist" in run(server, "log", f"nope_{ns}", ok=False)
 
     out = run(server, "diff", "main", dev)

@@ -154,6 +154,7 @@ class AncestryRow(Base):
     O(log n) look-ups. Insert-only, written with the commit."""
 
     __tablename__ = "ancestry"
+    __table_args__ = {"sqlite_with_rowid": False}
     hash: Mapped[str] = mapped_column(HASH, primary_key=True)
     parent: Mapped[str | None] = mapped_column(HASH)  # first parent
     depth: Mapped[int] = mapped_column(BigInteger)    # first-parent steps from the root
@@ -169,6 +170,7 @@ class ChangeRow(Base):
     generation. Insert-only, written with the commit."""
 
     __tablename__ = "changes"
+    __table_args__ = {"sqlite_with_rowid": False}
     term: Mapped[str] = mapped_column(Text, primary_key=True)
     generation: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     hash: Mapped[str] = mapped_column(HASH, primary_key=True)

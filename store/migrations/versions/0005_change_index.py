@@ -32,6 +32,9 @@ def upgrade() -> None:
         sa.Column("jump", _HASH),
         sa.Column("jump_depth", sa.BigInteger()),
         sa.Column("jump_created_us", sa.BigInteger()),
+        # SQLite: one B-tree (the key) instead of a rowid table plus its key
+        # index, so a commit dirties half the pages (its cost is the WAL write).
+        sqlite_with_rowid=False,
     )
     op.create_table(
         "changes",
@@ -41,6 +44,7 @@ def upgrade() -> None:
         sa.Column("depth", sa.BigInteger()),
         sa.Column("created_us", sa.BigInteger()),
         sa.Column("kind", sa.String(1)),
+        sqlite_with_rowid=False,
     )
     conn = op.get_bind()
     records = [record_from_row(r) for r in conn.execute(sa.select(*COMMIT_COLUMNS))]

@@ -93,7 +93,7 @@ def analyze(sql: str, dialect: str, default_namespace: Key, resolve: Resolver,
             typed = annotate_types(qualified.copy(), schema=schema, dialect=dialect)
             types = tuple(p.type.sql(dialect) if p.type and not p.type.is_type(
                 exp.DataType.Type.UNKNOWN) else None for p in _first_select(typed).selects)
-    except (OptimizeError, SqlglotError, KeyError, IndexError) as e:
+    except (OptimizeError, SqlglotError, KeyError, IndexError, AssertionError) as e:
         return Analysis(dialect, dependencies=deps, problems=(_first_line(e),))
     deps = tuple(Dependency(d.key, d.content_id, d.kind, *used.get(d.key, ((), ())))
                  for d in deps)
@@ -217,7 +217,12 @@ class _Tracer:
             source = s.sources.get(col.table)
             s = s.parent
         if isinstance(source, Scope):
-            return self.by_name(source, col.name)
+            if isinstance(source.expression, exp.Query):
+                return self.by_name(source, col.name)
+            # A table function (UNNEST, a lateral view …): its columns come
+            # from the values it is given, computed.
+            inner = [c for c in source.expression.find_all(exp.Column) if c is not col]
+            return _merge([self.column(scope, c) for c in inner], derived=True)
         if isinstance(source, exp.Table):
             rel = self.relations.get(source.name)
             if rel is None:

@@ -77,11 +77,8 @@ def unrelated_commits(url: str, n: int) -> None:
             new = IcebergTable(id=old.id if old else None,
                                metadata_location=f"file:///bench/{k.name}/{i}.json")
             s.commit("main", [Put(k, new, expected=old)], CommitMeta(f"load {i}"))
-            if old is None:
-                new = s.content("main", k)  # type: ignore[assignment]
-            else:
-                new = new.model_copy(update={"id": old.id})
-            cur[k] = new
+            # A new table's id is the one the store gave it.
+            cur[k] = s.content("main", k) if old is None else new  # type: ignore[assignment]
     finally:
         s.close()
 

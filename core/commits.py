@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from core.conflicts import Conflict
 from core.content import Content, ContentType
@@ -210,6 +210,7 @@ class KeyOutcome(StrEnum):
     FORCED = "FORCED"        # applied over a conflict (FORCE)
     DROPPED = "DROPPED"      # the source's change was left out (DROP)
     UNCHANGED = "UNCHANGED"  # both sides made the same change already
+    MERGED = "MERGED"        # both sides' changes combined into a new value
     CONFLICT = "CONFLICT"    # refused; fails the merge
 
 
@@ -219,6 +220,19 @@ class KeyMergeDetail:
     behavior: MergeBehavior
     outcome: KeyOutcome
     conflict: Conflict | None = None
+    # For MERGED: what was taken from each side (files, rows, properties …).
+    combined: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """A value that combines both sides' changes of a key changed on both
+    (a content-aware merge, worked out above the store): valid only while
+    the target still holds ``expected``."""
+
+    expected: Content
+    content: Content
+    combined: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,9 @@ from core.commits import (
     MergeBehavior,
     MergeResult,
     Reference,
+    Resolution,
 )
+from core.conflicts import Conflict, ConflictType
 from core.errors import InvalidOperationError, MergeConflictError
 from core.keys import ContentKey
 from core.merge import decide, namespace_conflicts, three_way
@@ -52,7 +54,9 @@ class MergePlanner:
     def plan_merge(self, head: Reference, source_hash: str, source_name: str | None,
                    default: MergeBehavior, modes: dict[ContentKey, MergeBehavior],
                    dry_run: bool, meta: CommitMeta | None, principal: str | None,
-                   now_us: int, raise_on_conflict: bool = True) -> WriteSet[MergeResult]:
+                   now_us: int, raise_on_conflict: bool = True,
+                   resolutions: dict[ContentKey, Resolution] | None = None,
+                   ) -> WriteSet[MergeResult]:
         target = self.reader.commit(head.hash)
         source = self.reader.commit(source_hash)
         base_hash = self.history.merge_base(head.hash, source_hash)
@@ -62,7 +66,9 @@ class MergePlanner:
         base = self.reader.commit(base_hash) if base_hash else None
         st = self.reader.state
         changed = self.index.diff(st(base) if base else IndexState(), st(source))
-        details, changes = self._decide(st(target), changed, default, modes)
+        contents: dict[str, bytes] = {}
+        details, changes = self._decide(st(target), changed, default, modes,
+                                        resolutions=resolutions, contents=contents)
         result = MergeResult(head.name, source_hash, head.hash, base_hash, details, dry_run)
         if result.conflicts or dry_run:
             return _unwritten(result, raise_on_conflict)
@@ -72,7 +78,8 @@ class MergePlanner:
             meta = CommitMeta(f"merge {label} into {head.name}", meta.author, meta.committer,
                               meta.properties)
         state, nodes, depth = self.index.apply(st(target), changes, target.depth)
-        new = seal([target, source], state, depth, nodes, {}, meta, changes, now_us, principal)
+        new = seal([target, source], state, depth, nodes, contents, meta, changes, now_us,
+                   principal)
         result = MergeResult(head.name, source_hash, head.hash, base_hash, details, False,
                              new.record.hash, [new.record.hash])
         # What the source side put, for the change index's audits over merges.
@@ -124,7 +131,11 @@ class MergePlanner:
                 changed: list[tuple[str, IndexEntry | None, IndexEntry | None]],
                 default: MergeBehavior, modes: dict[ContentKey, MergeBehavior],
                 index: StateIndex | None = None,
+                resolutions: dict[ContentKey, Resolution] | None = None,
+                contents: dict[str, bytes] | None = None,
                 ) -> tuple[list[KeyMergeDetail], dict[str, IndexEntry | None]]:
+        """Each changed key's outcome; ``resolutions`` give combined values
+        for keys changed on both sides (their bytes go into ``contents``)."""
         index = index or self.index
         tvals = index.get_many(target, [k for k, _, _ in changed])
         details: dict[str, KeyMergeDetail] = {}
@@ -134,6 +145,15 @@ class MergePlanner:
             behavior = modes.get(key, default)
             conflict = three_way(key, base, src, tvals[k])
             outcome = decide(behavior, src, tvals[k], conflict)
+            res = (resolutions or {}).get(key)
+            if outcome is KeyOutcome.CONFLICT and res is not None and contents is not None:
+                entry, conflict = _resolved(key, res, tvals[k], conflict)
+                if entry is not None:
+                    changes[k] = entry
+                    contents[entry.value_hash] = res.content.hashed()[1]
+                    details[k] = KeyMergeDetail(key, behavior, KeyOutcome.MERGED,
+                                                combined=res.combined)
+                    continue
             if outcome in _TAKES_SOURCE:
                 changes[k] = src
             shown = conflict if outcome in (KeyOutcome.CONFLICT, KeyOutcome.FORCED) else None
@@ -148,6 +168,21 @@ class MergePlanner:
             details[k] = KeyMergeDetail(c.key, details[k].behavior,  # type: ignore[arg-type]
                                         KeyOutcome.CONFLICT, c)
         return [details[k] for k in sorted(details)], changes
+
+
+def _resolved(key: ContentKey, res: Resolution, target: IndexEntry | None,
+              conflict: Conflict | None) -> tuple[IndexEntry | None, Conflict | None]:
+    """The entry of a combined value, if it still applies: the key's conflict
+    is a value changed on both sides of one object, and the target holds
+    what the combination was worked out from."""
+    if conflict is None or conflict.type is not ConflictType.VALUE_DIFFERS or target is None:
+        return None, conflict
+    if res.expected.hashed()[0] != target.value_hash or res.content.id != target.content_id:
+        return None, Conflict(ConflictType.VALUE_DIFFERS, key,
+                              f"key '{key}' changed on the target while its merge was worked "
+                              "out; try again")
+    vh = res.content.hashed()[0]
+    return IndexEntry(target.type, target.content_id, vh), None
 
 
 def _unwritten(result: MergeResult, raise_on_conflict: bool) -> WriteSet[MergeResult]:

@@ -13,9 +13,11 @@ from core.commits import (
     MergeResult,
     Operation,
     Page,
+    Put,
     Reference,
     ReflogEntry,
     RefType,
+    Resolution,
     ResolvedRef,
 )
 from core.conflicts import Conflict, ConflictType
@@ -120,15 +122,27 @@ class Store(Reads):
               default_mode: MergeBehavior = MergeBehavior.NORMAL,
               key_modes: dict[ContentKey, MergeBehavior] | None = None,
               dry_run: bool = False, meta: CommitMeta | None = None,
-              principal: str | None = None, raise_on_conflict: bool = True) -> MergeResult:
+              principal: str | None = None, raise_on_conflict: bool = True,
+              resolutions: dict[ContentKey, Resolution] | None = None) -> MergeResult:
+        """``resolutions``: combined values for keys changed on both sides
+        (content-aware merges, api.catalog.content_merge); each applies only
+        while the target holds the value it was worked out from."""
         name = _branch_name(into)
         resolved = self.resolve(source)
         modes = dict(key_modes or {})
         self._check_expected(name, expected_hash)
-        return self.writer.run(
-            name, lambda head: self.merges.plan_merge(
-                head, resolved.hash, source, default_mode, modes, dry_run, meta, principal,
-                self.clock(), raise_on_conflict), principal)
+        # Combined view values are new values: index what they read.
+        edges = edges_of([Put(k, r.content) for k, r in (resolutions or {}).items()])
+
+        def plan(head: Reference) -> WriteSet[MergeResult]:
+            ws = self.merges.plan_merge(head, resolved.hash, source, default_mode, modes,
+                                        dry_run, meta, principal, self.clock(),
+                                        raise_on_conflict, resolutions)
+            if ws.commits:
+                ws.edges = edges
+            return ws
+
+        return self.writer.run(name, plan, principal)
 
     def transplant(self, hashes: Sequence[str], onto: str | RefSpec, *,
                    expected_hash: str | None = None,

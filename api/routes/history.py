@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query, Request, Response
 
 from api.auth.guard import guard_of
 from api.catalog.analysis import with_analysis
+from api.catalog.content_merge import Combined, combine, discard, report
 from api.catalog.merge_impact import invalidated_views, merge_cycle
 from api.catalog.service import Catalog
 from api.deps import commit_author, json_response, principal
@@ -24,6 +25,7 @@ from core.commits import (
     MergeResult,
     Operation,
     Put,
+    Resolution,
     Unchanged,
 )
 from core.conflicts import Conflict, ConflictType
@@ -126,29 +128,59 @@ def merge(request: Request, ref: str, body: MergeBody) -> Response:
         require_on_protected(request, branch, "a forced merge into")
     store = store_of(request)
 
-    def run(dry_run: bool) -> MergeResult:
+    def run(dry_run: bool, raise_on_conflict: bool, expected: str | None = expected,
+            resolutions: dict[ContentKey, Resolution] | None = None) -> MergeResult:
         return store.merge(
             source, branch, expected_hash=expected, default_mode=body.default_key_merge_mode,
             key_modes=body.modes(), dry_run=dry_run, meta=CommitMeta(message, author),
-            principal=principal(request),
-            raise_on_conflict=not body.return_conflict_as_result)
+            principal=principal(request), raise_on_conflict=raise_on_conflict,
+            resolutions=resolutions)
 
-    # Each branch may hold half of a view read-cycle: look at the merge's
-    # result first (a dry run), and refuse it naming the cycle.
     catalog = request.app.state.services.catalog
-    try:
-        preview = run(True)
-    except MergeConflictError:
-        preview = None
-    if preview is not None:
-        cycle = merge_cycle(catalog, preview.expected_target_hash, preview)
+    raising = not body.return_conflict_as_result
+    for _ in range(_CONTENT_MERGE_ATTEMPTS):
+        # A dry run first: each branch may hold half of a view read-cycle, and
+        # keys changed on both sides may be combined (api.catalog.content_merge).
+        preview = run(True, False)
+        combined = combine(catalog, preview, write=not body.dry_run) \
+            if body.content_merge else Combined()
+        shown = report(preview, combined)
+        cycle = merge_cycle(catalog, shown.expected_target_hash, shown) \
+            if not shown.conflicts else None
         if cycle:
+            discard(catalog, combined)
             raise CommitConflictError([Conflict(
                 ConflictType.VALUE_DIFFERS, cycle[0],
                 "the merge would make views read themselves: "
                 + " → ".join(str(k) for k in cycle))])
-    return _merge_answer(body, lambda: preview if body.dry_run and preview else
-                         run(body.dry_run), request)
+        if body.dry_run or shown.conflicts:
+            return _merge_answer(body, lambda shown=shown: _raise_or(shown, raising), request)
+        try:
+            # Against the head the combinations were worked out at.
+            result = run(False, False, shown.expected_target_hash, combined.resolutions)
+        except BaseException:
+            discard(catalog, combined)
+            raise
+        if not result.applied:
+            discard(catalog, combined)
+        if any(d.conflict is not None and "while its merge was worked out" in d.conflict.message
+               for d in result.details):
+            continue  # the target moved under a combination: work it out again
+        return _merge_answer(body, lambda result=result: _raise_or(result, raising), request)
+    raise CommitConflictError([Conflict(ConflictType.VALUE_DIFFERS, None,
+                                        "the target kept changing while the merge was "
+                                        "worked out; try again")])
+
+
+# A combination is worked out at the target's head; if that moves before the
+# merge lands, it is worked out again, this many times at most.
+_CONTENT_MERGE_ATTEMPTS = 3
+
+
+def _raise_or(result: MergeResult, raising: bool) -> MergeResult:
+    if result.conflicts and raising:
+        raise MergeConflictError(result)
+    return result
 
 
 @router.post("/transplant")

@@ -120,6 +120,9 @@ class MergeBody(_MergeOptions):
     from_hash: str | None = Field(None, alias="fromHash")
     commit_meta: CommitMetaBody | None = Field(None, alias="commitMeta")
     message: str | None = None
+    # Sapwood: combine keys both sides changed where it is safe (tables both
+    # only appended to, views, namespace properties); false: Nessie's rules.
+    content_merge: bool = Field(True, alias="contentMerge")
 
     @field_validator("message")
     @classmethod

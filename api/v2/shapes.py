@@ -84,7 +84,8 @@ def merge_json(r: MergeResult) -> dict[str, Any]:
              "outcome": d.outcome.value,
              **({"conflict": {"conflictType": d.conflict.type.value,
                               "key": key_json(d.conflict.key) if d.conflict.key else None,
-                              "message": d.conflict.message}} if d.conflict else {})}
+                              "message": d.conflict.message}} if d.conflict else {}),
+             **({"combined": d.combined} if d.combined is not None else {})}
             for d in r.details],
     }
 

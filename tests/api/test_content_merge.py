@@ -1,0 +1,162 @@
+"""Content-aware merges over HTTP, with PyIceberg writing and reading: two
+branches that both appended to a table merge cleanly (rows of both, time
+travel to either side intact, manifests reused); what cannot be combined
+stays a conflict that says why; views and namespaces combine by their own
+rules; ``contentMerge: false`` keeps Nessie's behaviour."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+from pyiceberg.types import IntegerType
+
+from tests.api.test_pyiceberg import SCHEMA, rows, version
+from tests.api.test_versioning_http import V2, head
+
+
+def merge(http, source: str, into: str = "main", **extra: Any) -> Any:
+    return http.post(f"{V2}/trees/{into}@{head(http, into)}/history/merge",
+                     json={"fromRefName": source, **extra})
+
+
+def detail(answer: dict[str, Any], key: str) -> dict[str, Any]:
+    return next(d for d in answer["details"] if ".".join(d["key"]["elements"]) == key)
+
+
+def branches(server, store, ns: str, *names: str) -> list[Any]:
+    for n in names:
+        store.create_reference(f"{n}_{ns}", source="main")
+    return [server.catalog(f"{n}_{ns}") for n in names]
+
+
+def test_appends_on_both_sides_merge(server, store, http, ns: str) -> None:
+    main = server.catalog()
+    t = main.create_table(f"{ns}.orders", SCHEMA)
+    t.append(rows(3))
+    a, b = branches(server, store, ns, "a", "b")
+    for i in range(2):
+        a.load_table(f"{ns}.orders").append(rows(2, start=100 + 10 * i))
+        b.load_table(f"{ns}.orders").append(rows(4, start=200 + 10 * i))
+    a_snaps = [s.snapshot_id for s in a.load_table(f"{ns}.orders").snapshots()]
+    b_snaps = [s.snapshot_id for s in b.load_table(f"{ns}.orders").snapshots()]
+
+    r = merge(http, f"a_{ns}")
+    assert r.status_code == 200 and r.json()["wasApplied"], r.text
+    assert detail(r.json(), f"{ns}.orders")["outcome"] == "APPLIED"  # main had not moved
+    dry = merge(http, f"b_{ns}", dryRun=True)
+    assert dry.status_code == 200, dry.text
+    d = detail(dry.json(), f"{ns}.orders")
+    assert d["outcome"] == "MERGED" and d["combined"]["rows"] == {"source": 8, "target": 4}
+    before = head(http, "main")
+    assert head(http, "main") == before  # the dry run wrote nothing
+    r = merge(http, f"b_{ns}")
+    assert r.status_code == 200 and r.json()["wasApplied"], r.text
+    d = detail(r.json(), f"{ns}.orders")
+    assert d["outcome"] == "MERGED" and d["combined"]["manifestsReused"] == 2, d
+
+    merged = main.load_table(f"{ns}.orders")
+    ids = sorted(merged.scan().to_arrow().column("id").to_pylist())
+    assert ids == sorted([0, 1, 2, 100, 101, 110, 111, *range(200, 204), *range(210, 214)])
+    assert merged.metadata.current_snapshot().summary.operation.value == "append"
+    snaps = {s.snapshot_id for s in merged.snapshots()}
+    assert set(a_snaps) | set(b_snaps) <= snaps
+    # Time travel to either side's snapshots still reads.
+    assert merged.scan(snapshot_id=b_snaps[-1]).to_arrow().num_rows == 3 + 8
+    assert merged.scan(snapshot_id=a_snaps[-1]).to_arrow().num_rows == 3 + 4
+
+
+def test_one_side_adds_a_column(server, store, http, ns: str) -> None:
+    main = server.catalog()
+    main.create_table(f"{ns}.t", SCHEMA).append(rows(2))
+    a, b = branches(server, store, ns, "a", "b")
+    ta = a.load_table(f"{ns}.t")
+    with ta.update_schema() as u:
+        u.add_column("qty", IntegerType())
+    ta = a.load_table(f"{ns}.t")
+    ta.append(pa.table({"id": pa.array([7], pa.int64()), "name": ["x"],
+                        "qty": pa.array([5], pa.int32())}))
+    b.load_table(f"{ns}.t").append(rows(1, start=50))
+    assert merge(http, f"b_{ns}").json()["wasApplied"]
+    r = merge(http, f"a_{ns}")
+    assert r.status_code == 200 and r.json()["wasApplied"], r.text
+    assert detail(r.json(), f"{ns}.t")["combined"]["taken"] == {"source": ["schema"]}
+    got = main.load_table(f"{ns}.t").scan().to_arrow().sort_by("id").to_pylist()
+    assert [(g["id"], g["qty"]) for g in got] == [(0, None), (1, None), (7, 5), (50, None)]
+
+
+def test_what_cannot_be_combined_stays_a_conflict(server, store, http, ns: str) -> None:
+    main = server.catalog()
+    main.create_table(f"{ns}.t", SCHEMA).append(rows(4))
+    a, b = branches(server, store, ns, "a", "b")
+    a.load_table(f"{ns}.t").delete("id = 1")
+    b.load_table(f"{ns}.t").append(rows(1, start=9))
+    assert merge(http, f"b_{ns}").json()["wasApplied"]
+    before = head(http, "main")
+    r = merge(http, f"a_{ns}")
+    assert r.status_code == 409, r.text
+    assert "removed or rewrote rows" in r.text and "source" in r.text, r.text
+    assert head(http, "main") == before
+    r = merge(http, f"a_{ns}", returnConflictAsResult=True)
+    d = detail(r.json(), f"{ns}.t")
+    assert d["outcome"] == "CONFLICT" and "delete" in d["conflict"]["message"]
+
+
+def test_both_sides_adding_a_column_conflict(server, store, http, ns: str) -> None:
+    main = server.catalog()
+    main.create_table(f"{ns}.t", SCHEMA).append(rows(1))
+    a, b = branches(server, store, ns, "a", "b")
+    for cat, col in ((a, "x"), (b, "y")):
+        with cat.load_table(f"{ns}.t").update_schema() as u:
+            u.add_column(col, IntegerType())
+    assert merge(http, f"b_{ns}").json()["wasApplied"]
+    r = merge(http, f"a_{ns}", returnConflictAsResult=True)
+    assert "both sides changed the schema differently" in \
+        detail(r.json(), f"{ns}.t")["conflict"]["message"]
+
+
+def test_content_merge_can_be_turned_off(server, store, http, ns: str) -> None:
+    main = server.catalog()
+    main.create_table(f"{ns}.t", SCHEMA).append(rows(1))
+    a, b = branches(server, store, ns, "a", "b")
+    a.load_table(f"{ns}.t").append(rows(1, start=5))
+    b.load_table(f"{ns}.t").append(rows(1, start=6))
+    assert merge(http, f"a_{ns}").json()["wasApplied"]
+    r = merge(http, f"b_{ns}", contentMerge=False, returnConflictAsResult=True)
+    d = detail(r.json(), f"{ns}.t")
+    assert d["outcome"] == "CONFLICT" and d["conflict"]["message"].endswith("on both sides")
+
+
+def test_views_and_namespaces_combine(server, store, http, ns: str) -> None:
+    main = server.catalog()
+    main.create_view(f"{ns}.v", SCHEMA, version("SELECT 1 AS id, 'a' AS name"))
+    main.create_view(f"{ns}.w", SCHEMA, version("SELECT 1 AS id, 'a' AS name"))
+    branches(server, store, ns, "a", "b")
+    base = f"/iceberg/a_{ns}/v1/namespaces/{ns}"
+    bbase = f"/iceberg/b_{ns}/v1/namespaces/{ns}"
+    # v: properties on a, a new version on b → both kept.
+    assert http.post(f"{base}/views/v", json={"requirements": [], "updates": [
+        {"action": "set-properties", "updates": {"owner": "ana"}}]}).status_code == 200
+    uuid = http.get(f"{bbase}/views/v").json()["metadata"]["view-uuid"]
+    from tests.api import spark_bodies as sb
+
+    assert http.post(f"{bbase}/views/v", json=sb.replace_view(
+        uuid, "SELECT 2 AS id, 'b' AS name", properties={"k": "b"})).status_code == 200
+    # w: different SQL on both sides → a conflict carrying both texts.
+    for cat_base, sql in ((base, "SELECT 3 AS id, 'x' AS name"),
+                          (bbase, "SELECT 4 AS id, 'y' AS name")):
+        wid = http.get(f"{cat_base}/views/w").json()["metadata"]["view-uuid"]
+        assert http.post(f"{cat_base}/views/w", json=sb.replace_view(wid, sql)).status_code == 200
+    # namespace properties, key by key.
+    for path, props in ((f"/iceberg/a_{ns}/v1/namespaces/{ns}/properties", {"team": "red"}),
+                        (f"/iceberg/b_{ns}/v1/namespaces/{ns}/properties", {"tier": "gold"})):
+        assert http.post(path, json={"removals": [], "updates": props}).status_code == 200
+    assert merge(http, f"a_{ns}").json()["wasApplied"]
+    r = merge(http, f"b_{ns}", returnConflictAsResult=True).json()
+    assert detail(r, f"{ns}.v")["outcome"] == "MERGED"
+    assert detail(r, ns)["outcome"] == "MERGED"
+    w = detail(r, f"{ns}.w")
+    assert w["outcome"] == "CONFLICT"
+    assert "SELECT 3 AS id" in w["conflict"]["message"]
+    assert "SELECT 4 AS id" in w["conflict"]["message"]
+    assert "-SELECT 3" in w["conflict"]["message"] and "+SELECT 4" in w["conflict"]["message"]

@@ -31,7 +31,6 @@ _REMOVING = ("deleted-data-files", "deleted-records", "removed-delete-files",
              "added-delete-files", "added-position-deletes", "added-equality-deletes",
              "removed-files-size", "added-position-delete-files",
              "added-equality-delete-files")
-_ADDED = ("added-data-files", "added-records", "added-files-size")
 
 
 class NotMergeable(Exception):
@@ -45,38 +44,54 @@ class TableMerge:
     combined: dict[str, Any] = field(default_factory=dict)
 
 
+# Recorded on a combined snapshot: the source snapshot it brought in, so a
+# later merge from the same branch knows the base's files are in already.
+MERGED_FROM = "sapwood.merged-snapshot-id"
+
+
 def merge_tables(base: TableMetadata, source: TableMetadata, target: TableMetadata,
                  manifest_list_location: Callable[[int], str], write: bool) -> TableMerge:
     """The combined metadata (its manifest list written when ``write``)."""
-    src_chain = _added_snapshots(base, source, "source")
-    tgt_chain = _added_snapshots(base, target, "target")
-    io = load_file_io({}, target.location)
-    for side, chain in (("source", src_chain), ("target", tgt_chain)):
-        for snap in chain:
+    src_walk = _since_base(base, source, "source")
+    tgt_walk = _since_base(base, target, "target")
+    for side, walked in (("source", src_walk), ("target", tgt_walk)):
+        for snap in walked:
             _only_adds(side, snap)
-    src_ids = {s.snapshot_id for s in src_chain}
-    added = _added_manifests(io, source, src_ids) if src_chain else []
+    io = load_file_io({}, target.location)
+    target_manifests = _manifests(io, target)
+    target_ids = {s.snapshot_id for s in target.snapshots}
+    # What the source added: its manifests that the target does not hold
+    # (by path) and that a snapshot the target does not know wrote (the
+    # base's were written by the base's snapshots, which the target keeps),
+    # each holding only data files it added.
+    skip = {m.manifest_path for m in target_manifests}
+    added = [m for m in _manifests(io, source)
+             if m.manifest_path not in skip and m.added_snapshot_id not in target_ids]
+    for m in added:
+        _only_added_files(m)
     updates, taken = _metadata_changes(base, source, target)
     seq = max(target.last_sequence_number, source.last_sequence_number) + 1
-    known = {s.snapshot_id for s in target.snapshots} | src_ids
-    snap_id = _new_id(known)
+    src_only = [s for s in source.snapshots if s.snapshot_id not in target_ids]
+    snap_id = _new_id(target_ids | {s.snapshot_id for s in src_only})
     location = manifest_list_location(snap_id)
-    current = target.snapshot_by_id(target.current_snapshot_id) \
-        if target.current_snapshot_id is not None else None
-    target_manifests = current.manifests(io) if current is not None else []
     if write:
         with write_manifest_list(format_version=target.format_version,  # type: ignore[arg-type]
                                  output_file=io.new_output(location), snapshot_id=snap_id,
                                  parent_snapshot_id=target.current_snapshot_id,
                                  sequence_number=seq, avro_compression="deflate") as w:
             w.add_manifests([*target_manifests, *added])
-    totals = _totals(current, src_chain)
+    current = target.snapshot_by_id(target.current_snapshot_id) \
+        if target.current_snapshot_id is not None else None
+    files = sum(m.added_files_count or 0 for m in added)
+    rows = sum(m.added_rows_count or 0 for m in added)
+    totals = _totals(current, files, rows)
+    if source.current_snapshot_id is not None:
+        totals[MERGED_FROM] = str(source.current_snapshot_id)
     now_ms = max(int(time.time() * 1000), target.last_updated_ms + 1)
     schema_id = updates.get("current_schema_id", target.current_schema_id)
     snapshot = Snapshot(snapshot_id=snap_id, parent_snapshot_id=target.current_snapshot_id,
                         sequence_number=seq, timestamp_ms=now_ms, manifest_list=location,
                         summary=Summary(Operation.APPEND, **totals), schema_id=schema_id)
-    src_only = [s for s in source.snapshots if s.snapshot_id in src_ids]
     refs = dict(target.refs)
     refs[MAIN_BRANCH] = SnapshotRef(snapshot_id=snap_id, snapshot_ref_type=SnapshotRefType.BRANCH)
     meta = target.model_copy(update={
@@ -90,32 +105,47 @@ def merge_tables(base: TableMetadata, source: TableMetadata, target: TableMetada
                          SnapshotLogEntry(snapshot_id=snap_id, timestamp_ms=now_ms)],
     })
     combined = {
-        "files": {"source": int(totals.get("added-data-files", 0)), "target": _sum(tgt_chain,
-                                                                                 "added-data-files")},
-        "rows": {"source": int(totals.get("added-records", 0)),
-                 "target": _sum(tgt_chain, "added-records")},
-        "manifestsReused": len([m for m in added if m.added_snapshot_id in src_ids]),
+        "files": {"source": files, "target": _sum(tgt_walk, "added-data-files")},
+        "rows": {"source": rows, "target": _sum(tgt_walk, "added-records")},
+        "manifestsReused": len(added),
         **({"taken": taken} if taken else {}),
     }
     return TableMerge(meta, location, combined)
 
 
-def _added_snapshots(base: TableMetadata, side: TableMetadata, name: str) -> list[Snapshot]:
-    """The side's main-branch snapshots since the base's current one, oldest
-    first; refused when its history does not continue the base's."""
-    stop = base.current_snapshot_id
-    out: list[Snapshot] = []
+def _manifests(io: FileIO, meta: TableMetadata) -> list[ManifestFile]:
+    snap = meta.snapshot_by_id(meta.current_snapshot_id) \
+        if meta.current_snapshot_id is not None else None
+    return snap.manifests(io) if snap is not None else []
+
+
+def _since_base(base: TableMetadata, side: TableMetadata, name: str) -> list[Snapshot]:
+    """The side's main-branch snapshots since it forked from the base's
+    history, newest first. The fork is the base's current snapshot, or an
+    older one of its history when the base's later snapshots came to the side
+    through a combined snapshot (an earlier content merge); anything else (a
+    rollback, a replaced table) is refused."""
+    lineage: set[int] = set()
+    cur = base.current_snapshot_id
+    while cur is not None and cur not in lineage:
+        lineage.add(cur)
+        snap = base.snapshot_by_id(cur)
+        cur = snap.parent_snapshot_id if snap is not None else None
+    walked: list[Snapshot] = []
     cur = side.current_snapshot_id
-    while cur is not None and cur != stop:
+    while cur is not None and cur not in lineage:
         snap = side.snapshot_by_id(cur)
         if snap is None:
             break
-        out.append(snap)
+        walked.append(snap)
         cur = snap.parent_snapshot_id
-    if cur != stop:
-        raise NotMergeable(f"the {name}'s table history does not continue the merge base's "
-                           "(rolled back or replaced)")
-    return list(reversed(out))
+    if cur != base.current_snapshot_id:
+        brought = {(s.summary.additional_properties if s.summary else {}).get(MERGED_FROM)
+                   for s in walked}
+        if str(base.current_snapshot_id) not in brought:
+            raise NotMergeable(f"the {name}'s table history does not continue the merge "
+                               "base's (rolled back or replaced)")
+    return walked
 
 
 def _only_adds(side: str, snap: Snapshot) -> None:
@@ -137,23 +167,14 @@ def _only_adds(side: str, snap: Snapshot) -> None:
                            f"({', '.join(sorted(removing))})")
 
 
-def _added_manifests(io: FileIO, source: TableMetadata, src_ids: set[int],
-                     ) -> list[ManifestFile]:
-    """The source's manifests that hold files its new snapshots added; each
-    must hold data files added by them and nothing else (checked on the
-    manifest list's counts, whatever the summaries said)."""
-    current = source.snapshot_by_id(source.current_snapshot_id)  # type: ignore[arg-type]
-    out = []
-    for m in current.manifests(io) if current is not None else []:
-        if m.added_snapshot_id not in src_ids:
-            continue
-        if m.content != ManifestContent.DATA:
-            raise NotMergeable(f"the source added delete files ({m.manifest_path})")
-        if (m.deleted_files_count or 0) or (m.existing_files_count or 0):
-            raise NotMergeable(f"the source's manifest {m.manifest_path} also removes or "
-                               "carries other files")
-        out.append(m)
-    return out
+def _only_added_files(m: ManifestFile) -> None:
+    """A manifest the source added holds data files it added, and nothing
+    else (checked on the manifest list's counts, whatever the summaries said)."""
+    if m.content != ManifestContent.DATA:
+        raise NotMergeable(f"the source added delete files ({m.manifest_path})")
+    if (m.deleted_files_count or 0) or (m.existing_files_count or 0):
+        raise NotMergeable(f"the source's manifest {m.manifest_path} also removes or carries "
+                           "other files (a rewrite or merged manifests)")
 
 
 def _metadata_changes(base: TableMetadata, source: TableMetadata, target: TableMetadata,
@@ -205,18 +226,12 @@ def _metadata_changes(base: TableMetadata, source: TableMetadata, target: TableM
     return updates, taken
 
 
-def _totals(current: Snapshot | None, added: list[Snapshot]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for k in _ADDED:
-        n = _sum(added, k)
-        if n:
-            out[k] = str(n)
+def _totals(current: Snapshot | None, files: int, rows: int) -> dict[str, str]:
+    out: dict[str, str] = {"added-data-files": str(files), "added-records": str(rows)}
     before = current.summary.additional_properties if current and current.summary else {}
-    for total, add in (("total-data-files", "added-data-files"),
-                       ("total-records", "added-records"),
-                       ("total-files-size", "added-files-size")):
+    for total, add in (("total-data-files", files), ("total-records", rows)):
         if total in before:
-            out[total] = str(int(before[total]) + int(out.get(add, 0)))
+            out[total] = str(int(before[total]) + add)
     for k in ("total-delete-files", "total-position-deletes", "total-equality-deletes"):
         if k in before:
             out[k] = before[k]

@@ -66,6 +66,29 @@ def test_appends_on_both_sides_merge(server, store, http, ns: str) -> None:
     assert merged.scan(snapshot_id=a_snaps[-1]).to_arrow().num_rows == 3 + 4
 
 
+def test_manifests_the_engine_merged_are_rewritten(server, store, http, ns: str) -> None:
+    """Merge-append folds manifests together, old files as EXISTING: only the
+    files the source added go into a new manifest."""
+    main = server.catalog()
+    props = {"commit.manifest-merge.enabled": "true", "commit.manifest.min-count-to-merge": "2"}
+    main.create_table(f"{ns}.m", SCHEMA, properties=props).append(rows(2))
+    a, b = branches(server, store, ns, "a", "b")
+    for i in range(3):
+        a.load_table(f"{ns}.m").append(rows(1, start=10 + i))
+    b.load_table(f"{ns}.m").append(rows(1, start=20))
+    manifests = a.load_table(f"{ns}.m").current_snapshot().manifests(
+        a.load_table(f"{ns}.m").io)
+    assert any(m.existing_files_count for m in manifests)  # the engine did merge them
+    assert merge(http, f"b_{ns}").json()["wasApplied"]
+    r = merge(http, f"a_{ns}")
+    assert r.status_code == 200 and r.json()["wasApplied"], r.text
+    d = detail(r.json(), f"{ns}.m")
+    assert d["outcome"] == "MERGED" and d["combined"]["manifestsRewritten"] >= 1, d
+    assert d["combined"]["files"]["source"] == 3
+    ids = sorted(main.load_table(f"{ns}.m").scan().to_arrow().column("id").to_pylist())
+    assert ids == [0, 1, 10, 11, 12, 20]
+
+
 def test_one_side_adds_a_column(server, store, http, ns: str) -> None:
     main = server.catalog()
     main.create_table(f"{ns}.t", SCHEMA).append(rows(2))

@@ -73,8 +73,8 @@ def _combine(catalog: Catalog, b: Content, s: Content, t: Content, write: bool,
                 f"{folder}/snap-{snapshot_id}-0-{loc.rsplit('/', 1)[1][:36]}.avro")
 
         merged = merge_tables(tb, ts, tt, manifest_list, write)
+        files.extend(merged.written)
         if write:
-            files.append(merged.manifest_list)
             catalog.files.write_table(merged.metadata, loc)
             files.append(loc)
         return table_content(merged.metadata, loc, t.id), merged.combined

@@ -21,7 +21,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pyiceberg.io import FileIO, load_file_io
-from pyiceberg.manifest import ManifestContent, ManifestFile, write_manifest_list
+from pyiceberg.manifest import (
+    DataFile,
+    ManifestContent,
+    ManifestEntry,
+    ManifestEntryStatus,
+    ManifestFile,
+    write_manifest,
+    write_manifest_list,
+)
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.refs import MAIN_BRANCH, SnapshotRef, SnapshotRefType
 from pyiceberg.table.snapshots import Operation, Snapshot, SnapshotLogEntry, Summary
@@ -42,6 +50,8 @@ class TableMerge:
     metadata: TableMetadata
     manifest_list: str
     combined: dict[str, Any] = field(default_factory=dict)
+    # Every file written (the manifest list, rewritten manifests).
+    written: list[str] = field(default_factory=list)
 
 
 # Recorded on a combined snapshot: the source snapshot it brought in, so a
@@ -65,15 +75,29 @@ def merge_tables(base: TableMetadata, source: TableMetadata, target: TableMetada
     # base's were written by the base's snapshots, which the target keeps),
     # each holding only data files it added.
     skip = {m.manifest_path for m in target_manifests}
-    added = [m for m in _manifests(io, source)
-             if m.manifest_path not in skip and m.added_snapshot_id not in target_ids]
-    for m in added:
-        _only_added_files(m)
+    candidates = [m for m in _manifests(io, source)
+                  if m.manifest_path not in skip and m.added_snapshot_id not in target_ids]
     updates, taken = _metadata_changes(base, source, target)
     seq = max(target.last_sequence_number, source.last_sequence_number) + 1
     src_only = [s for s in source.snapshots if s.snapshot_id not in target_ids]
     snap_id = _new_id(target_ids | {s.snapshot_id for s in src_only})
     location = manifest_list_location(snap_id)
+    added: list[ManifestFile] = []
+    rewritten = files = rows = 0
+    for m in candidates:
+        if _only_added_files(m):
+            added.append(m)
+            files += m.added_files_count or 0
+            rows += m.added_rows_count or 0
+            continue
+        # Merged by the engine with older files: keep only the new ones.
+        kept = _new_files(io, m, target_ids)
+        if kept:
+            rewritten += 1
+            files += len(kept)
+            rows += sum(f.record_count for f in kept)
+            if write:
+                added.append(_write_manifest(io, m, kept, source, snap_id, location))
     if write:
         with write_manifest_list(format_version=target.format_version,  # type: ignore[arg-type]
                                  output_file=io.new_output(location), snapshot_id=snap_id,
@@ -82,8 +106,6 @@ def merge_tables(base: TableMetadata, source: TableMetadata, target: TableMetada
             w.add_manifests([*target_manifests, *added])
     current = target.snapshot_by_id(target.current_snapshot_id) \
         if target.current_snapshot_id is not None else None
-    files = sum(m.added_files_count or 0 for m in added)
-    rows = sum(m.added_rows_count or 0 for m in added)
     totals = _totals(current, files, rows)
     if source.current_snapshot_id is not None:
         totals[MERGED_FROM] = str(source.current_snapshot_id)
@@ -107,10 +129,13 @@ def merge_tables(base: TableMetadata, source: TableMetadata, target: TableMetada
     combined = {
         "files": {"source": files, "target": _sum(tgt_walk, "added-data-files")},
         "rows": {"source": rows, "target": _sum(tgt_walk, "added-records")},
-        "manifestsReused": len(added),
+        "manifestsReused": len(added) - rewritten,
+        **({"manifestsRewritten": rewritten} if rewritten else {}),
         **({"taken": taken} if taken else {}),
     }
-    return TableMerge(meta, location, combined)
+    written = [location, *(m.manifest_path for m in added if m.added_snapshot_id == snap_id)] \
+        if write else []
+    return TableMerge(meta, location, combined, written)
 
 
 def _manifests(io: FileIO, meta: TableMetadata) -> list[ManifestFile]:
@@ -167,14 +192,44 @@ def _only_adds(side: str, snap: Snapshot) -> None:
                            f"({', '.join(sorted(removing))})")
 
 
-def _only_added_files(m: ManifestFile) -> None:
-    """A manifest the source added holds data files it added, and nothing
-    else (checked on the manifest list's counts, whatever the summaries said)."""
+def _only_added_files(m: ManifestFile) -> bool:
+    """Whether a manifest the source added holds only data files it added
+    (checked on the manifest list's counts, whatever the summaries said);
+    delete files refuse the merge."""
     if m.content != ManifestContent.DATA:
         raise NotMergeable(f"the source added delete files ({m.manifest_path})")
-    if (m.deleted_files_count or 0) or (m.existing_files_count or 0):
-        raise NotMergeable(f"the source's manifest {m.manifest_path} also removes or carries "
-                           "other files (a rewrite or merged manifests)")
+    return not (m.deleted_files_count or 0) and not (m.existing_files_count or 0)
+
+
+def _new_files(io: FileIO, m: ManifestFile, target_ids: set[int]) -> list[DataFile]:
+    """The files of a manifest the engine merged (Iceberg's merge-append
+    folds small manifests together, older files as EXISTING) that snapshots
+    the target does not know added. A file such a snapshot marks deleted
+    refuses the merge."""
+    keep = []
+    for e in m.fetch_manifest_entry(io, discard_deleted=False):
+        new = e.snapshot_id not in target_ids
+        if e.status == ManifestEntryStatus.DELETED:
+            if new:
+                raise NotMergeable(f"the source removed {e.data_file.file_path}")
+            continue
+        if new:
+            keep.append(e.data_file)
+    return keep
+
+
+def _write_manifest(io: FileIO, m: ManifestFile, files: list[DataFile],
+                    source: TableMetadata, snap_id: int, list_location: str) -> ManifestFile:
+    """Those files as a new manifest of the combined snapshot."""
+    spec = next(p for p in source.partition_specs if p.spec_id == m.partition_spec_id)
+    path = f"{list_location.rsplit('/', 1)[0]}/{uuid.uuid4()}-m0.avro"
+    with write_manifest(format_version=source.format_version,  # type: ignore[arg-type]
+                        spec=spec, schema=source.schema(), output_file=io.new_output(path),
+                        snapshot_id=snap_id, avro_compression="deflate") as w:
+        for f in files:
+            w.add_entry(ManifestEntry.from_args(status=ManifestEntryStatus.ADDED,
+                                                snapshot_id=snap_id, data_file=f))
+    return w.to_manifest_file()
 
 
 def _metadata_changes(base: TableMetadata, source: TableMetadata, target: TableMetadata,

@@ -6,6 +6,7 @@ database object escapes ``store/``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -222,6 +223,13 @@ class KeyMergeDetail:
     conflict: Conflict | None = None
     # For MERGED: what was taken from each side (files, rows, properties …).
     combined: dict[str, Any] | None = None
+
+
+# Works out a value that combines both sides' changes of a key during a
+# transplant (key, base, source, target values): the value and what was
+# combined, or why it cannot be (None: no opinion).
+Combiner = Callable[[ContentKey, Content, Content, Content],
+                    "tuple[Content, dict[str, Any]] | str | None"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,21 +6,25 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from core.commits import (
+    Combiner,
     CommitMeta,
     IndexEntry,
     KeyMergeDetail,
     KeyOutcome,
     MergeBehavior,
     MergeResult,
+    Put,
     Reference,
     Resolution,
 )
 from core.conflicts import Conflict, ConflictType
+from core.content import Content
 from core.errors import InvalidOperationError, MergeConflictError
 from core.keys import ContentKey
 from core.merge import decide, namespace_conflicts, three_way
 from store.changes import put_ids
 from store.committing import has_children
+from store.edges import edges_of
 from store.history import History
 from store.index import KeyIndex
 from store.nodes import Node, StoredRef
@@ -89,7 +93,8 @@ class MergePlanner:
     def plan_transplant(self, head: Reference, hashes: Sequence[str],
                         default: MergeBehavior, modes: dict[ContentKey, MergeBehavior],
                         dry_run: bool, principal: str | None, now_us: int,
-                        raise_on_conflict: bool = True) -> WriteSet[MergeResult]:
+                        raise_on_conflict: bool = True, combiner: Combiner | None = None,
+                        ) -> WriteSet[MergeResult]:
         if not hashes:
             raise InvalidOperationError("transplant needs at least one commit hash")
         pending = _Pending(self.reader)
@@ -98,6 +103,7 @@ class MergePlanner:
         state = self.reader.state(parent)
         details: list[KeyMergeDetail] = []
         sealed: list[NewCommit] = []
+        made: dict[str, Content] = {}  # values combined by this plan, not stored yet
         for h in hashes:
             src = self.reader.commit(h)
             if not src.parents:
@@ -107,13 +113,16 @@ class MergePlanner:
             base_vals = index.get_many(self.reader.state(before), keys)
             changed = [(op.key.internal, base_vals[op.key.internal], op.entry)
                        for op in src.operations]
-            d, changes = self._decide(state, changed, default, modes, index)
+            contents: dict[str, bytes] = {}
+            d, changes = self._decide(state, changed, default, modes, index,
+                                      contents=contents, combiner=combiner, pending=made)
             details += d
             if any(x.outcome is KeyOutcome.CONFLICT for x in details):
                 continue  # keep going only to report every conflict
             state, nodes, depth = index.apply(state, changes, parent.depth)
             meta = CommitMeta(src.message, src.author, None, src.properties)
-            new = seal([parent], state, depth, nodes, {}, meta, changes, now_us, principal)
+            new = seal([parent], state, depth, nodes, contents, meta, changes, now_us,
+                       principal)
             for node in nodes:
                 pending.nodes[node.hash] = node  # type: ignore[index]
             sealed.append(new)
@@ -125,7 +134,11 @@ class MergePlanner:
         created = [c.record.hash for c in sealed]
         result = MergeResult(head.name, hashes[-1], head.hash, None, details, False,
                              created[-1], created)
-        return WriteSet(result, sealed, "transplant")
+        # Combined view values are new values: index what they read.
+        edges = edges_of([Put(op.key, made[op.entry.value_hash]) for c in sealed
+                          for op in c.record.operations
+                          if op.entry is not None and op.entry.value_hash in made])
+        return WriteSet(result, sealed, "transplant", edges=edges)
 
     def _decide(self, target: IndexState,
                 changed: list[tuple[str, IndexEntry | None, IndexEntry | None]],
@@ -133,6 +146,8 @@ class MergePlanner:
                 index: StateIndex | None = None,
                 resolutions: dict[ContentKey, Resolution] | None = None,
                 contents: dict[str, bytes] | None = None,
+                combiner: Combiner | None = None,
+                pending: dict[str, Content] | None = None,
                 ) -> tuple[list[KeyMergeDetail], dict[str, IndexEntry | None]]:
         """Each changed key's outcome; ``resolutions`` give combined values
         for keys changed on both sides (their bytes go into ``contents``)."""
@@ -146,11 +161,18 @@ class MergePlanner:
             conflict = three_way(key, base, src, tvals[k])
             outcome = decide(behavior, src, tvals[k], conflict)
             res = (resolutions or {}).get(key)
+            if (outcome is KeyOutcome.CONFLICT and combiner is not None and contents is not None
+                    and conflict is not None and conflict.type is ConflictType.VALUE_DIFFERS
+                    and base is not None and src is not None and tvals[k] is not None):
+                res, conflict = self._combined(key, combiner, base, src, tvals[k],  # type: ignore[arg-type]
+                                               conflict, pending or {})
             if outcome is KeyOutcome.CONFLICT and res is not None and contents is not None:
                 entry, conflict = _resolved(key, res, tvals[k], conflict)
                 if entry is not None:
                     changes[k] = entry
                     contents[entry.value_hash] = res.content.hashed()[1]
+                    if pending is not None:
+                        pending[entry.value_hash] = res.content
                     details[k] = KeyMergeDetail(key, behavior, KeyOutcome.MERGED,
                                                 combined=res.combined)
                     continue
@@ -168,6 +190,21 @@ class MergePlanner:
             details[k] = KeyMergeDetail(c.key, details[k].behavior,  # type: ignore[arg-type]
                                         KeyOutcome.CONFLICT, c)
         return [details[k] for k in sorted(details)], changes
+
+    def _combined(self, key: ContentKey, combiner: Combiner, base: IndexEntry,
+                  src: IndexEntry, target: IndexEntry, conflict: Conflict,
+                  pending: dict[str, Content]) -> tuple[Resolution | None, Conflict]:
+        """Ask the combiner for a value of a key changed on both sides."""
+        known = self.reader.load_contents(e for e in (base, src, target)
+                                          if e.value_hash not in pending)
+        b, s, t = ((pending.get(e.value_hash) or known[e.value_hash])
+                   for e in (base, src, target))
+        answer = combiner(key, b, s, t)
+        if isinstance(answer, str):
+            return None, Conflict(conflict.type, conflict.key, f"{conflict.message}: {answer}")
+        if answer is None:
+            return None, conflict
+        return Resolution(t, answer[0], answer[1]), conflict
 
 
 def _resolved(key: ContentKey, res: Resolution, target: IndexEntry | None,

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 
 from core.commits import (
     DEFAULT_BRANCH,
+    Combiner,
     CommitMeta,
     CommitResult,
     MergeBehavior,
@@ -149,15 +150,19 @@ class Store(Reads):
                    default_mode: MergeBehavior = MergeBehavior.NORMAL,
                    key_modes: dict[ContentKey, MergeBehavior] | None = None,
                    dry_run: bool = False, principal: str | None = None,
-                   raise_on_conflict: bool = True) -> MergeResult:
+                   raise_on_conflict: bool = True, combiner: Combiner | None = None,
+                   ) -> MergeResult:
+        """``combiner``: works out combined values for keys a transplanted
+        commit and the target both changed (content-aware, as for merges)."""
         name = _branch_name(onto)
         full = [self.full_hash(normalize_hash(h)) for h in hashes]
         modes = dict(key_modes or {})
         self._check_expected(name, expected_hash)
+
         return self.writer.run(
             name, lambda head: self.merges.plan_transplant(
                 head, full, default_mode, modes, dry_run, principal, self.clock(),
-                raise_on_conflict), principal)
+                raise_on_conflict, combiner), principal)
 
     def _check_expected(self, branch: str, expected_hash: str | None) -> None:
         """A merge's expected target hash must be the head or one of its ancestors."""
@@ -173,3 +178,4 @@ class Store(Reads):
 
 def _branch_name(ref: str | RefSpec) -> str:
     return branch_to_write(parse_ref(ref) if isinstance(ref, str) else ref)
+

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query, Request, Response
 
 from api.auth.guard import guard_of
 from api.catalog.analysis import with_analysis
-from api.catalog.content_merge import Combined, combine, discard, report
+from api.catalog.content_merge import Combined, combine, combiner, discard, report
 from api.catalog.merge_impact import invalidated_views, merge_cycle
 from api.catalog.service import Catalog
 from api.deps import commit_author, json_response, principal
@@ -190,8 +190,24 @@ def transplant(request: Request, ref: str, body: TransplantBody) -> Response:
         require(request, Privilege.READ, f"@{h}")
     if MergeBehavior.FORCE in (body.default_key_merge_mode, *body.modes().values()):
         require_on_protected(request, branch, "a forced transplant onto")
-    return _merge_answer(body, lambda: store_of(request).transplant(
-        body.hashes_to_transplant, branch, expected_hash=expected,
-        default_mode=body.default_key_merge_mode, key_modes=body.modes(),
-        dry_run=body.dry_run, principal=principal(request),
-        raise_on_conflict=not body.return_conflict_as_result))
+    catalog = request.app.state.services.catalog
+    # Keys a transplanted commit and the target both changed are combined by
+    # the merge's rules (api.catalog.content_merge), commit by commit.
+    written: list[str] = []
+    combine_one = combiner(catalog, not body.dry_run, written) if body.content_merge else None
+
+    def run() -> MergeResult:
+        try:
+            result = store_of(request).transplant(
+                body.hashes_to_transplant, branch, expected_hash=expected,
+                default_mode=body.default_key_merge_mode, key_modes=body.modes(),
+                dry_run=body.dry_run, principal=principal(request),
+                raise_on_conflict=not body.return_conflict_as_result, combiner=combine_one)
+        except BaseException:
+            discard(catalog, Combined(files=written))
+            raise
+        if not result.applied:
+            discard(catalog, Combined(files=written))
+        return result
+
+    return _merge_answer(body, run)

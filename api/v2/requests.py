@@ -134,6 +134,7 @@ class MergeBody(_MergeOptions):
 class TransplantBody(_MergeOptions):
     hashes_to_transplant: list[str] = Field(alias="hashesToTransplant", min_length=1)
     from_ref_name: str | None = Field(None, alias="fromRefName")
+    content_merge: bool = Field(True, alias="contentMerge")
 
 
 class ContentsBody(_Body):

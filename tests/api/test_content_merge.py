@@ -183,3 +183,19 @@ def test_views_and_namespaces_combine(server, store, http, ns: str) -> None:
     assert "SELECT 3 AS id" in w["conflict"]["message"]
     assert "SELECT 4 AS id" in w["conflict"]["message"]
     assert "-SELECT 3" in w["conflict"]["message"] and "+SELECT 4" in w["conflict"]["message"]
+
+
+def test_transplant_uses_the_same_rules(server, store, http, ns: str) -> None:
+    main = server.catalog()
+    main.create_table(f"{ns}.t", SCHEMA).append(rows(1))
+    (a,) = branches(server, store, ns, "a")
+    a.load_table(f"{ns}.t").append(rows(2, start=10))
+    picked = head(http, f"a_{ns}")
+    a.load_table(f"{ns}.t").append(rows(1, start=30))  # not transplanted
+    main.load_table(f"{ns}.t").append(rows(1, start=20))
+    r = http.post(f"{V2}/trees/main@{head(http, 'main')}/history/transplant",
+                  json={"hashesToTransplant": [picked]})
+    assert r.status_code == 200 and r.json()["wasApplied"], r.text
+    assert detail(r.json(), f"{ns}.t")["outcome"] == "MERGED"
+    ids = sorted(main.load_table(f"{ns}.t").scan().to_arrow().column("id").to_pylist())
+    assert ids == [0, 10, 11, 20]

@@ -11,13 +11,14 @@ The store does not read metadata files; this layer does, so it lives here.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from api.catalog.content_merge.tables import NotMergeable, merge_tables
 from api.catalog.content_merge.views import merge_properties, merge_views
 from api.catalog.service import Catalog
 from api.catalog.tables import table_content
 from api.catalog.views import view_content
-from core.commits import KeyMergeDetail, KeyOutcome, MergeResult, Resolution
+from core.commits import Combiner, KeyMergeDetail, KeyOutcome, MergeResult, Resolution
 from core.conflicts import Conflict, ConflictType
 from core.content import Content, IcebergTable, IcebergView, Namespace
 from core.keys import ContentKey
@@ -58,8 +59,25 @@ def combine(catalog: Catalog, preview: MergeResult, write: bool) -> Combined:
     return out
 
 
+def combiner(catalog: Catalog, write: bool, files: list[str]) -> Combiner:
+    """The same rules for a transplant, asked by the store per commit and key
+    (files written go into ``files``, to be removed if it does not land)."""
+
+    def combine_one(key: ContentKey, b: Content, s: Content, t: Content,
+                    ) -> tuple[Content, dict[str, Any]] | str | None:
+        if not (b.id == s.id == t.id):
+            return None
+        try:
+            content, combined = _combine(catalog, b, s, t, write, files)
+        except NotMergeable as e:
+            return str(e)
+        return (content, combined) if content is not None else None
+
+    return combine_one
+
+
 def _combine(catalog: Catalog, b: Content, s: Content, t: Content, write: bool,
-             files: list[str]) -> tuple[Content | None, dict]:
+             files: list[str]) -> tuple[Content | None, dict[str, Any]]:
     if isinstance(b, Namespace) and isinstance(s, Namespace) and isinstance(t, Namespace):
         props, taken = merge_properties(b.properties, s.properties, t.properties)
         return t.model_copy(update={"properties": props}), {"propertiesFromSource": taken}

@@ -223,6 +223,9 @@ class KeyMergeDetail:
     conflict: Conflict | None = None
     # For MERGED: what was taken from each side (files, rows, properties …).
     combined: dict[str, Any] | None = None
+    # For a CONFLICT a content merge looked into: what it found (both sides'
+    # SQL and their diff, say), beside the one-line message.
+    conflict_details: dict[str, Any] | None = None
 
 
 # Works out a value that combines both sides' changes of a key during a

@@ -37,7 +37,7 @@ def test_fsck_reports_a_clean_catalog_and_fails_on_damage(tmp_path):
     ok = _sapwood("fsck", "--database", url)
     assert ok.returncode == 0, ok.stderr
     assert ok.stdout.splitlines() == ["1 refs, 1 commits (0 unreachable), 0 index nodes, "
-                                      "0 content values", "ok"]
+                                      "0 content values, 1 change-index rows", "ok"]
     with sqlite3.connect(tmp_path / "cat.db") as db:
         db.execute("UPDATE refs SET head = ? WHERE name = 'main'", ("cd" * 32,))
     bad = _sapwood("fsck", "--database", url)

@@ -85,7 +85,9 @@ def merge_json(r: MergeResult) -> dict[str, Any]:
              **({"conflict": {"conflictType": d.conflict.type.value,
                               "key": key_json(d.conflict.key) if d.conflict.key else None,
                               "message": d.conflict.message}} if d.conflict else {}),
-             **({"combined": d.combined} if d.combined is not None else {})}
+             **({"combined": d.combined} if d.combined is not None else {}),
+             **({"conflictDetails": d.conflict_details}
+                if d.conflict_details is not None else {})}
             for d in r.details],
     }
 

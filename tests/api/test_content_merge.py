@@ -182,7 +182,11 @@ def test_views_and_namespaces_combine(server, store, http, ns: str) -> None:
     assert w["outcome"] == "CONFLICT"
     assert "SELECT 3 AS id" in w["conflict"]["message"]
     assert "SELECT 4 AS id" in w["conflict"]["message"]
-    assert "-SELECT 3" in w["conflict"]["message"] and "+SELECT 4" in w["conflict"]["message"]
+    assert "\n" not in w["conflict"]["message"]  # one line; the diff is in the details
+    assert w["conflictDetails"]["sql"] == {"target": {"spark": "SELECT 3 AS id, 'x' AS name"},
+                                           "source": {"spark": "SELECT 4 AS id, 'y' AS name"}}
+    diff = w["conflictDetails"]["sqlDiff"]
+    assert "-SELECT 3 AS id" in diff and "+SELECT 4 AS id" in diff
 
 
 def test_transplant_uses_the_same_rules(server, store, http, ns: str) -> None:

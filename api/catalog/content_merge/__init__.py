@@ -27,8 +27,9 @@ from core.keys import ContentKey
 @dataclass
 class Combined:
     resolutions: dict[ContentKey, Resolution] = field(default_factory=dict)
-    # Why a key changed on both sides could not be combined.
+    # Why a key changed on both sides could not be combined, and what was found.
     reasons: dict[ContentKey, str] = field(default_factory=dict)
+    details: dict[ContentKey, dict[str, Any]] = field(default_factory=dict)
     # Files written for the combinations (removed if the merge does not land).
     files: list[str] = field(default_factory=list)
 
@@ -53,6 +54,8 @@ def combine(catalog: Catalog, preview: MergeResult, write: bool) -> Combined:
             content, combined = _combine(catalog, b, s, t, write, out.files)
         except NotMergeable as e:
             out.reasons[key] = str(e)
+            if e.details:
+                out.details[key] = e.details
             continue
         if content is not None:
             out.resolutions[key] = Resolution(t, content, combined)
@@ -121,7 +124,8 @@ def report(preview: MergeResult, combined: Combined) -> MergeResult:
                                           combined=res.combined))
         elif why is not None and d.conflict is not None:
             details.append(replace(d, conflict=Conflict(
-                d.conflict.type, d.conflict.key, f"{d.conflict.message}: {why}")))
+                d.conflict.type, d.conflict.key, f"{d.conflict.message}: {why}"),
+                conflict_details=combined.details.get(d.key)))
         else:
             details.append(d)
     return replace(preview, details=details)

@@ -42,7 +42,12 @@ _REMOVING = ("deleted-data-files", "deleted-records", "removed-delete-files",
 
 
 class NotMergeable(Exception):
-    """Why the two sides cannot be combined (the conflict's reason)."""
+    """Why the two sides cannot be combined (the conflict's reason, one
+    line), and what was found, for the merge's details."""
+
+    def __init__(self, message: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.details = details
 
 
 @dataclass

@@ -58,7 +58,8 @@ def merge_views(base: ViewMetadata, source: ViewMetadata, target: ViewMetadata,
             for line in difflib.unified_diff((a.get(d) or "").splitlines(),
                                              (b.get(d) or "").splitlines(), lineterm="",
                                              fromfile=f"target/{d}", tofile=f"source/{d}"))
-        raise NotMergeable(f"both sides replaced the view with different SQL ({texts})\n{diff}")
+        raise NotMergeable(f"both sides replaced the view with different SQL ({texts})",
+                           {"sql": {"target": a, "source": b}, "sqlDiff": diff})
     side, meta = ("source", source) if src_moved and not tgt_moved else ("target", target)
     combined: dict[str, Any] = {"version": side}
     if taken:

@@ -154,6 +154,7 @@ def test_views_and_namespaces_combine(server, store, http, ns: str) -> None:
     main = server.catalog()
     main.create_view(f"{ns}.v", SCHEMA, version("SELECT 1 AS id, 'a' AS name"))
     main.create_view(f"{ns}.w", SCHEMA, version("SELECT 1 AS id, 'a' AS name"))
+    main.create_view(f"{ns}.same", SCHEMA, version("SELECT 1 AS id, 'a' AS name"))
     branches(server, store, ns, "a", "b")
     base = f"/iceberg/a_{ns}/v1/namespaces/{ns}"
     bbase = f"/iceberg/b_{ns}/v1/namespaces/{ns}"
@@ -170,6 +171,11 @@ def test_views_and_namespaces_combine(server, store, http, ns: str) -> None:
                           (bbase, "SELECT 4 AS id, 'y' AS name")):
         wid = http.get(f"{cat_base}/views/w").json()["metadata"]["view-uuid"]
         assert http.post(f"{cat_base}/views/w", json=sb.replace_view(wid, sql)).status_code == 200
+    # same: both sides replaced it with the same SQL → one version.
+    for cat_base in (base, bbase):
+        sid = http.get(f"{cat_base}/views/same").json()["metadata"]["view-uuid"]
+        assert http.post(f"{cat_base}/views/same", json=sb.replace_view(
+            sid, "SELECT 5 AS id, 'z' AS name")).status_code == 200
     # namespace properties, key by key.
     for path, props in ((f"/iceberg/a_{ns}/v1/namespaces/{ns}/properties", {"team": "red"}),
                         (f"/iceberg/b_{ns}/v1/namespaces/{ns}/properties", {"tier": "gold"})):
@@ -177,6 +183,7 @@ def test_views_and_namespaces_combine(server, store, http, ns: str) -> None:
     assert merge(http, f"a_{ns}").json()["wasApplied"]
     r = merge(http, f"b_{ns}", returnConflictAsResult=True).json()
     assert detail(r, f"{ns}.v")["outcome"] == "MERGED"
+    assert detail(r, f"{ns}.same")["outcome"] == "MERGED"
     assert detail(r, ns)["outcome"] == "MERGED"
     w = detail(r, f"{ns}.w")
     assert w["outcome"] == "CONFLICT"
@@ -187,6 +194,16 @@ def test_views_and_namespaces_combine(server, store, http, ns: str) -> None:
                                            "source": {"spark": "SELECT 4 AS id, 'y' AS name"}}
     diff = w["conflictDetails"]["sqlDiff"]
     assert "-SELECT 3 AS id" in diff and "+SELECT 4 AS id" in diff
+    # With w left out, the merge lands: v has b's version and a's property.
+    r = merge(http, f"b_{ns}", keyMergeModes=[{"key": {"elements": [ns, "w"]},
+                                               "mergeBehavior": "DROP"}])
+    assert r.status_code == 200 and r.json()["wasApplied"], r.text
+    v = http.get(f"/iceberg/v1/namespaces/{ns}/views/v").json()["metadata"]
+    current = next(x for x in v["versions"] if x["version-id"] == v["current-version-id"])
+    assert current["representations"][0]["sql"] == "SELECT 2 AS id, 'b' AS name"
+    assert v["properties"]["owner"] == "ana" and v["properties"]["k"] == "b"
+    props = http.get(f"/iceberg/v1/namespaces/{ns}").json()["properties"]
+    assert props["team"] == "red" and props["tier"] == "gold"
 
 
 def test_transplant_uses_the_same_rules(server, store, http, ns: str) -> None:

@@ -24,12 +24,16 @@ from api.catalog.views import Views
 from api.deps import Services
 from api.hosts import AllowedHosts
 from api.limits import BodyLimit
+from api.observe.access import Observe
+from api.observe.logs import configure as configure_logs
+from api.observe.metrics import Metrics
 from api.paths import RefPaths
 from api.routes import (
     audit,
     config,
     contents,
     grants,
+    health,
     history,
     namespaces,
     oauth,
@@ -48,6 +52,8 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
     from store import Store
 
     auth = auth if auth is not None else AuthSettings.from_env()
+    configure_logs()
+    metrics = Metrics()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -58,6 +64,8 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
         app.state.services = Services(catalog, Namespaces(catalog), Tables(catalog),
                                       Views(catalog), inline_reads=store.db.dialect == "sqlite")
         app.state.guard = Guard(store, auth) if auth.configured else None
+        app.state.metrics = metrics
+        metrics.watch(store)
         # Everything imported and built so far lives as long as the process:
         # keep it out of the collector's generations, so collections triggered
         # by requests only scan what requests allocate.
@@ -74,13 +82,14 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
     errors.install(app)
     _add_flat(app, [config.router, oauth.router, namespaces.router, tables.router,
                     views.router, trees.router, history.router, contents.router, audit.router,
-                    grants.router, view_graph.router, view_status.router],
+                    grants.router, view_graph.router, view_status.router, health.router],
               auth.configured)
     # Outside FastAPI, as plain ASGI layers, before anything else runs: the
     # Host check, then the body size. (Added inside with add_middleware, the
     # two cost about 0.15 of a cached read's time in bench/rest_bench.py.)
-    return AllowedHosts(BodyLimit(RefPaths(app), max_bytes=settings.max_body_bytes),
-                        hosts=settings.allowed_hosts)
+    # Observe outermost: every answer is counted, refusals included.
+    return Observe(AllowedHosts(BodyLimit(RefPaths(app), max_bytes=settings.max_body_bytes),
+                                hosts=settings.allowed_hosts), metrics)
 
 
 def fastapi_of(asgi: Any) -> FastAPI:

@@ -28,6 +28,21 @@ def upgrade(db: Database) -> None:
         command.upgrade(cfg, "head")
 
 
+def schema_problem(db: Database) -> str | None:
+    """Why the database is not ready for this version (None: it is): its
+    schema revision must be the newest this version knows."""
+    from alembic.script import ScriptDirectory
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
+    head = ScriptDirectory.from_config(cfg).get_current_head()
+    with db.read() as conn:
+        now = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+    if now != head:
+        return f"the schema is at revision {now}, this version needs {head}"
+    return None
+
+
 def bootstrap(db: Database, now_us: int) -> None:
     """The empty root commit and the default branch, if absent."""
     with db.write() as conn:

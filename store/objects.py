@@ -45,12 +45,18 @@ class LRU(Generic[K, V]):
         self.capacity = capacity
         self._d: OrderedDict[K, V] = OrderedDict()
         self._lock = threading.Lock()
+        # For /metrics' hit ratios; unlocked increments may lose a count
+        # under contention, which a ratio does not mind.
+        self.hits = self.misses = 0
 
     def get(self, key: K) -> V | None:
         # Lock-free: each OrderedDict call is atomic under the GIL, and a key
         # evicted between the two calls is simply not refreshed.
         v = self._d.get(key)
-        if v is not None:
+        if v is None:
+            self.misses += 1
+        else:
+            self.hits += 1
             try:  # noqa: SIM105 - suppress() costs more than the lookup
                 self._d.move_to_end(key)
             except KeyError:

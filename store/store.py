@@ -23,7 +23,7 @@ from core.commits import (
 )
 from core.conflicts import Conflict, ConflictType
 from core.content import Content
-from core.errors import CommitConflictError
+from core.errors import CommitConflictError, MergeConflictError
 from core.keys import ContentKey
 from core.refs import RefSpec, branch_to_write, normalize_hash, parse_ref
 from store.auth import AuthStore
@@ -34,10 +34,11 @@ from store.edges import ViewEdges, edges_of
 from store.history import History
 from store.index import KeyIndex
 from store.merging import MergePlanner
-from store.migrate import bootstrap, upgrade
+from store.migrate import bootstrap, schema_problem, upgrade
 from store.objects import ObjectReader
 from store.reads import Reads
 from store.refs import Refs
+from store.stats import StoreStats
 from store.writes import BranchWriter, WriteSet
 
 
@@ -57,7 +58,8 @@ class Store(Reads):
         history = History(db, reader)
         super().__init__(db, reader, index, refs, history, ChangeIndex(db))
         self.clock = clock
-        self.writer = BranchWriter(db, refs, reader, self.changes)
+        self.stats = StoreStats()
+        self.writer = BranchWriter(db, refs, reader, self.changes, self.stats)
         self.commits = CommitPlanner(reader, self.states, history)
         self.merges = MergePlanner(reader, self.states, history)
         self.auth = AuthStore(db, clock)
@@ -65,6 +67,10 @@ class Store(Reads):
 
     def close(self) -> None:
         self.db.dispose()
+
+    def schema_problem(self) -> str | None:
+        """Why the database is not ready for this version (None: it is)."""
+        return schema_problem(self.db)
 
     # -- references ------------------------------------------------------------------
     def list_references(self, page_token: str | None = None,
@@ -110,7 +116,11 @@ class Store(Reads):
             ws.edges = edges  # what the views put here read, written with the commit
             return ws
 
-        return self.writer.run(name, plan, principal)
+        try:
+            return self.writer.run(name, plan, principal)
+        except CommitConflictError:
+            self.stats.add("conflicts")
+            raise
 
     def dependents(self, spec: str | RefSpec, key: ContentKey,
                    ) -> tuple[ResolvedRef, dict[ContentKey, Content]]:
@@ -143,7 +153,7 @@ class Store(Reads):
                 ws.edges = edges
             return ws
 
-        return self.writer.run(name, plan, principal)
+        return self._counted(lambda: self.writer.run(name, plan, principal))
 
     def transplant(self, hashes: Sequence[str], onto: str | RefSpec, *,
                    expected_hash: str | None = None,
@@ -159,10 +169,21 @@ class Store(Reads):
         modes = dict(key_modes or {})
         self._check_expected(name, expected_hash)
 
-        return self.writer.run(
+        return self._counted(lambda: self.writer.run(
             name, lambda head: self.merges.plan_transplant(
                 head, full, default_mode, modes, dry_run, principal, self.clock(),
-                raise_on_conflict, combiner), principal)
+                raise_on_conflict, combiner), principal))
+
+    def _counted(self, run: Callable[[], MergeResult]) -> MergeResult:
+        """Merges and transplants by how they ended, for /metrics."""
+        try:
+            result = run()
+        except (MergeConflictError, CommitConflictError):
+            self.stats.merged("conflict")
+            raise
+        self.stats.merged("dry_run" if result.dry_run else
+                          "applied" if result.applied else "conflict")
+        return result
 
     def _check_expected(self, branch: str, expected_hash: str | None) -> None:
         """A merge's expected target hash must be the head or one of its ancestors."""

@@ -45,6 +45,7 @@ from store.objects import (
 )
 from store.refs import Refs
 from store.state import IndexState
+from store.stats import StoreStats
 
 R = TypeVar("R")
 LOCKED_ATTEMPTS = 3
@@ -150,7 +151,8 @@ class _Moved(Exception):
 
 class BranchWriter:
     def __init__(self, db: Database, refs: Refs, reader: ObjectReader,
-                 changes: ChangeIndex) -> None:
+                 changes: ChangeIndex, stats: StoreStats | None = None) -> None:
+        self.stats = stats or StoreStats()
         self.db = db
         self.refs = refs
         self.reader = reader
@@ -264,6 +266,7 @@ class BranchWriter:
     def _locked(self, branch: str, plan: Callable[[Reference], WriteSet[R]],
                 principal: str | None) -> R:
         for _ in range(LOCKED_ATTEMPTS):
+            self.stats.add("retries")  # planned again: the branch had moved
             try:
                 with self.db.raw_write() as cur:
                     cur.execute(self._sql_head, (branch,))
@@ -314,6 +317,7 @@ class BranchWriter:
         return anc
 
     def _landed(self, branch: str, ws: WriteSet[R], anc: list[Ancestry]) -> R:
+        self.stats.add("commits", len(ws.commits))
         self.changes.remember(anc)
         for c in ws.commits:
             self.reader.remember_nodes(c.nodes)

@@ -41,6 +41,10 @@ RULES: dict[str, Rule] = {
     "get_config": PUBLIC,
     "oauth_tokens": PUBLIC,
     "nessie_config": PUBLIC,
+    # -- operations: probes and metrics (no catalog contents) ---------------------------
+    "healthz": PUBLIC,
+    "readyz": PUBLIC,
+    "metrics": PUBLIC,
     # -- Iceberg REST: namespaces ------------------------------------------------------
     "list_namespaces": Rule(R, key="handler", listing=True),
     "create_namespace": Rule(W, key="handler", direct_write=True),

@@ -1,0 +1,60 @@
+"""The outermost ASGI layer: a request id (the caller's ``X-Request-Id`` when
+it is a sane token, else a new one) echoed in the response, and, once the
+answer is sent, the metrics and one access-log line with the principal,
+reference, route template, status and duration."""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from typing import Any
+
+from api.auth.guard import PRINCIPAL
+from api.observe.logs import ACCESS
+from api.observe.metrics import Metrics
+from api.paths import SCOPE_KEY
+
+_SANE = re.compile(r"[A-Za-z0-9._-]{1,128}")
+HEADER = b"x-request-id"
+
+
+class Observe:
+    def __init__(self, app: Any, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start = time.perf_counter()
+        given = next((v.decode("latin-1") for k, v in scope["headers"] if k == HEADER), "")
+        rid = given if _SANE.fullmatch(given) else uuid.uuid4().hex
+        status = 500
+
+        async def sending(message: dict[str, Any]) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                message["headers"] = [*message.get("headers", []),
+                                      (HEADER, rid.encode("latin-1"))]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            took = time.perf_counter() - start
+            route = scope.get("route")
+            # The template, never the path: one series per route, not per key.
+            template = getattr(route, "path", None) or "unmatched"
+            self.metrics.observe(scope["method"], template, status, took)
+            who = scope.get(PRINCIPAL)
+            ref = scope.get(SCOPE_KEY, (None, None))
+            ACCESS.info("%s %s %d %.1fms", scope["method"], template, status, took * 1000,
+                        extra={"fields": {
+                            "request_id": rid, "method": scope["method"], "route": template,
+                            "path": scope.get("path"), "status": status,
+                            "duration_ms": round(took * 1000, 3),
+                            "principal": who.name if who is not None else None,
+                            "reference": ref[0] or ref[1]}})

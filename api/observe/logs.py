@@ -1,0 +1,38 @@
+"""Logging: plain text by default (a terminal), JSON lines with
+``SAPWOOD_LOG_FORMAT=json`` (a log shipper), one access line per request."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from typing import Any
+
+ACCESS = logging.getLogger("sapwood.access")
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        out: dict[str, Any] = {"time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S"),
+                               "level": record.levelname.lower(), "logger": record.name,
+                               "message": record.getMessage()}
+        out.update(getattr(record, "fields", {}))
+        if record.exc_info:
+            out["exception"] = self.formatException(record.exc_info)
+        return json.dumps(out, ensure_ascii=False)
+
+
+def configure(fmt: str | None = None) -> str:
+    """Set up the ``sapwood`` loggers; returns the format in use."""
+    fmt = (fmt or os.environ.get("SAPWOOD_LOG_FORMAT") or "text").lower()
+    if fmt not in ("text", "json"):
+        raise ValueError(f"SAPWOOD_LOG_FORMAT must be text or json, not {fmt!r}")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter() if fmt == "json" else
+                         logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    root = logging.getLogger("sapwood")
+    root.handlers[:] = [handler]
+    root.setLevel(logging.INFO)
+    root.propagate = False
+    return fmt

@@ -1,0 +1,73 @@
+"""Prometheus metrics: requests by route template and status with latency
+histograms (recorded by api.observe.access), and what the store did —
+commits, conflicts, retries, merges by outcome, cache hit ratios, database
+pool use — read from the store at scrape time. Each app has its own
+registry, so several apps in one process (tests) do not collide."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+# Latency buckets from a cached read (sub-ms) to a large merge.
+_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.requests = Counter("sapwood_http_requests", "HTTP requests answered",
+                                ["method", "route", "status"], registry=self.registry)
+        self.latency = Histogram("sapwood_http_request_duration_seconds",
+                                 "Time to answer an HTTP request", ["method", "route"],
+                                 buckets=_BUCKETS, registry=self.registry)
+
+    def watch(self, store: Any) -> None:
+        """Report this store's counters (once the app has opened it)."""
+        self.registry.register(StoreCollector(store))
+
+    def observe(self, method: str, route: str, status: int, seconds: float) -> None:
+        self.requests.labels(method, route, str(status)).inc()
+        self.latency.labels(method, route).observe(seconds)
+
+
+class StoreCollector(Collector):
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    def collect(self) -> Iterator[Metric]:
+        stats = self.store.stats
+        for name, help_ in (("commits", "Commits written"),
+                            ("conflicts", "Commits refused by the commit rules"),
+                            ("retries", "Writes planned again because the branch moved")):
+            c = CounterMetricFamily(f"sapwood_store_{name}", help_)
+            c.add_metric([], stats.counts[name])
+            yield c
+        merges = CounterMetricFamily("sapwood_merges", "Merges and transplants by outcome",
+                                     labels=["outcome"])
+        for outcome in ("applied", "conflict", "dry_run"):
+            merges.add_metric([outcome], stats.merges[outcome])
+        yield merges
+        ratio = GaugeMetricFamily("sapwood_cache_hit_ratio",
+                                  "Hits ÷ look-ups of the store's in-process caches",
+                                  labels=["cache"])
+        reader = self.store.reader
+        for name, lru in (("commits", reader.commits), ("nodes", reader.nodes),
+                          ("contents", reader.contents), ("content_text", reader.content_text)):
+            total = lru.hits + lru.misses
+            ratio.add_metric([name], lru.hits / total if total else 0.0)
+        yield ratio
+        pool = GaugeMetricFamily("sapwood_db_connections",
+                                 "Database connections by pool and state",
+                                 labels=["pool", "state"])
+        for name, engine in (("read", self.store.db.read_engine),
+                             ("write", self.store.db.write_engine)):
+            p = engine.pool
+            if hasattr(p, "checkedout"):
+                pool.add_metric([name, "in_use"], p.checkedout())
+                pool.add_metric([name, "idle"], p.checkedin())
+        yield pool

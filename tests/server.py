@@ -35,10 +35,12 @@ def wait_until_serving(proc: subprocess.Popen[bytes], base: str, log: Path,
 
 class Server:
     def __init__(self, database_url: str, data_dir: Path, workers: int = 1,
-                 extra_env: dict[str, str] | None = None) -> None:
+                 extra_env: dict[str, str] | None = None, warehouse: str | None = None,
+                 ) -> None:
         self.database_url = database_url
         self.data_dir = data_dir
-        self.warehouse = (data_dir / "warehouse").resolve().as_uri()
+        # Replicas share one: pass it (a URI).
+        self.warehouse = warehouse or (data_dir / "warehouse").resolve().as_uri()
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.workers = workers

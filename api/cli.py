@@ -87,6 +87,33 @@ def fsck(database: str | None = typer.Option(
 
 
 @app.command()
+def gc(database: str | None = typer.Option(
+        None, help="SQLAlchemy URL (default: SAPWOOD_DATABASE_URL, else the SQLite file "
+                   "under ~/.sapwood)"),
+       dry_run: bool = typer.Option(False, "--dry-run", help="Say what would go; remove nothing"),
+       grace: float | None = typer.Option(
+           None, help="Seconds an unreferenced commit is kept (default: SAPWOOD_GC_GRACE_S, "
+                      "else 7 days)")) -> None:
+    """Remove the commits no reference reaches (older than the grace period)
+    and the objects only they hold. Safe while writers commit (docs/store.md)."""
+    import os
+
+    from store import Store
+    from store.gc import DEFAULT_GRACE_S, collect
+
+    if grace is None:
+        grace = float(os.environ.get("SAPWOOD_GC_GRACE_S", DEFAULT_GRACE_S))
+    store = Store(database_url(database))
+    try:
+        report = collect(store, grace_s=grace, dry_run=dry_run)
+    finally:
+        store.close()
+    typer.echo(str(report))
+    if report.aborted:
+        raise typer.Exit(2)
+
+
+@app.command()
 def serve(host: str = typer.Option("127.0.0.1", help="Address to listen on"),
           port: int = typer.Option(8181, help="Port to listen on"),
           database: str | None = typer.Option(

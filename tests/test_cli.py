@@ -45,3 +45,26 @@ def test_fsck_reports_a_clean_catalog_and_fails_on_damage(tmp_path):
     assert bad.stdout.splitlines()[1] == (f"missing-commit: ref main: commit {'cd' * 32} "
                                           "is missing")
     assert bad.stderr.strip() == "1 problem(s)"
+
+
+def test_gc_dry_run_then_run(tmp_path):
+    from core.commits import CommitMeta, Put
+    from core.content import IcebergTable, Namespace
+    from core.keys import ContentKey
+    from store import Store
+
+    url = f"sqlite:///{tmp_path / 'cat.db'}"
+    s = Store(url)
+    s.commit("main", [Put(ContentKey(["ns"]), Namespace())], CommitMeta("ns"))
+    s.create_reference("tmp")
+    for i in range(3):
+        s.commit("tmp", [Put(ContentKey(["ns", f"t{i}"]), IcebergTable(
+            metadata_location=f"file:///x/{i}.json"))], CommitMeta(f"c{i}"))
+    s.delete_reference("tmp", s.get_reference("tmp").hash)
+    s.close()
+    dry = _sapwood("gc", "--database", url, "--dry-run", "--grace", "0")
+    assert dry.returncode == 0 and "would remove 3 commits" in dry.stdout, dry.stdout
+    run = _sapwood("gc", "--database", url, "--grace", "0")
+    assert run.returncode == 0 and "removed 3 commits" in run.stdout, run.stdout
+    assert "removed 0 commits" in _sapwood("gc", "--database", url, "--grace", "0").stdout
+    assert _sapwood("fsck", "--database", url).returncode == 0

@@ -1,0 +1,234 @@
+"""Garbage collection of store objects (``sapwood gc``): the commits no
+reference reaches any more — a deleted branch's, a reset branch's — and the
+index nodes and content values only they hold.
+
+Mark: from every reference head and every commit a reflog entry younger
+than the grace period named (so a branch deleted a minute ago can still be
+recreated from its reflog), through every parent, every index node and every
+entry, collecting the **packs** the live objects are stored in. Reachability
+is computed over packs, not only commits: a transplanted or merged commit's
+entries keep the pack locations of the commits that first wrote their
+values, and index nodes point at children in older commits' packs, so an
+unreachable commit whose pack holds a live object is kept.
+
+Sweep: an unreachable commit older than the grace period whose pack (and
+overflow packs) holds nothing live goes, with its change-index rows. The
+sweep runs in one write transaction that holds the references (PostgreSQL:
+a share lock on ``refs``; SQLite: the write lock), after checking that no
+commit written since the mark refers to anything about to go (a branch made
+from an unreachable commit, a transplant of one); if one does, nothing is
+swept and the next run starts over. So a commit in flight is never broken.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from sqlalchemy import bindparam, select, text
+
+from core.commits import NO_ANCESTOR
+from store.changes import change_rows, put_ids
+from store.nodes import StoredRef
+from store.objects import COMMIT_COLUMNS, CommitRecord, ObjectReader, loc_of, record_from_row
+from store.schema import COMMITS, REFLOG, REFS
+from store.store import Store
+
+_BATCH = 500
+_SELECT = select(*COMMIT_COLUMNS).where(COMMITS.c.hash.in_(bindparam("hashes", expanding=True)))
+DEFAULT_GRACE_S = 7 * 24 * 3600
+
+
+@dataclass
+class GcReport:
+    dry_run: bool
+    live_commits: int = 0
+    live_objects: int = 0  # index nodes and content values reached
+    unreachable_commits: int = 0
+    # Unreachable but kept: younger than the grace period, or their pack
+    # holds live objects.
+    kept_commits: int = 0
+    removed_commits: int = 0
+    removed_packs: int = 0
+    removed_bytes: int = 0
+    mark_s: float = 0.0
+    sweep_s: float = 0.0
+    # Set when the sweep found a commit written since the mark that needs
+    # something it would have removed: nothing was removed.
+    aborted: str | None = None
+    removed: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        verb = "would remove" if self.dry_run else "removed"
+        out = (f"{self.live_commits} live commits, {self.live_objects} live objects; "
+               f"{self.unreachable_commits} unreachable commits, {self.kept_commits} kept; "
+               f"{verb} {self.removed_commits} commits and {self.removed_packs} overflow "
+               f"packs ({self.removed_bytes:,} bytes); mark {self.mark_s:.2f} s, "
+               f"sweep {self.sweep_s:.2f} s")
+        return out + (f"; aborted: {self.aborted}" if self.aborted else "")
+
+
+def collect(store: Store, grace_s: float = DEFAULT_GRACE_S, dry_run: bool = False,
+            now_us: int | None = None) -> GcReport:
+    now_us = now_us if now_us is not None else time.time_ns() // 1000
+    horizon = now_us - int(grace_s * 1_000_000)
+    report = GcReport(dry_run)
+    reader = ObjectReader(store.db)  # cold and private: the server's caches stay as they are
+    t = time.perf_counter()
+    with store.db.read() as conn:
+        mark_reflog = conn.execute(text("SELECT max(id) FROM reflog")).scalar() or 0
+    live, live_locs = _mark(store, reader, _roots(store, horizon))
+    report.live_commits = len(live)
+    report.live_objects = len(live_locs)
+    report.mark_s = time.perf_counter() - t
+    t = time.perf_counter()
+    candidates = _candidates(store, live, horizon, live_locs, report)
+    if candidates and not dry_run:
+        _sweep(store, reader, candidates, live, mark_reflog, report)
+    elif candidates:
+        report.removed_commits = len(candidates)
+        report.removed = sorted(candidates)
+        report.removed_bytes = sum(len(r) for r in candidates.values())
+    report.sweep_s = time.perf_counter() - t
+    return report
+
+
+def _roots(store: Store, horizon: int) -> set[str]:
+    """Every reference head, and every commit a reflog entry within the
+    grace period names."""
+    with store.db.read() as conn:
+        heads = {h for (h,) in conn.execute(select(REFS.c.head))}
+        recent = conn.execute(select(REFLOG.c.old_hash, REFLOG.c.new_hash)
+                              .where(REFLOG.c.at_us >= horizon)).all()
+    return heads | {h for row in recent for h in row if h} | {NO_ANCESTOR}
+
+
+def _mark(store: Store, reader: ObjectReader, roots: set[str],
+          ) -> tuple[dict[str, CommitRecord], set[str]]:
+    """The live commits, and the packs (locations) of every live object."""
+    live: dict[str, CommitRecord] = {}
+    todo = list(roots)
+    while todo:
+        batch, todo = todo[:_BATCH], todo[_BATCH:]
+        with store.db.read() as conn:
+            rows = conn.execute(_SELECT, {"hashes": batch}).all()
+        for row in rows:
+            rec = record_from_row(row)
+            live[rec.hash] = rec
+            todo += [p for p in rec.parents if p not in live and p not in todo]
+    locs: set[str] = set()
+    refs: list[StoredRef] = []
+    for rec in live.values():
+        if rec.root is not None:
+            refs.append(rec.root)
+        locs.update(op.entry.loc for op in rec.operations
+                    if op.entry is not None and op.entry.loc)
+    seen: set[str] = set()
+    while refs:
+        reader.prefetch_nodes(refs)
+        nxt: list[StoredRef] = []
+        for ref in refs:
+            if ref[0] in seen:
+                continue
+            seen.add(ref[0])
+            if ref[1]:
+                locs.add(ref[1])
+            node = reader.load_node(ref)
+            locs.update(loc for loc in node.locs if loc)
+            nxt += [k for k in node.kids if isinstance(k, tuple) and k[0] not in seen]
+        refs = nxt
+    return live, locs
+
+
+def _candidates(store: Store, live: dict[str, CommitRecord], horizon: int,
+                live_locs: set[str], report: GcReport) -> dict[str, bytes]:
+    """Unreachable commits that may go, with their pack bytes (for sizes)."""
+    with store.db.read() as conn:
+        rows = conn.execute(select(COMMITS.c.hash, COMMITS.c.created_us, COMMITS.c.pack)).all()
+    out: dict[str, bytes] = {}
+    for h, created, pack in rows:
+        if h in live:
+            continue
+        report.unreachable_commits += 1
+        if created >= horizon or loc_of(h) in live_locs:
+            report.kept_commits += 1
+            continue
+        out[h] = bytes(pack or b"")
+    return out
+
+
+def _sweep(store: Store, reader: ObjectReader, doomed: dict[str, bytes],
+           live: dict[str, CommitRecord], mark_reflog: int, report: GcReport) -> None:
+    doomed_locs = {loc_of(h) for h in doomed}
+    with store.db.raw_write() as cur:
+        if store.db.dialect == "postgresql":
+            # Writers swap heads with UPDATE refs: they wait until this ends.
+            cur.execute("LOCK TABLE refs IN SHARE ROW EXCLUSIVE MODE")
+        p = store.db.param
+        cur.execute(f"SELECT new_hash FROM reflog WHERE id > {p} AND new_hash IS NOT NULL",
+                    (mark_reflog,))
+        new_heads = {h for (h,) in cur.fetchall()}
+        why = _needed_since_mark(store, reader, new_heads, live, doomed, doomed_locs)
+        if why:
+            report.aborted = why
+            return
+        hashes = sorted(doomed)
+        records = _records(store, hashes)
+        for i in range(0, len(hashes), _BATCH):
+            chunk = hashes[i:i + _BATCH]
+            marks = ", ".join([p] * len(chunk))
+            cur.execute(f"DELETE FROM commits WHERE hash IN ({marks})", chunk)
+            cur.execute(f"DELETE FROM ancestry WHERE hash IN ({marks})", chunk)
+            for h in chunk:
+                rec = records.get(h)
+                if rec is None:
+                    continue
+                # A merge's M rows name what it brought in (store.changes).
+                carried = put_ids(store.history.only_in(rec.parents[1], rec.parents[0])) \
+                    if len(rec.parents) > 1 else set()
+                for row in change_rows(rec, 0, carried):
+                    cur.execute(f"DELETE FROM changes WHERE term = {p} AND generation = {p} "
+                                f"AND hash = {p}", (row[0], row[1], row[2]))
+        cur.execute("SELECT loc, length(data) FROM packs")
+        packs = [(loc, n) for loc, n in cur.fetchall() if loc.split(".")[0] in doomed_locs]
+        for loc, n in packs:
+            cur.execute(f"DELETE FROM packs WHERE loc = {p}", (loc,))
+            report.removed_bytes += n or 0
+    report.removed_commits = len(doomed)
+    report.removed_packs = len(packs)
+    report.removed_bytes += sum(len(b) for b in doomed.values())
+    report.removed = sorted(doomed)
+
+
+def _records(store: Store, hashes: list[str]) -> dict[str, CommitRecord]:
+    out: dict[str, CommitRecord] = {}
+    for i in range(0, len(hashes), _BATCH):
+        with store.db.read() as conn:
+            out.update((r.hash, record_from_row(r))
+                       for r in conn.execute(_SELECT, {"hashes": hashes[i:i + _BATCH]}))
+    return out
+
+
+def _needed_since_mark(store: Store, reader: ObjectReader, new_heads: Iterable[str],
+                       live: dict[str, CommitRecord], doomed: dict[str, bytes],
+                       doomed_locs: set[str]) -> str | None:
+    """Why a commit written since the mark needs something about to go (None:
+    nothing does). Walks the new commits down to the live ones."""
+    todo = [h for h in new_heads if h not in live]
+    seen: set[str] = set()
+    while todo:
+        h = todo.pop()
+        if h in seen or h in live:
+            continue
+        seen.add(h)
+        if h in doomed:
+            return f"a reference moved to commit {h[:12]}, which was unreachable"
+        rec = reader.commit(h)
+        for op in rec.operations:
+            if op.entry is not None and op.entry.loc and op.entry.loc.split(".")[0] in doomed_locs:
+                return f"commit {h[:12]} reuses a value stored with an unreachable commit"
+        if rec.root is not None and (rec.root[1] or "").split(".")[0] in doomed_locs:
+            return f"commit {h[:12]} reuses an index stored with an unreachable commit"
+        todo += list(rec.parents)
+    return None

@@ -92,25 +92,41 @@ def gc(database: str | None = typer.Option(
                    "under ~/.sapwood)"),
        dry_run: bool = typer.Option(False, "--dry-run", help="Say what would go; remove nothing"),
        grace: float | None = typer.Option(
-           None, help="Seconds an unreferenced commit is kept (default: SAPWOOD_GC_GRACE_S, "
-                      "else 7 days)")) -> None:
-    """Remove the commits no reference reaches (older than the grace period)
-    and the objects only they hold. Safe while writers commit (docs/store.md)."""
+           None, help="Seconds an unreferenced commit or file is kept (default: "
+                      "SAPWOOD_GC_GRACE_S, else 7 days)"),
+       warehouse: str | None = typer.Option(
+           None, help="The warehouse (default: SAPWOOD_WAREHOUSE, else the one under "
+                      "~/.sapwood)")) -> None:
+    """Remove the commits no reference reaches (older than the grace period),
+    the objects only they hold, then the warehouse files no table or view
+    version still in history references. Safe while writers commit
+    (docs/operations.md)."""
     import os
 
+    from api.catalog.files import Locations, MetadataFiles
+    from api.catalog.gc_files import collect_files
+    from api.catalog.reading import MetadataReader
+    from api.settings import Settings
     from store import Store
-    from store.gc import DEFAULT_GRACE_S, collect
+    from store.gc import DEFAULT_GRACE_S, collect, live_contents
 
     if grace is None:
         grace = float(os.environ.get("SAPWOOD_GC_GRACE_S", DEFAULT_GRACE_S))
-    store = Store(database_url(database))
+    settings = Settings.resolve(database, warehouse)
+    store = Store(settings.database_url)
     try:
         report = collect(store, grace_s=grace, dry_run=dry_run)
+        typer.echo(str(report))
+        if report.aborted:
+            raise typer.Exit(2)
+        # Then the files no version still in history references.
+        reader = MetadataReader(Locations(settings.warehouse, settings.allow_external_locations),
+                                settings.max_metadata_bytes, settings.read_timeout_s)
+        files = collect_files(MetadataFiles(reader), settings.warehouse,
+                              live_contents(store, grace), grace, dry_run)
     finally:
         store.close()
-    typer.echo(str(report))
-    if report.aborted:
-        raise typer.Exit(2)
+    typer.echo(str(files))
 
 
 @app.command()

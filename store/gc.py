@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import bindparam, select, text
 
-from core.commits import NO_ANCESTOR
+from core.commits import NO_ANCESTOR, IndexEntry
+from core.content import Content
 from store.changes import change_rows, put_ids
 from store.nodes import StoredRef
 from store.objects import COMMIT_COLUMNS, CommitRecord, ObjectReader, loc_of, record_from_row
@@ -78,7 +79,7 @@ def collect(store: Store, grace_s: float = DEFAULT_GRACE_S, dry_run: bool = Fals
     t = time.perf_counter()
     with store.db.read() as conn:
         mark_reflog = conn.execute(text("SELECT max(id) FROM reflog")).scalar() or 0
-    live, live_locs = _mark(store, reader, _roots(store, horizon))
+    live, live_locs, _ = _mark(store, reader, _roots(store, horizon))
     report.live_commits = len(live)
     report.live_objects = len(live_locs)
     report.mark_s = time.perf_counter() - t
@@ -105,9 +106,11 @@ def _roots(store: Store, horizon: int) -> set[str]:
 
 
 def _mark(store: Store, reader: ObjectReader, roots: set[str],
-          ) -> tuple[dict[str, CommitRecord], set[str]]:
-    """The live commits, and the packs (locations) of every live object."""
+          ) -> tuple[dict[str, CommitRecord], set[str], dict[str, IndexEntry]]:
+    """The live commits, the packs (locations) of every live object, and
+    every live entry."""
     live: dict[str, CommitRecord] = {}
+    queued = set(roots)
     todo = list(roots)
     while todo:
         batch, todo = todo[:_BATCH], todo[_BATCH:]
@@ -116,14 +119,28 @@ def _mark(store: Store, reader: ObjectReader, roots: set[str],
         for row in rows:
             rec = record_from_row(row)
             live[rec.hash] = rec
-            todo += [p for p in rec.parents if p not in live and p not in todo]
+            fresh = [p for p in rec.parents if p not in queued]
+            queued.update(fresh)
+            todo += fresh
+    locs, entries = _reach(reader, live)
+    return live, locs, entries
+
+
+def _reach(reader: ObjectReader, live: dict[str, CommitRecord],
+           ) -> tuple[set[str], dict[str, IndexEntry]]:
+    """The packs of every object the live commits reach, and every entry
+    (by value hash) they reach."""
     locs: set[str] = set()
+    entries: dict[str, IndexEntry] = {}
     refs: list[StoredRef] = []
     for rec in live.values():
         if rec.root is not None:
             refs.append(rec.root)
-        locs.update(op.entry.loc for op in rec.operations
-                    if op.entry is not None and op.entry.loc)
+        for op in rec.operations:
+            if op.entry is not None:
+                entries.setdefault(op.entry.value_hash, op.entry)
+                if op.entry.loc:
+                    locs.add(op.entry.loc)
     seen: set[str] = set()
     while refs:
         reader.prefetch_nodes(refs)
@@ -136,9 +153,26 @@ def _mark(store: Store, reader: ObjectReader, roots: set[str],
                 locs.add(ref[1])
             node = reader.load_node(ref)
             locs.update(loc for loc in node.locs if loc)
+            for i in range(len(node.keys)):
+                e = node.entry(i)
+                entries.setdefault(e.value_hash, e)
             nxt += [k for k in node.kids if isinstance(k, tuple) and k[0] not in seen]
         refs = nxt
-    return live, locs
+    return locs, entries
+
+
+def live_contents(store: Store, grace_s: float = DEFAULT_GRACE_S,
+                  now_us: int | None = None) -> list[Content]:
+    """Every content value a live commit reaches (every version of every
+    table and view still in history): what the warehouse must keep."""
+    now_us = now_us if now_us is not None else time.time_ns() // 1000
+    reader = ObjectReader(store.db)
+    _, _, entries = _mark(store, reader, _roots(store, now_us - int(grace_s * 1_000_000)))
+    out: list[Content] = []
+    values = list(entries.values())
+    for i in range(0, len(values), _BATCH):
+        out += reader.load_contents(values[i:i + _BATCH]).values()
+    return out
 
 
 def _candidates(store: Store, live: dict[str, CommitRecord], horizon: int,

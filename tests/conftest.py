@@ -9,6 +9,7 @@ import pytest
 
 from store import Store
 from tests.pg import TempPostgres
+from tests.s3 import LocalS3
 from tests.server import Server
 
 REQUIRE_POSTGRES = os.environ.get("SAPWOOD_REQUIRE_POSTGRES") == "1"
@@ -50,3 +51,11 @@ def store(store_url: str) -> Iterator[Store]:
     s = Store(store_url)
     yield s
     s.close()
+
+
+@pytest.fixture(scope="session")
+def s3() -> Iterator[LocalS3]:
+    """A local S3-compatible server (moto), for warehouses on object storage."""
+    local = LocalS3.start()
+    yield local
+    local.stop()

@@ -36,11 +36,13 @@ def wait_until_serving(proc: subprocess.Popen[bytes], base: str, log: Path,
 class Server:
     def __init__(self, database_url: str, data_dir: Path, workers: int = 1,
                  extra_env: dict[str, str] | None = None, warehouse: str | None = None,
-                 ) -> None:
+                 client_props: dict[str, str] | None = None) -> None:
         self.database_url = database_url
         self.data_dir = data_dir
         # Replicas share one: pass it (a URI).
         self.warehouse = warehouse or (data_dir / "warehouse").resolve().as_uri()
+        # What PyIceberg clients of this server need (an object store's settings).
+        self.client_props = client_props or {}
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.workers = workers
@@ -72,7 +74,8 @@ class Server:
     def catalog(self, ref: str | None = None, **props: str):  # type: ignore[no-untyped-def]
         from pyiceberg.catalog.rest import RestCatalog
 
-        return RestCatalog(f"sapwood-{ref or 'default'}", uri=self.uri(ref), **props)
+        return RestCatalog(f"sapwood-{ref or 'default'}", uri=self.uri(ref),
+                           **{**self.client_props, **props})
 
     def server_errors(self) -> list[str]:
         """Lines of the server log that report a 5xx (each one is a bug)."""
@@ -82,10 +85,12 @@ class Server:
 
 @contextmanager
 def serving(database_url: str, data_dir: Path, extra_env: dict[str, str] | None = None,
+            warehouse: str | None = None, client_props: dict[str, str] | None = None,
             ) -> Iterator[Server]:
     """A started server; afterwards, stopped, and any 5xx it logged fails the test.
     ``extra_env`` sets SAPWOOD_* variables (SAPWOOD_AUTH=1 turns authentication on)."""
-    srv = Server(database_url, data_dir, extra_env=extra_env).start()
+    srv = Server(database_url, data_dir, extra_env=extra_env, warehouse=warehouse,
+                 client_props=client_props).start()
     try:
         yield srv
     finally:

@@ -16,8 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import fsspec
-from pyiceberg.io import load_file_io
 
+from api.catalog.fileio import file_io
 from api.catalog.files import MetadataFiles
 from core.content import Content, IcebergTable, IcebergView, MaterializedView
 
@@ -58,7 +58,7 @@ def live_files(files: MetadataFiles, contents: Iterable[Content]) -> set[str]:
         meta = files.table(loc)[0] if isinstance(c, IcebergTable) else None
         if meta is None:
             continue
-        io = load_file_io({}, meta.location)
+        io = file_io(meta.location)
         for stat in [*meta.statistics, *meta.partition_statistics]:
             out.add(_norm(stat.statistics_path))
         for snap in meta.snapshots:

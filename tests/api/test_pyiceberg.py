@@ -1,8 +1,11 @@
-"""PyIceberg's RestCatalog against a real ``sapwood serve`` (acceptance 1)."""
+"""PyIceberg's RestCatalog against a real ``sapwood serve`` (acceptance 1):
+on SQLite and PostgreSQL with a local warehouse, and with the warehouse on
+object storage (a local S3-compatible server): the same tests, parametrised."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pyarrow as pa
@@ -18,6 +21,27 @@ from pyiceberg.exceptions import (
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 from pyiceberg.view.metadata import SQLViewRepresentation, ViewVersion
+
+from tests.api.conftest import BACKENDS, database_url
+from tests.s3 import LocalS3
+from tests.server import Server, serving
+
+
+@pytest.fixture(scope="module", params=[*BACKENDS, "s3"])
+def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+           ) -> Iterator[Server]:
+    base = tmp_path_factory.mktemp("server")
+    if request.param != "s3":
+        with serving(database_url(request, base), base) as srv:
+            yield srv
+        return
+    s3: LocalS3 = request.getfixturevalue("s3")
+    with serving(f"sqlite:///{base / 'sapwood.db'}", base, extra_env=s3.env,
+                 warehouse=s3.warehouse(base.name), client_props=s3.client_props) as srv:
+        yield srv
+    # Everything the server and PyIceberg wrote is in the bucket.
+    assert s3.keys(f"{base.name}/")
+
 
 SCHEMA = Schema(NestedField(1, "id", LongType(), required=False),
                 NestedField(2, "name", StringType(), required=False))

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pyiceberg.io import FileIO, load_file_io
+from pyiceberg.io import FileIO
 from pyiceberg.manifest import (
     DataFile,
     ManifestContent,
@@ -33,6 +33,8 @@ from pyiceberg.manifest import (
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.refs import MAIN_BRANCH, SnapshotRef, SnapshotRefType
 from pyiceberg.table.snapshots import Operation, Snapshot, SnapshotLogEntry, Summary
+
+from api.catalog.fileio import file_io
 
 # Summary fields that say a snapshot took something away or added deletes.
 _REMOVING = ("deleted-data-files", "deleted-records", "removed-delete-files",
@@ -72,7 +74,7 @@ def merge_tables(base: TableMetadata, source: TableMetadata, target: TableMetada
     for side, walked in (("source", src_walk), ("target", tgt_walk)):
         for snap in walked:
             _only_adds(side, snap)
-    io = load_file_io({}, target.location)
+    io = file_io(target.location)
     target_manifests = _manifests(io, target)
     target_ids = {s.snapshot_id for s in target.snapshots}
     # What the source added: its manifests that the target does not hold

@@ -89,7 +89,8 @@ def collect_files(files: MetadataFiles, warehouse: str, contents: Iterable[Conte
         if info.get("type") != "file":
             continue
         report.files_seen += 1
-        if _norm(path) in live:
+        # fsspec lists paths in its own form already (no scheme): compare as is.
+        if path.rstrip("/") in live:
             continue
         if _mtime(info) >= horizon:
             report.kept_young += 1

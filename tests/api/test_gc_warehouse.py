@@ -1,29 +1,62 @@
 """sapwood gc end to end: a branch with tables and a view written by
 PyIceberg is deleted; gc (grace 0) removes its commits and the warehouse
 files only it referenced, and every table on main — and its older snapshots
-— reads exactly as before; a dry run removes nothing."""
+— reads exactly as before; a dry run removes nothing. With the warehouse on
+local disk (SQLite, PostgreSQL) and on a local S3-compatible server."""
 
 from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from store import Store
 from store.fsck import fsck
+from tests.api.conftest import BACKENDS, database_url
 from tests.api.test_pyiceberg import SCHEMA, rows, version
-from tests.server import sapwood_command
+from tests.s3 import LocalS3
+from tests.server import Server, sapwood_command, serving
 
 
-def _files(root: Path) -> set[Path]:
-    return {p for p in root.rglob("*") if p.is_file()}
+@pytest.fixture(scope="module", params=[*BACKENDS, "s3"])
+def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+           ) -> Iterator[Server]:
+    base = tmp_path_factory.mktemp("server")
+    if request.param != "s3":
+        with serving(database_url(request, base), base) as srv:
+            yield srv
+        return
+    s3: LocalS3 = request.getfixturevalue("s3")
+    with serving(f"sqlite:///{base / 'sapwood.db'}", base, extra_env=s3.env,
+                 warehouse=s3.warehouse(f"gc-{base.name}"),
+                 client_props=s3.client_props) as srv:
+        srv.s3 = s3  # type: ignore[attr-defined]
+        yield srv
+
+
+def _path(location: str) -> str:
+    return location.split("://", 1)[1]
+
+
+def _files(server) -> set[str]:  # type: ignore[no-untyped-def]
+    """Every file in the server's warehouse, as bucket/key or a local path."""
+    root = _path(server.warehouse)
+    s3 = getattr(server, "s3", None)
+    if s3 is not None:
+        bucket, prefix = root.split("/", 1)
+        return {f"{bucket}/{k}" for k in s3.keys(prefix + "/")}
+    return {str(p) for p in Path(root).rglob("*") if p.is_file()}
 
 
 def _gc(server, *args: str) -> subprocess.CompletedProcess[str]:  # type: ignore[no-untyped-def]
     return subprocess.run([*sapwood_command(), "gc", "--database", server.database_url,
                            "--warehouse", server.warehouse, "--grace", "0", *args],
                           capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "SAPWOOD_DATA_DIR": str(server.data_dir)})
+                          env={**os.environ, "SAPWOOD_DATA_DIR": str(server.data_dir),
+                               **getattr(getattr(server, "s3", None), "env", {})})
 
 
 def test_gc_removes_a_deleted_branch_and_its_files(server, store, http, ns: str) -> None:
@@ -40,22 +73,22 @@ def test_gc_removes_a_deleted_branch_and_its_files(server, store, http, ns: str)
         side.load_table(f"{ns}.scratch").append(rows(2, start=100 + 10 * i))
     side.load_table(f"{ns}.keep").append(rows(1, start=500))  # files only tmp sees
     side.create_view(f"{ns}.tmp_view", SCHEMA, version("SELECT 1 AS id, 'x' AS name"))
-    scratch_dir = Path(scratch.location().removeprefix("file://"))
+    scratch_dir = _path(scratch.location())
     before_rows = main.load_table(f"{ns}.keep").scan().to_arrow().sort_by("id")
     before_first = main.load_table(f"{ns}.keep").scan(snapshot_id=first).to_arrow().num_rows
     store.delete_reference(tmp, store.get_reference(tmp).hash)
 
-    warehouse = Path(server.warehouse.removeprefix("file://"))
-    everything = _files(warehouse)
+    everything = _files(server)
+    assert any(f.startswith(scratch_dir) for f in everything)
     dry = _gc(server, "--dry-run")
     assert dry.returncode == 0, dry.stdout + dry.stderr
-    assert "would remove" in dry.stdout and _files(warehouse) == everything
+    assert "would remove" in dry.stdout and _files(server) == everything
     run = _gc(server)
     assert run.returncode == 0, run.stdout + run.stderr
-    left = _files(warehouse)
+    left = _files(server)
     gone = everything - left
-    assert gone and not (left & _files(scratch_dir)), run.stdout
-    assert all(str(p).startswith(str(warehouse)) for p in gone)
+    assert gone and not any(f.startswith(scratch_dir) for f in left), run.stdout
+    assert all(f.startswith(_path(server.warehouse)) for f in gone)
     # main reads exactly as before, its older snapshot too.
     assert main.load_table(f"{ns}.keep").scan().to_arrow().sort_by("id") == before_rows
     assert main.load_table(f"{ns}.keep").scan(snapshot_id=first).to_arrow().num_rows \

@@ -129,6 +129,58 @@ def gc(database: str | None = typer.Option(
     typer.echo(str(files))
 
 
+@app.command("export")
+def export_(database: str | None = typer.Option(
+        None, help="SQLAlchemy URL (default: SAPWOOD_DATABASE_URL, else the SQLite file "
+                   "under ~/.sapwood)"),
+            output: str = typer.Option("-", "--output", "-o",
+                                       help="File to write (- for standard output)")) -> None:
+    """Write the whole catalog (commits, refs, reflog, grants …) as JSON lines:
+    a backup, or a move to another database (docs/operations.md)."""
+    import sys
+
+    from store import Store
+    from store.dump import write_dump
+
+    store = Store(database_url(database))
+    try:
+        if output == "-":
+            n = write_dump(store.db, sys.stdout)
+        else:
+            with open(output, "w", encoding="utf-8") as f:
+                n = write_dump(store.db, f)
+    finally:
+        store.close()
+    typer.echo(f"exported {n} rows", err=True)
+
+
+@app.command("import")
+def import_(source: str = typer.Argument(..., help="An export file (- for standard input)"),
+            database: str | None = typer.Option(
+                None, help="SQLAlchemy URL of a new, empty catalog")) -> None:
+    """Load an export into a new catalog: the same commits and hashes."""
+    import sys
+
+    from core.errors import InvalidInputError
+    from store import Store
+    from store.dump import import_rows
+
+    store = Store(database_url(database))
+    try:
+        if source == "-":
+            counts = import_rows(store.db, sys.stdin)
+        else:
+            with open(source, encoding="utf-8") as f:
+                counts = import_rows(store.db, f)
+    except InvalidInputError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(1) from None
+    finally:
+        store.close()
+    typer.echo(", ".join(f"{n} {t}" for t, n in counts.items()) + " imported; "
+               "run sapwood fsck to check every hash")
+
+
 @app.command()
 def serve(host: str = typer.Option("127.0.0.1", help="Address to listen on"),
           port: int = typer.Option(8181, help="Port to listen on"),

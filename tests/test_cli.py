@@ -68,3 +68,25 @@ def test_gc_dry_run_then_run(tmp_path):
     assert run.returncode == 0 and "removed 3 commits" in run.stdout, run.stdout
     assert "removed 0 commits" in _sapwood("gc", "--database", url, "--grace", "0").stdout
     assert _sapwood("fsck", "--database", url).returncode == 0
+
+
+def test_export_then_import(tmp_path):
+    from core.commits import CommitMeta, Put
+    from core.content import Namespace
+    from core.keys import ContentKey
+    from store import Store
+
+    src, dst = f"sqlite:///{tmp_path / 'a.db'}", f"sqlite:///{tmp_path / 'b.db'}"
+    s = Store(src)
+    s.commit("main", [Put(ContentKey(["ns"]), Namespace())], CommitMeta("ns"))
+    head = s.get_reference("main").hash
+    s.close()
+    out = tmp_path / "dump.jsonl"
+    assert _sapwood("export", "--database", src, "-o", str(out)).returncode == 0
+    done = _sapwood("import", str(out), "--database", dst)
+    assert done.returncode == 0 and "2 commits" in done.stdout, done.stderr
+    t = Store(dst)
+    assert t.get_reference("main").hash == head
+    t.close()
+    again = _sapwood("import", str(out), "--database", dst)
+    assert again.returncode == 1 and "not empty" in again.stderr

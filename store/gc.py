@@ -79,9 +79,9 @@ def collect(store: Store, grace_s: float = DEFAULT_GRACE_S, dry_run: bool = Fals
     t = time.perf_counter()
     with store.db.read() as conn:
         mark_reflog = conn.execute(text("SELECT max(id) FROM reflog")).scalar() or 0
-    live, live_locs, _ = _mark(store, reader, _roots(store, horizon))
+    live, live_locs, entries, nodes = _mark(store, reader, _roots(store, horizon))
     report.live_commits = len(live)
-    report.live_objects = len(live_locs)
+    report.live_objects = len(entries) + nodes
     report.mark_s = time.perf_counter() - t
     t = time.perf_counter()
     candidates = _candidates(store, live, horizon, live_locs, report)
@@ -106,9 +106,9 @@ def _roots(store: Store, horizon: int) -> set[str]:
 
 
 def _mark(store: Store, reader: ObjectReader, roots: set[str],
-          ) -> tuple[dict[str, CommitRecord], set[str], dict[str, IndexEntry]]:
-    """The live commits, the packs (locations) of every live object, and
-    every live entry."""
+          ) -> tuple[dict[str, CommitRecord], set[str], dict[str, IndexEntry], int]:
+    """The live commits, the packs (locations) of every live object, every
+    live entry, and the number of live index nodes."""
     live: dict[str, CommitRecord] = {}
     queued = set(roots)
     todo = list(roots)
@@ -122,20 +122,24 @@ def _mark(store: Store, reader: ObjectReader, roots: set[str],
             fresh = [p for p in rec.parents if p not in queued]
             queued.update(fresh)
             todo += fresh
-    locs, entries = _reach(reader, live)
-    return live, locs, entries
+    locs, entries, nodes = _reach(reader, live)
+    return live, locs, entries, nodes
 
 
 def _reach(reader: ObjectReader, live: dict[str, CommitRecord],
-           ) -> tuple[set[str], dict[str, IndexEntry]]:
-    """The packs of every object the live commits reach, and every entry
-    (by value hash) they reach."""
+           ) -> tuple[set[str], dict[str, IndexEntry], int]:
+    """The packs of every object the live commits reach, every entry (by
+    value hash) they reach, and how many index nodes."""
     locs: set[str] = set()
     entries: dict[str, IndexEntry] = {}
     refs: list[StoredRef] = []
     for rec in live.values():
         if rec.root is not None:
             refs.append(rec.root)
+        if rec.depth == 0 and rec.root is not None:
+            # Its index was written out whole: its own values are under its
+            # root (and a bulk commit's operations can be large to decode).
+            continue
         for op in rec.operations:
             if op.entry is not None:
                 entries.setdefault(op.entry.value_hash, op.entry)
@@ -158,7 +162,7 @@ def _reach(reader: ObjectReader, live: dict[str, CommitRecord],
                 entries.setdefault(e.value_hash, e)
             nxt += [k for k in node.kids if isinstance(k, tuple) and k[0] not in seen]
         refs = nxt
-    return locs, entries
+    return locs, entries, len(seen)
 
 
 def live_contents(store: Store, grace_s: float = DEFAULT_GRACE_S,
@@ -167,7 +171,7 @@ def live_contents(store: Store, grace_s: float = DEFAULT_GRACE_S,
     table and view still in history): what the warehouse must keep."""
     now_us = now_us if now_us is not None else time.time_ns() // 1000
     reader = ObjectReader(store.db)
-    _, _, entries = _mark(store, reader, _roots(store, now_us - int(grace_s * 1_000_000)))
+    _, _, entries, _ = _mark(store, reader, _roots(store, now_us - int(grace_s * 1_000_000)))
     out: list[Content] = []
     values = list(entries.values())
     for i in range(0, len(values), _BATCH):

@@ -1,0 +1,160 @@
+"""Operations benchmark: export and import, and garbage collection.
+
+    python bench/ops_bench.py            # full run (a few minutes; needs PostgreSQL)
+    python bench/ops_bench.py --quick    # a smoke test
+
+(a) A catalog of 10,000 commits on SQLite is exported and imported into a
+    new PostgreSQL catalog (SQLite when PostgreSQL is not available); the
+    two must hold the same references and commit hashes. Prints both times.
+(b) gc throughput: a deleted branch of N commits swept (objects/s: commits
+    and their packs), and N orphaned warehouse files removed (files/s).
+(c) Mark cost per live object: gc's mark over a catalog with 10^4 and with
+    10^5 live objects (index nodes and values); ratio of the per-object times.
+Ends with ``export_s``, ``import_s``, ``gc_objects_per_s``, ``gc_files_per_s``
+and ``gc_mark_vs_live_objects``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from sqlalchemy import text  # noqa: E402
+
+from api.catalog.files import MetadataFiles  # noqa: E402
+from api.catalog.gc_files import collect_files  # noqa: E402
+from core.commits import CommitMeta, Put  # noqa: E402
+from core.content import IcebergTable, Namespace  # noqa: E402
+from core.keys import ContentKey  # noqa: E402
+from store import Store  # noqa: E402
+from store import gc as gc_mod  # noqa: E402
+from store.dump import export_rows, import_rows  # noqa: E402
+
+
+def commits(store: Store, branch: str, n: int, keys: int = 50) -> None:
+    """``n`` commits updating ``keys`` tables round-robin."""
+    cur: dict[str, IcebergTable] = {}
+    for i in range(n):
+        k = ContentKey(["ns", f"{branch}{i % keys}"])
+        old = cur.get(str(k))
+        new = IcebergTable(id=old.id if old else None,
+                           metadata_location=f"file:///bench/{branch}/{i}.json")
+        store.commit(branch, [Put(k, new, expected=old)], CommitMeta(f"{branch} {i}"))
+        cur[str(k)] = store.content(branch, k) if old is None else new  # type: ignore[assignment]
+
+
+def bulk(store: Store, keys: int) -> None:
+    batch: list[Put] = []
+    for i in range(keys):
+        batch.append(Put(ContentKey(["ns", f"k{i:06d}"]),
+                         IcebergTable(metadata_location=f"file:///bench/k{i}.json")))
+        if len(batch) == 5_000:
+            store.commit("main", batch, CommitMeta("bulk"))
+            batch = []
+    if batch:
+        store.commit("main", batch, CommitMeta("bulk"))
+
+
+def export_import(tmp: Path, n: int) -> tuple[float, float, str]:
+    src = Store(f"sqlite:///{tmp / 'export.db'}")
+    src.commit("main", [Put(ContentKey(["ns"]), Namespace())], CommitMeta("ns"))
+    commits(src, "main", n)
+    target, pg = _target(tmp)
+    t = time.perf_counter()
+    dump = list(export_rows(src.db))
+    export_s = time.perf_counter() - t
+    dst = Store(target)
+    t = time.perf_counter()
+    import_rows(dst.db, dump)
+    import_s = time.perf_counter() - t
+    with src.db.read() as a, dst.db.read() as b:
+        q = text("SELECT hash FROM commits ORDER BY hash")
+        assert a.execute(q).scalars().all() == b.execute(q).scalars().all()
+    assert {r.name: r.hash for r in src.list_references().items} == \
+        {r.name: r.hash for r in dst.list_references().items}
+    src.close()
+    dst.close()
+    if pg is not None:
+        pg.stop()
+    return export_s, import_s, "PostgreSQL" if pg is not None else "SQLite"
+
+
+def _target(tmp: Path):  # type: ignore[no-untyped-def]
+    try:
+        from tests.pg import TempPostgres
+
+        pg = TempPostgres()
+        pg.start()
+        return str(pg.create_database("ops_import")), pg
+    except Exception:  # no PostgreSQL here: measure SQLite → SQLite
+        return f"sqlite:///{tmp / 'import.db'}", None
+
+
+def gc_throughput(tmp: Path, n: int) -> tuple[float, float]:
+    s = Store(f"sqlite:///{tmp / 'gc.db'}")
+    s.commit("main", [Put(ContentKey(["ns"]), Namespace())], CommitMeta("ns"))
+    s.create_reference("tmp")
+    commits(s, "tmp", n)
+    s.delete_reference("tmp", s.get_reference("tmp").hash)
+    report = gc_mod.collect(s, grace_s=0)
+    assert report.removed_commits == n, report
+    s.close()
+    objects_per_s = report.removed_commits / report.sweep_s
+    wh = tmp / "warehouse"
+    (wh / "orphans").mkdir(parents=True)
+    for i in range(n):
+        (wh / "orphans" / f"{i}.parquet").write_bytes(b"x" * 100)
+    past = time.time() - 3600
+    for p in (wh / "orphans").iterdir():
+        os.utime(p, (past, past))
+    files = collect_files(MetadataFiles(), wh.as_uri(), [], grace_s=60, dry_run=False)
+    assert files.removed_files == n, files
+    return objects_per_s, files.removed_files / files.seconds
+
+
+def mark_per_object(tmp: Path, keys: int, rounds: int) -> float:
+    s = Store(f"sqlite:///{tmp / f'mark{keys}.db'}")
+    s.commit("main", [Put(ContentKey(["ns"]), Namespace())], CommitMeta("ns"))
+    bulk(s, keys)
+    times = []
+    for _ in range(rounds):
+        r = gc_mod.collect(s, grace_s=0, dry_run=True)
+        times.append(r.mark_s / r.live_objects)
+    s.close()
+    return statistics.median(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="sapwood-ops-bench-"))
+    n_export, n_gc, small, large, rounds = ((1_000, 500, 1_000, 10_000, 3) if args.quick
+                                            else (10_000, 2_000, 10_000, 100_000, 5))
+    export_s, import_s, into = export_import(tmp, n_export)
+    print(f"(a) {n_export:,} commits: export {export_s:.2f} s, import into {into} "
+          f"{import_s:.2f} s; same hashes and references")
+    objects, files = gc_throughput(tmp, n_gc)
+    print(f"(b) gc swept {n_gc:,} dead commits at {objects:,.0f}/s and {n_gc:,} orphaned "
+          f"files at {files:,.0f}/s")
+    a, b = mark_per_object(tmp, small, rounds), mark_per_object(tmp, large, rounds)
+    print(f"(c) mark: {a * 1e6:.2f} µs per live object with ~{small:,} keys, "
+          f"{b * 1e6:.2f} µs with ~{large:,} (median of {rounds})")
+    print()
+    print(f"export_s: {export_s:.2f}")
+    print(f"import_s: {import_s:.2f}")
+    print(f"gc_objects_per_s: {objects:.0f}")
+    print(f"gc_files_per_s: {files:.0f}")
+    print(f"gc_mark_vs_live_objects: {b / a:.2f}")
+
+
+if __name__ == "__main__":
+    main()

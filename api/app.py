@@ -29,6 +29,7 @@ from api.observe.logs import configure as configure_logs
 from api.observe.metrics import Metrics
 from api.paths import RefPaths
 from api.routes import (
+    admin,
     audit,
     config,
     contents,
@@ -82,7 +83,8 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
     errors.install(app)
     _add_flat(app, [config.router, oauth.router, namespaces.router, tables.router,
                     views.router, trees.router, history.router, contents.router, audit.router,
-                    grants.router, view_graph.router, view_status.router, health.router],
+                    grants.router, view_graph.router, view_status.router, health.router,
+                    admin.router],
               auth.configured)
     # Outside FastAPI, as plain ASGI layers, before anything else runs: the
     # Host check, then the body size. (Added inside with add_middleware, the

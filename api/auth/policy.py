@@ -103,6 +103,8 @@ RULES: dict[str, Rule] = {
     "revoke_grant": Rule(Privilege.MANAGE_GRANTS, ref="all"),
     "protect_refs": Rule(Privilege.MANAGE_GRANTS, ref="all"),
     "unprotect_refs": Rule(Privilege.MANAGE_GRANTS, ref="all"),
+    # -- administration -----------------------------------------------------------------
+    "run_gc": Rule(Privilege.MANAGE_GRANTS, ref="all"),
 }
 
 

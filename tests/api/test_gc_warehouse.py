@@ -98,3 +98,19 @@ def test_gc_removes_a_deleted_branch_and_its_files(server, store, http, ns: str)
         assert fsck(s).ok, fsck(s).problems
     finally:
         s.close()
+
+
+def test_gc_over_http(server, store, http, ns: str) -> None:
+    """POST /api/v2/admin/gc: the same collection, reported as JSON."""
+    tmp = f"tmp2_{ns}"
+    store.create_reference(tmp, source="main")
+    server.catalog(tmp).create_table(f"{ns}.scratch2", SCHEMA).append(rows(2))
+    store.delete_reference(tmp, store.get_reference(tmp).hash)
+    dry = http.post("/api/v2/admin/gc", params={"dryRun": "true", "graceSeconds": 0})
+    assert dry.status_code == 200, dry.text
+    assert dry.json()["store"]["dry_run"] is True and dry.json()["store"]["removed_commits"] >= 2
+    r = http.post("/api/v2/admin/gc", params={"graceSeconds": 0})
+    assert r.status_code == 200, r.text
+    assert r.json()["store"]["removed_commits"] == dry.json()["store"]["removed_commits"]
+    assert r.json()["warehouse"]["removed_files"] >= 1
+    assert http.post("/api/v2/admin/gc", params={"graceSeconds": -1}).status_code == 400

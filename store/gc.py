@@ -22,6 +22,7 @@ swept and the next run starts over. So a commit in flight is never broken.
 
 from __future__ import annotations
 
+import gc as pygc
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -31,7 +32,7 @@ from sqlalchemy import bindparam, select, text
 from core.commits import NO_ANCESTOR, IndexEntry
 from core.content import Content
 from store.changes import change_rows, put_ids
-from store.nodes import StoredRef
+from store.nodes import StoredRef, value_hash_of
 from store.objects import COMMIT_COLUMNS, CommitRecord, ObjectReader, loc_of, record_from_row
 from store.schema import COMMITS, REFLOG, REFS
 from store.store import Store
@@ -75,7 +76,10 @@ def collect(store: Store, grace_s: float = DEFAULT_GRACE_S, dry_run: bool = Fals
     now_us = now_us if now_us is not None else time.time_ns() // 1000
     horizon = now_us - int(grace_s * 1_000_000)
     report = GcReport(dry_run)
-    reader = ObjectReader(store.db)  # cold and private: the server's caches stay as they are
+    # Cold and private (the server's caches stay as they are), and large: a
+    # mark reads every pack once, and evicting a pack's objects before they
+    # are decoded reads it again (bounded: at most 400,000 objects held).
+    reader = ObjectReader(store.db, node_cache_size=200_000)
     t = time.perf_counter()
     with store.db.read() as conn:
         mark_reflog = conn.execute(text("SELECT max(id) FROM reflog")).scalar() or 0
@@ -106,12 +110,27 @@ def _roots(store: Store, horizon: int) -> set[str]:
 
 
 def _mark(store: Store, reader: ObjectReader, roots: set[str],
-          ) -> tuple[dict[str, CommitRecord], set[str], dict[str, IndexEntry], int]:
+          ) -> tuple[dict[str, CommitRecord], set[str], dict[str, tuple[str, str | None]],
+                     int]:
     """The live commits, the packs (locations) of every live object, every
     live entry, and the number of live index nodes."""
     live: dict[str, CommitRecord] = {}
     queued = set(roots)
-    todo = list(roots)
+    collector_was_on = pygc.isenabled()
+    # A mark allocates one small object per live object and frees none:
+    # Python's cycle collector would rescan the growing heap again and again.
+    pygc.disable()
+    try:
+        return _mark_all(store, reader, live, queued)
+    finally:
+        if collector_was_on:
+            pygc.enable()
+
+
+def _mark_all(store: Store, reader: ObjectReader, live: dict[str, CommitRecord],
+              queued: set[str]) -> tuple[dict[str, CommitRecord], set[str],
+                                         dict[str, tuple[str, str | None]], int]:
+    todo = list(queued)
     while todo:
         batch, todo = todo[:_BATCH], todo[_BATCH:]
         with store.db.read() as conn:
@@ -127,11 +146,12 @@ def _mark(store: Store, reader: ObjectReader, roots: set[str],
 
 
 def _reach(reader: ObjectReader, live: dict[str, CommitRecord],
-           ) -> tuple[set[str], dict[str, IndexEntry], int]:
-    """The packs of every object the live commits reach, every entry (by
-    value hash) they reach, and how many index nodes."""
+           ) -> tuple[set[str], dict[str, tuple[str, str | None]], int]:
+    """The packs of every object the live commits reach, every entry they
+    reach (value hash → identity and location: no objects built, the mark
+    stays linear), and how many index nodes."""
     locs: set[str] = set()
-    entries: dict[str, IndexEntry] = {}
+    entries: dict[str, tuple[str, str | None]] = {}
     refs: list[StoredRef] = []
     for rec in live.values():
         if rec.root is not None:
@@ -142,7 +162,7 @@ def _reach(reader: ObjectReader, live: dict[str, CommitRecord],
             continue
         for op in rec.operations:
             if op.entry is not None:
-                entries.setdefault(op.entry.value_hash, op.entry)
+                entries.setdefault(op.entry.value_hash, (op.entry.identity, op.entry.loc))
                 if op.entry.loc:
                     locs.add(op.entry.loc)
     seen: set[str] = set()
@@ -157,9 +177,8 @@ def _reach(reader: ObjectReader, live: dict[str, CommitRecord],
                 locs.add(ref[1])
             node = reader.load_node(ref)
             locs.update(loc for loc in node.locs if loc)
-            for i in range(len(node.keys)):
-                e = node.entry(i)
-                entries.setdefault(e.value_hash, e)
+            for ident, loc in zip(node.idents, node.locs, strict=True):
+                entries.setdefault(value_hash_of(ident), (ident, loc))
             nxt += [k for k in node.kids if isinstance(k, tuple) and k[0] not in seen]
         refs = nxt
     return locs, entries, len(seen)
@@ -173,7 +192,7 @@ def live_contents(store: Store, grace_s: float = DEFAULT_GRACE_S,
     reader = ObjectReader(store.db)
     _, _, entries, _ = _mark(store, reader, _roots(store, now_us - int(grace_s * 1_000_000)))
     out: list[Content] = []
-    values = list(entries.values())
+    values = [IndexEntry.from_identity(ident, loc) for ident, loc in entries.values()]
     for i in range(0, len(values), _BATCH):
         out += reader.load_contents(values[i:i + _BATCH]).values()
     return out

@@ -27,7 +27,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from sqlalchemy import bindparam, select, text
+from sqlalchemy import bindparam, func, select, text
 
 from core.commits import NO_ANCESTOR, IndexEntry
 from core.content import Content
@@ -94,7 +94,7 @@ def collect(store: Store, grace_s: float = DEFAULT_GRACE_S, dry_run: bool = Fals
     elif candidates:
         report.removed_commits = len(candidates)
         report.removed = sorted(candidates)
-        report.removed_bytes = sum(len(r) for r in candidates.values())
+        report.removed_bytes = sum(candidates.values())
     report.sweep_s = time.perf_counter() - t
     return report
 
@@ -199,23 +199,24 @@ def live_contents(store: Store, grace_s: float = DEFAULT_GRACE_S,
 
 
 def _candidates(store: Store, live: dict[str, CommitRecord], horizon: int,
-                live_locs: set[str], report: GcReport) -> dict[str, bytes]:
-    """Unreachable commits that may go, with their pack bytes (for sizes)."""
+                live_locs: set[str], report: GcReport) -> dict[str, int]:
+    """Unreachable commits that may go, with the size of their packs."""
     with store.db.read() as conn:
-        rows = conn.execute(select(COMMITS.c.hash, COMMITS.c.created_us, COMMITS.c.pack)).all()
-    out: dict[str, bytes] = {}
-    for h, created, pack in rows:
+        rows = conn.execute(select(COMMITS.c.hash, COMMITS.c.created_us,
+                                   func.length(COMMITS.c.pack))).all()
+    out: dict[str, int] = {}
+    for h, created, size in rows:
         if h in live:
             continue
         report.unreachable_commits += 1
         if created >= horizon or loc_of(h) in live_locs:
             report.kept_commits += 1
             continue
-        out[h] = bytes(pack or b"")
+        out[h] = int(size or 0)
     return out
 
 
-def _sweep(store: Store, reader: ObjectReader, doomed: dict[str, bytes],
+def _sweep(store: Store, reader: ObjectReader, doomed: dict[str, int],
            live: dict[str, CommitRecord], mark_reflog: int, report: GcReport) -> None:
     doomed_locs = {loc_of(h) for h in doomed}
     with store.db.raw_write() as cur:
@@ -254,7 +255,7 @@ def _sweep(store: Store, reader: ObjectReader, doomed: dict[str, bytes],
             report.removed_bytes += n or 0
     report.removed_commits = len(doomed)
     report.removed_packs = len(packs)
-    report.removed_bytes += sum(len(b) for b in doomed.values())
+    report.removed_bytes += sum(doomed.values())
     report.removed = sorted(doomed)
 
 
@@ -268,7 +269,7 @@ def _records(store: Store, hashes: list[str]) -> dict[str, CommitRecord]:
 
 
 def _needed_since_mark(store: Store, reader: ObjectReader, new_heads: Iterable[str],
-                       live: dict[str, CommitRecord], doomed: dict[str, bytes],
+                       live: dict[str, CommitRecord], doomed: dict[str, int],
                        doomed_locs: set[str]) -> str | None:
     """Why a commit written since the mark needs something about to go (None:
     nothing does). Walks the new commits down to the live ones."""

@@ -96,6 +96,9 @@ def collect(store: Store, grace_s: float = DEFAULT_GRACE_S, dry_run: bool = Fals
         report.removed = sorted(candidates)
         report.removed_bytes = sum(candidates.values())
     report.sweep_s = time.perf_counter() - t
+    if not dry_run:  # for /metrics of the process that ran it (the admin endpoint)
+        store.stats.add("gc_runs")
+        store.stats.add("gc_removed_commits", report.removed_commits)
     return report
 
 

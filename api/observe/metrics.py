@@ -41,10 +41,17 @@ class StoreCollector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         stats = self.store.stats
-        for name, help_ in (("commits", "Commits written"),
-                            ("conflicts", "Commits refused by the commit rules"),
-                            ("retries", "Writes planned again because the branch moved")):
-            c = CounterMetricFamily(f"sapwood_store_{name}", help_)
+        for name, metric, help_ in (
+                ("commits", "sapwood_store_commits", "Commits written"),
+                ("conflicts", "sapwood_store_conflicts", "Commits refused by the commit rules"),
+                ("retries", "sapwood_store_retries",
+                 "Writes planned again because the branch moved"),
+                ("gc_runs", "sapwood_gc_runs", "Garbage collections run by this process"),
+                ("gc_removed_commits", "sapwood_gc_removed_commits",
+                 "Commits garbage collection removed"),
+                ("gc_removed_files", "sapwood_gc_removed_files",
+                 "Warehouse files garbage collection removed")):
+            c = CounterMetricFamily(metric, help_)
             c.add_metric([], stats.counts[name])
             yield c
         merges = CounterMetricFamily("sapwood_merges", "Merges and transplants by outcome",

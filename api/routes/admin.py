@@ -40,4 +40,6 @@ def _gc(catalog: Catalog, grace: float, dry_run: bool):  # type: ignore[no-untyp
         return report, None  # a commit needed what it would remove: run again
     files = collect_files(catalog.files, catalog.locations.warehouse, live_contents(
         catalog.store, grace), grace, dry_run)
+    if not dry_run:
+        catalog.store.stats.add("gc_removed_files", files.removed_files)
     return report, files

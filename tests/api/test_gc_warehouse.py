@@ -136,4 +136,8 @@ def test_gc_over_http(server, store, http, ns: str) -> None:
     assert r.status_code == 200, r.text
     assert r.json()["store"]["removed_commits"] == dry.json()["store"]["removed_commits"]
     assert r.json()["warehouse"]["removed_files"] >= 1
+    metrics = http.get("/metrics").text
+    assert "sapwood_gc_runs_total 1.0" in metrics
+    assert f"sapwood_gc_removed_commits_total {float(r.json()['store']['removed_commits'])}" \
+        in metrics
     assert http.post("/api/v2/admin/gc", params={"graceSeconds": -1}).status_code == 400

@@ -130,11 +130,10 @@ def gc(database: str | None = typer.Option(
 
 
 @app.command("export")
-def export_(database: str | None = typer.Option(
-        None, help="SQLAlchemy URL (default: SAPWOOD_DATABASE_URL, else the SQLite file "
-                   "under ~/.sapwood)"),
-            output: str = typer.Option("-", "--output", "-o",
-                                       help="File to write (- for standard output)")) -> None:
+def export_(output: str = typer.Argument("-", help="File to write (- for standard output)"),
+            database: str | None = typer.Option(
+                None, help="SQLAlchemy URL (default: SAPWOOD_DATABASE_URL, else the SQLite "
+                           "file under ~/.sapwood)")) -> None:
     """Write the whole catalog (commits, refs, reflog, grants …) as JSON lines:
     a backup, or a move to another database (docs/operations.md)."""
     import sys

@@ -82,7 +82,7 @@ def test_export_then_import(tmp_path):
     head = s.get_reference("main").hash
     s.close()
     out = tmp_path / "dump.jsonl"
-    assert _sapwood("export", "--database", src, "-o", str(out)).returncode == 0
+    assert _sapwood("export", str(out), "--database", src).returncode == 0
     done = _sapwood("import", str(out), "--database", dst)
     assert done.returncode == 0 and "2 commits" in done.stdout, done.stderr
     t = Store(dst)

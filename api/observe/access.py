@@ -5,6 +5,7 @@ reference, route template, status and duration."""
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 import uuid
@@ -49,12 +50,17 @@ class Observe:
             # The template, never the path: one series per route, not per key.
             template = getattr(route, "path", None) or "unmatched"
             self.metrics.observe(scope["method"], template, status, took)
-            who = scope.get(PRINCIPAL)
-            ref = scope.get(SCOPE_KEY, (None, None))
-            ACCESS.info("%s %s %d %.1fms", scope["method"], template, status, took * 1000,
-                        extra={"fields": {
-                            "request_id": rid, "method": scope["method"], "route": template,
-                            "path": scope.get("path"), "status": status,
-                            "duration_ms": round(took * 1000, 3),
-                            "principal": who.name if who is not None else None,
-                            "reference": ref[0] or ref[1]}})
+            if ACCESS.isEnabledFor(logging.INFO):
+                _log(scope, rid, template, status, took)
+
+
+def _log(scope: dict[str, Any], rid: str, template: str, status: int, took: float) -> None:
+    who = scope.get(PRINCIPAL)
+    ref = scope.get(SCOPE_KEY, (None, None))
+    ACCESS.info("%s %s %d %.1fms", scope["method"], template, status, took * 1000,
+                extra={"fields": {
+                    "request_id": rid, "method": scope["method"], "route": template,
+                    "path": scope.get("path"), "status": status,
+                    "duration_ms": round(took * 1000, 3),
+                    "principal": who.name if who is not None else None,
+                    "reference": ref[0] or ref[1]}})

@@ -35,4 +35,7 @@ def configure(fmt: str | None = None) -> str:
     root.handlers[:] = [handler]
     root.setLevel(logging.INFO)
     root.propagate = False
+    # SAPWOOD_ACCESS_LOG=0: no line per request (errors are still logged).
+    off = os.environ.get("SAPWOOD_ACCESS_LOG", "1").lower() in ("0", "false", "off")
+    ACCESS.setLevel(logging.WARNING if off else logging.INFO)
     return fmt

@@ -1,11 +1,14 @@
-import shutil
 import subprocess
+
+from tests.server import sapwood_command
 
 
 def _sapwood(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    exe = shutil.which("sapwood")
-    assert exe, "the sapwood console script is not installed (pip install -e .)"
-    return subprocess.run([exe, *args], capture_output=True, text=True, timeout=120, env=env)
+    # The console script of the interpreter running the tests (not whichever
+    # one PATH finds first: a virtual environment need not be activated).
+    cmd = sapwood_command()
+    assert cmd, "the sapwood console script is not installed (pip install -e .)"
+    return subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=120, env=env)
 
 
 def test_version():

@@ -6,10 +6,12 @@ from __future__ import annotations
 import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, FastAPI
 from fastapi.routing import APIRoute
+from fastapi.staticfiles import StaticFiles
 
 from api import errors
 from api.auth.config import AuthSettings
@@ -45,6 +47,7 @@ from api.routes import (
     views,
 )
 from api.settings import Settings
+from api.ui import pages as ui_pages
 
 
 def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
@@ -89,9 +92,15 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
     # Outside FastAPI, as plain ASGI layers, before anything else runs: the
     # Host check, then the body size. (Added inside with add_middleware, the
     # two cost about 0.15 of a cached read's time in bench/rest_bench.py.)
+    # The web UI: pages over this same API, and its stylesheet.
+    _add_flat(app, [ui_pages.router], auth.configured)
+    app.mount("/ui/static", StaticFiles(directory=str(Path(ui_pages.__file__).parent / "static")),
+              name="ui_static")
     # Observe outermost: every answer is counted, refusals included.
-    return Observe(AllowedHosts(BodyLimit(RefPaths(app), max_bytes=settings.max_body_bytes),
-                                hosts=settings.allowed_hosts), metrics)
+    outer = Observe(AllowedHosts(BodyLimit(RefPaths(app), max_bytes=settings.max_body_bytes),
+                                 hosts=settings.allowed_hosts), metrics)
+    app.state.asgi = outer  # what the UI calls the API through (api.ui.client)
+    return outer
 
 
 def fastapi_of(asgi: Any) -> FastAPI:
@@ -117,6 +126,7 @@ def _add_flat(app: FastAPI, routers: list[APIRouter], checked: bool) -> None:
                           methods=sorted(route.methods),  # type: ignore[attr-defined]
                           status_code=route.status_code,  # type: ignore[attr-defined]
                           name=route.name,  # type: ignore[attr-defined]
+                          include_in_schema=route.include_in_schema,  # type: ignore[attr-defined]
                           route_class_override=AuthRoute if checked else APIRoute)
 
 

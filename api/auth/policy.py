@@ -103,6 +103,12 @@ RULES: dict[str, Rule] = {
     "revoke_grant": Rule(Privilege.MANAGE_GRANTS, ref="all"),
     "protect_refs": Rule(Privilege.MANAGE_GRANTS, ref="all"),
     "unprotect_refs": Rule(Privilege.MANAGE_GRANTS, ref="all"),
+    # -- the web UI: public pages that call the API with the visitor's token (the
+    # API's rules apply to what they show and do) ------------------------------------
+    **{name: PUBLIC for name in (
+        "root", "ui_references", "ui_create_reference", "ui_confirm_delete",
+        "ui_delete_reference", "ui_log", "ui_commit", "ui_as_of", "ui_tree", "ui_object",
+        "ui_diff", "ui_merge_preview", "ui_merge", "ui_login_form", "ui_login", "ui_logout")},
     # -- administration -----------------------------------------------------------------
     "run_gc": Rule(Privilege.MANAGE_GRANTS, ref="all"),
 }

@@ -1,0 +1,344 @@
+"""The UI's pages. Each reads through the API (api.ui.client) with the
+visitor's token and renders a template; an API refusal becomes an error page
+with the API's own message (401: a sign-in link)."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.templating import Jinja2Templates
+
+from api.ui.client import COOKIE, Api, ApiError, seg
+from api.ui.sql import highlight
+
+TEMPLATES = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
+TEMPLATES.env.globals["seg"] = seg
+# HTML pages, not API: left out of /openapi.json.
+router = APIRouter(include_in_schema=False)
+
+
+async def form(request: Request) -> dict[str, str]:
+    """An HTML form's fields (urlencoded; no multipart needed)."""
+    raw = (await request.body()).decode("utf-8", errors="replace")
+    return dict(parse_qsl(raw, keep_blank_values=True, max_num_fields=32))
+
+
+def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+    context.setdefault("ref", None)
+    context["signed_in"] = COOKIE in request.cookies
+    return TEMPLATES.TemplateResponse(request, template, context, status_code=status)
+
+
+def failed(request: Request, e: ApiError) -> HTMLResponse:
+    heading = {401: "Sign in needed", 403: "Not allowed", 404: "Not found"}.get(
+        e.status, "Something went wrong" if e.status >= 500 else "Refused")
+    return page(request, "error.html", status=e.status, heading=heading, message=e.message,
+                next=str(request.url.path))
+
+
+@router.get("/", include_in_schema=False)
+async def root() -> Response:
+    return RedirectResponse("/ui", status_code=307)
+
+
+@router.get("/ui", response_class=HTMLResponse)
+async def ui_references(request: Request) -> Response:
+    async with Api(request) as api:
+        try:
+            refs = (await api.get("/api/v2/trees", fetch="ALL"))["references"]
+            rows = []
+            for r in refs:
+                meta = (r.get("metadata") or {}).get("commitMetaOfHEAD") or {}
+                rows.append({"name": r["name"], "type": r["type"], "hash": r["hash"],
+                             "time": meta.get("commitTime"),
+                             "author": ", ".join(meta.get("authors") or [])})
+        except ApiError as e:
+            return failed(request, e)
+    return page(request, "refs.html", refs=rows)
+
+
+@router.post("/ui/refs")
+async def ui_create_reference(request: Request) -> Response:
+    f = await form(request)
+    name, type, source = f.get("name", ""), f.get("type", "BRANCH"), f.get("source", "main")
+    async with Api(request) as api:
+        try:
+            src = (await api.get(f"/api/v2/trees/{seg(source)}"))
+            target = src.get("effectiveReference") or src["reference"]
+            await api.call("POST", "/api/v2/trees", params={"name": name, "type": type},
+                           json={"type": src["reference"]["type"],
+                                 "name": src["reference"]["name"], "hash": target["hash"]})
+        except ApiError as e:
+            return failed(request, e)
+    return RedirectResponse("/ui", status_code=303)
+
+
+@router.get("/ui/refs/{name:path}/delete", response_class=HTMLResponse)
+async def ui_confirm_delete(request: Request, name: str) -> Response:
+    async with Api(request) as api:
+        try:
+            r = (await api.get(f"/api/v2/trees/{seg(name)}"))["reference"]
+        except ApiError as e:
+            return failed(request, e)
+    return page(request, "confirm_delete.html", name=name, type=r["type"], hash=r["hash"])
+
+
+@router.post("/ui/refs/{name:path}/delete")
+async def ui_delete_reference(request: Request, name: str) -> Response:
+    hash = (await form(request)).get("hash", "")
+    async with Api(request) as api:
+        try:
+            await api.call("DELETE", f"/api/v2/trees/{seg(name)}@{hash}")
+        except ApiError as e:
+            return failed(request, e)
+    return RedirectResponse("/ui", status_code=303)
+
+
+@router.get("/ui/log/{ref:path}", response_class=HTMLResponse)
+async def ui_log(request: Request, ref: str, author: str | None = None, key: str | None = None,
+                 since: str | None = None, until: str | None = None,
+                 token: str | None = None) -> Response:
+    filters = {"author": author, "key": key, "since": since, "until": until}
+    async with Api(request) as api:
+        try:
+            got = await api.get(f"/api/v2/trees/{seg(ref)}/history", maxRecords=50,
+                                pageToken=token, **filters)
+        except ApiError as e:
+            return failed(request, e)
+    entries = [{"hash": e["commitMeta"]["hash"], "time": e["commitMeta"]["commitTime"],
+                "author": ", ".join(e["commitMeta"]["authors"]),
+                "message": e["commitMeta"]["message"]} for e in got["logEntries"]]
+    nxt = urlencode({**{k: v for k, v in filters.items() if v}, "token": got.get("token") or ""})
+    return page(request, "log.html", ref=ref, entries=entries, filters=filters,
+                token=got.get("token"), next_query=nxt)
+
+
+@router.get("/ui/commit/{hash}", response_class=HTMLResponse)
+async def ui_commit(request: Request, hash: str) -> Response:
+    async with Api(request) as api:
+        try:
+            got = await api.get(f"/api/v2/trees/@{hash}/history", maxRecords=1, fetch="ALL")
+            entry = got["logEntries"][0]
+            parent = entry["parentCommitHash"]
+            diff = await api.get(f"/api/v2/trees/@{parent}/diff/@{entry['commitMeta']['hash']}")
+        except ApiError as e:
+            return failed(request, e)
+    return page(request, "commit.html", c=entry["commitMeta"],
+                parents=[parent, *entry.get("additionalParents", [])],
+                changes=[_change(d) for d in diff["diffs"]])
+
+
+def _change(d: dict[str, Any]) -> dict[str, str]:
+    before, after = d.get("from"), d.get("to")
+    change = "added" if before is None else "removed" if after is None else "changed"
+    return {"key": ".".join(d["key"]["elements"]), "change": change,
+            "type": (after or before or {}).get("type", "")}
+
+
+@router.get("/ui/asof", include_in_schema=False)
+async def ui_as_of(ref: str, at: str = "") -> Response:
+    base = ref.split("*")[0].split("@")[0] or "main"
+    return RedirectResponse(f"/ui/tree/{seg(f'{base}*{at}' if at else base)}", status_code=303)
+
+
+@router.get("/ui/tree/{ref:path}", response_class=HTMLResponse)
+async def ui_tree(request: Request, ref: str, prefix: str | None = None) -> Response:
+    async with Api(request) as api:
+        try:
+            got = await api.get(f"/api/v2/trees/{seg(ref)}/entries", prefixKey=prefix,
+                                maxRecords=1000)
+        except ApiError as e:
+            return failed(request, e)
+    depth = len(prefix.split(".")) if prefix else 0
+    namespaces, objects = set(), []
+    for e in got["entries"]:
+        parts = e["name"]["elements"]
+        if e["type"] == "NAMESPACE":
+            if len(parts) == depth + 1:
+                namespaces.add(".".join(parts))
+        elif len(parts) == depth + 1 or (depth and len(parts) == depth + 1):
+            objects.append({"key": ".".join(parts), "type": e["type"]})
+        elif not depth and len(parts) >= 2:
+            namespaces.add(parts[0])
+    effective = got.get("effectiveReference") or {}
+    return page(request, "tree.html", ref=ref, prefix=prefix, namespaces=sorted(namespaces),
+                objects=objects, hash=effective.get("hash", ""),
+                base_ref=ref, at=ref.split("*", 1)[1] if "*" in ref else None)
+
+
+@router.get("/ui/object/{ref}/{key:path}", response_class=HTMLResponse)
+async def ui_object(request: Request, ref: str, key: str, a: int | None = None,
+                    b: int | None = None) -> Response:
+    async with Api(request) as api:
+        try:
+            content = (await api.get(f"/api/v2/trees/{seg(ref)}/contents/{seg(key)}"))["content"]
+            *ns, name = key.split(".")
+            path = f"/iceberg/{seg(ref)}/v1/namespaces/{seg(chr(0x1f).join(ns))}"
+            if content["type"] == "ICEBERG_VIEW":
+                return await _view(request, api, ref, key, f"{path}/views/{seg(name)}", a, b)
+            if content["type"] == "ICEBERG_TABLE":
+                return await _table(request, api, ref, key, f"{path}/tables/{seg(name)}")
+        except ApiError as e:
+            return failed(request, e)
+    return page(request, "error.html", status=404, heading="Not a table or view",
+                message=f"{key} is a {content['type'].lower()}", next="")
+
+
+async def _table(request: Request, api: Api, ref: str, key: str, path: str) -> Response:
+    loaded = await api.get(path)
+    meta = loaded["metadata"]
+    schema = next(s for s in meta["schemas"] if s["schema-id"] == meta["current-schema-id"])
+    spec = next(s for s in meta["partition-specs"] if s["spec-id"] == meta["default-spec-id"])
+    snaps = [{"id": s["snapshot-id"], "time": s["timestamp-ms"],
+              "operation": s.get("summary", {}).get("operation", ""),
+              "summary": ", ".join(f"{k}={v}" for k, v in s.get("summary", {}).items()
+                                   if k != "operation")}
+             for s in reversed(meta.get("snapshots") or [])]
+    return page(request, "table.html", ref=ref, key=key, location=loaded["metadata-location"],
+                schema=schema["fields"], spec=spec["fields"], snapshots=snaps,
+                properties=meta.get("properties") or {})
+
+
+async def _view(request: Request, api: Api, ref: str, key: str, path: str,
+                a: int | None, b: int | None) -> Response:
+    meta = (await api.get(path))["metadata"]
+    current = next(v for v in meta["versions"] if v["version-id"] == meta["current-version-id"])
+    sql = {r["dialect"]: highlight(r["sql"], r["dialect"]) for r in current["representations"]}
+    versions: list[dict[str, Any]] = []
+    token = None
+    while True:
+        got = await api.get(f"/api/v2/trees/{seg(ref)}/views/{seg(key)}/history",
+                            pageToken=token)
+        versions += got["versions"]
+        token = got.get("token")
+        if not got.get("hasMore"):
+            break
+    diff = None
+    if a is not None and b is not None:
+        diff = _side_by_side(versions, a, b)
+    deps = (await api.get(f"/api/v2/trees/{seg(ref)}/views/{seg(key)}/dependencies"))
+    dependents = await api.get(f"/api/v2/trees/{seg(ref)}/contents/{seg(key)}/dependents")
+    lineage = (await api.get(f"/api/v2/trees/{seg(ref)}/views/{seg(key)}/lineage"))["columns"]
+    return page(request, "view.html", ref=ref, key=key, sql=sql, versions=versions, a=a, b=b,
+                diff=diff, dependencies=[_dep(d) for d in deps.get("dependencies", [])],
+                dependents=[".".join(d["key"]["elements"]) if isinstance(d["key"], dict)
+                            else ".".join(d["key"]) for d in dependents.get("dependents", [])],
+                lineage=[{"name": c["name"], "derived": c.get("derived"),
+                          "origins": [".".join([*o["table"], o["column"]])
+                                      if isinstance(o, dict) else str(o)
+                                      for o in c.get("origins", [])]} for c in lineage])
+
+
+def _dep(d: dict[str, Any]) -> dict[str, Any]:
+    key = d["key"]["elements"] if isinstance(d["key"], dict) else d["key"]
+    return {"key": ".".join(key), "type": d.get("type", ""), "depth": d.get("depth", 1),
+            "exists": d.get("exists", True)}
+
+
+def _side_by_side(versions: list[dict[str, Any]], a: int, b: int) -> str | None:
+    by_id = {v["versionId"]: v for v in versions}
+    if a not in by_id or b not in by_id:
+        return None
+    left, right = by_id[a]["representations"], by_id[b]["representations"]
+    out = []
+    for dialect in sorted(set(left) | set(right)):
+        out.append(f"<h3>{dialect}</h3>" + difflib.HtmlDiff(wrapcolumn=70).make_table(
+            (left.get(dialect) or "").splitlines(), (right.get(dialect) or "").splitlines(),
+            f"version {a}", f"version {b}"))
+    return "".join(out)
+
+
+@router.get("/ui/diff", response_class=HTMLResponse)
+async def ui_diff(request: Request) -> Response:
+    frm, to = request.query_params.get("from"), request.query_params.get("to")
+    entries = None
+    if frm and to:
+        async with Api(request) as api:
+            try:
+                got = await api.get(f"/api/v2/trees/{seg(frm)}/diff/{seg(to)}")
+            except ApiError as e:
+                return failed(request, e)
+        entries = [_change(d) for d in got["diffs"]]
+    return page(request, "diff.html", frm=frm, to=to, entries=entries)
+
+
+@router.get("/ui/merge", response_class=HTMLResponse)
+async def ui_merge_preview(request: Request) -> Response:
+    frm = request.query_params.get("from")
+    into = request.query_params.get("into") or "main"
+    result = None
+    if frm:
+        async with Api(request) as api:
+            try:
+                result = await _merge(api, frm, into, dry_run=True)
+            except ApiError as e:
+                return failed(request, e)
+    return page(request, "merge.html", frm=frm, into=into, result=result)
+
+
+@router.post("/ui/merge", response_class=HTMLResponse)
+async def ui_merge(request: Request) -> Response:
+    f = await form(request)
+    frm, into, expected = f.get("from", ""), f.get("into", "main"), f.get("expected", "")
+    async with Api(request) as api:
+        try:
+            result = await _merge(api, frm, into, dry_run=False, expected=expected or None)
+        except ApiError as e:
+            return failed(request, e)
+    return page(request, "merge.html", frm=frm, into=into, result=result)
+
+
+async def _merge(api: Api, frm: str, into: str, dry_run: bool,
+                 expected: str | None = None) -> dict[str, Any]:
+    head = expected or (await api.get(f"/api/v2/trees/{seg(into)}"))["reference"]["hash"]
+    got = await api.call("POST", f"/api/v2/trees/{seg(into)}@{head}/history/merge",
+                         json={"fromRefName": frm, "dryRun": dry_run,
+                               "returnConflictAsResult": True})
+    details = [{"key": ".".join(d["key"]["elements"]), "outcome": d["outcome"],
+                "conflict": (d.get("conflict") or {}).get("message")}
+               for d in got["details"]]
+    return {"applied": got["wasApplied"], "head": got["resultantTargetHash"],
+            "target": got["expectedHash"], "details": details,
+            "conflicts": any(d["outcome"] == "CONFLICT" for d in details),
+            "invalidated": [".".join(v["key"]) if isinstance(v.get("key"), list) else str(v)
+                            for v in got.get("invalidatedViews", [])]}
+
+
+@router.get("/ui/login", response_class=HTMLResponse)
+async def ui_login_form(request: Request, next: str = "/ui") -> Response:
+    return page(request, "login.html", next=next if next.startswith("/ui") else "/ui")
+
+
+@router.post("/ui/login", response_class=HTMLResponse)
+async def ui_login(request: Request) -> Response:
+    """An API key (``sw_…:secret``) or OAuth2 client credentials, exchanged
+    at the catalog's token endpoint; the token is kept in an HttpOnly cookie."""
+    f = await form(request)
+    client_id, client_secret = f.get("client_id", ""), f.get("client_secret", "")
+    next = f.get("next", "/ui")
+    if not client_secret and ":" in client_id:
+        client_id, client_secret = client_id.split(":", 1)
+    async with Api(request) as api:
+        try:
+            got = await api.call("POST", "/iceberg/v1/oauth/tokens", data={
+                "grant_type": "client_credentials", "client_id": client_id,
+                "client_secret": client_secret, "scope": "catalog"})
+        except ApiError as e:
+            return page(request, "login.html", status=401, next=next,
+                        message=f"Not signed in: {e.message}")
+    resp = RedirectResponse(next if next.startswith("/ui") else "/ui", status_code=303)
+    resp.set_cookie(COOKIE, got["access_token"], httponly=True, samesite="strict",
+                    max_age=int(got.get("expires_in") or 3600), path="/")
+    return resp
+
+
+@router.get("/ui/logout", include_in_schema=False)
+async def ui_logout() -> Response:
+    resp = RedirectResponse("/ui", status_code=303)
+    resp.delete_cookie(COOKIE, path="/")
+    return resp

@@ -1,0 +1,60 @@
+"""The UI with authentication on: it holds no powers of its own. Without a
+token a page asks the visitor to sign in; an API key signs in (exchanged at
+the token endpoint, kept in an HttpOnly cookie); each principal sees and
+does only what the API lets it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from tests.api.auth_setup import People, set_up
+from tests.server import Server, serving
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    base = tmp_path_factory.mktemp("ui-auth")
+    url = f"sqlite:///{base / 'sapwood.db'}"
+    people = set_up(url)
+    with serving(url, base, {"SAPWOOD_AUTH": "1"}) as srv:
+        srv.people = people  # type: ignore[attr-defined]
+        yield srv
+
+
+def signed_in(server: Server, who: str) -> httpx.Client:
+    people: People = server.people  # type: ignore[attr-defined]
+    ui = httpx.Client(base_url=server.base, follow_redirects=True, timeout=30)
+    r = ui.post("/ui/login", data={"client_id": people.keys[who], "next": "/ui"})
+    assert r.status_code == 200 and "Sign out" in r.text, r.text[:300]
+    cookie = ui.cookies.jar
+    assert any(c.name == "sapwood_ui_token" and c.has_nonstandard_attr("HttpOnly")
+               for c in cookie)
+    return ui
+
+
+def test_no_token_asks_to_sign_in(server: Server) -> None:
+    ui = httpx.Client(base_url=server.base, timeout=30)
+    r = ui.get("/ui/log/main")
+    assert r.status_code == 401 and "Sign in" in r.text and "/ui/login" in r.text
+    bad = ui.post("/ui/login", data={"client_id": "sw_nope:wrong"})
+    assert bad.status_code == 401 and "Not signed in" in bad.text
+
+
+def test_each_principal_sees_what_the_api_allows(server: Server) -> None:
+    reader = signed_in(server, "reader")
+    assert ">main<" in reader.get("/ui").text
+    assert reader.get("/ui/log/main").status_code == 200
+    # Reading is allowed; creating a branch is not.
+    r = reader.post("/ui/refs", data={"name": "x_reader", "type": "BRANCH", "source": "main"})
+    assert r.status_code == 403 and "Not allowed" in r.text
+    nobody = signed_in(server, "nobody")
+    assert nobody.get("/ui/log/main").status_code == 403
+    etl = signed_in(server, "etl")
+    r = etl.post("/ui/refs", data={"name": "etl_ui", "type": "BRANCH", "source": "main"})
+    assert r.status_code == 200 and "etl_ui" in r.text
+    # Signing out forgets the token.
+    assert "Sign in" in etl.get("/ui/logout").text
+    assert etl.get("/ui/log/main").status_code == 401

@@ -26,6 +26,18 @@ if ! command -v java >/dev/null 2>&1 && [ -z "${JAVA_HOME:-}" ]; then
   fi
 fi
 
+# The web UI's browser test: Debian's Chromium and its driver (no download at run time).
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing Chromium (Debian packages 'chromium', 'chromium-driver')" >&2
+    { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver \
+      || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+           chromium chromium-driver; }; } >/dev/null
+  else
+    echo "note: Chromium not found; install 'chromium' and 'chromium-driver' for the UI test" >&2
+  fi
+fi
+
 "$PY" -m pip install --quiet --disable-pip-version-check -e '.[test,spark]' || exit 1
 # The Iceberg jars for Spark, built once into the user cache (says what it did).
 "$PY" -m api.cli spark-setup || echo "note: Spark setup failed; the Spark tests will say why" >&2

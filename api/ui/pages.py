@@ -141,9 +141,12 @@ def _change(d: dict[str, Any]) -> dict[str, str]:
 
 
 @router.get("/ui/asof", include_in_schema=False)
-async def ui_as_of(ref: str, at: str = "") -> Response:
+async def ui_as_of(ref: str, at: str = "", prefix: str = "") -> Response:
+    """The as-of picker: the same listing at the branch as of an instant."""
     base = ref.split("*")[0].split("@")[0] or "main"
-    return RedirectResponse(f"/ui/tree/{seg(f'{base}*{at}' if at else base)}", status_code=303)
+    query = f"?{urlencode({'prefix': prefix})}" if prefix else ""
+    return RedirectResponse(f"/ui/tree/{seg(f'{base}*{at.strip()}' if at.strip() else base)}"
+                            f"{query}", status_code=303)
 
 
 @router.get("/ui/tree/{ref:path}", response_class=HTMLResponse)

@@ -1,0 +1,153 @@
+"""The web UI in a real headless Chromium (Debian's ``chromium`` and
+``chromedriver``, driven by Selenium; nothing downloaded at run time) against
+a real server with a catalog built here: a table with snapshots, a view with
+4 versions by 2 authors, branches. Every page loads without console errors;
+the view's timeline shows 4 versions; the diff marks the changed SQL line;
+the as-of picker shows the SQL current at a chosen instant; a merge preview
+shows a conflict; a merge through the UI lands (checked through the API).
+Screenshots of the main pages go to ``build/ui-screenshots`` (and to
+``docs/screenshots`` with SAPWOOD_UPDATE_SCREENSHOTS=1, the README's copies)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.api import spark_bodies as sb
+from tests.api.test_pyiceberg import SCHEMA, rows
+from tests.server import Server, serving
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = ROOT / "build" / "ui-screenshots"
+REQUIRE = os.environ.get("SAPWOOD_REQUIRE_BROWSER") == "1" or os.environ.get("CI") == "true"
+
+
+def _chromium() -> tuple[str, str] | None:
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver")
+    return (browser, driver) if browser and driver else None
+
+
+@pytest.fixture(scope="module")
+def driver():  # type: ignore[no-untyped-def]
+    found = _chromium()
+    if found is None:
+        if REQUIRE:
+            pytest.fail("Chromium and chromedriver are required (Debian packages chromium, "
+                        "chromium-driver; tests/run.sh installs them)")
+        pytest.skip("Chromium not installed")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = found[0]
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
+                "--window-size=1280,900"):
+        opts.add_argument(arg)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    d = webdriver.Chrome(service=Service(found[1]), options=opts)
+    yield d
+    d.quit()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    base = tmp_path_factory.mktemp("ui-browser")
+    with serving(f"sqlite:///{base / 'sapwood.db'}", base) as srv:
+        yield srv
+
+
+def load(driver, server: Server, path: str, shot: str | None = None,  # type: ignore[no-untyped-def]
+         status: int = 200) -> str:
+    driver.get(server.base + path)
+    own = f"{server.base}{path} - Failed to load resource: the server responded with a " \
+          f"status of {status}"
+    errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"
+              and not (status != 200 and e["message"].startswith(own))]
+    assert not errors, (path, errors)
+    if shot:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        driver.save_screenshot(str(SHOTS / f"{shot}.png"))
+        if os.environ.get("SAPWOOD_UPDATE_SCREENSHOTS") == "1":
+            (ROOT / "docs" / "screenshots").mkdir(parents=True, exist_ok=True)
+            driver.save_screenshot(str(ROOT / "docs" / "screenshots" / f"{shot}.png"))
+    return str(driver.page_source)
+
+
+def test_the_ui_in_chromium(driver, server: Server) -> None:  # type: ignore[no-untyped-def]
+    from selenium.webdriver.common.by import By
+
+    http = httpx.Client(base_url=server.base, timeout=30)
+    cat = server.catalog()
+    cat.create_namespace("sales")
+    t = cat.create_table("sales.orders", SCHEMA)
+    t.append(rows(3))
+    cat.load_table("sales.orders").append(rows(2, start=10))
+    base = "/iceberg/v1/namespaces/sales"
+    r = http.post(f"{base}/views", json=sb.create_view("daily", "SELECT 1 AS n"),
+                  headers={"Sapwood-Commit-Author": "ana"})
+    uuid = r.json()["metadata"]["view-uuid"]
+    instants = []
+    for i, who in ((2, "bo"), (3, "ana"), (4, "bo")):
+        time.sleep(1.1)  # instants a second apart: the picker's resolution
+        instants.append(http.get("/api/v2/trees/main").json()["reference"]["hash"])
+        assert http.post(f"{base}/views/daily", json=sb.replace_view(uuid, f"SELECT {i} AS n"),
+                         headers={"Sapwood-Commit-Author": who}).status_code == 200
+
+    page = load(driver, server, "/ui", "references")
+    assert "main" in page
+    page = load(driver, server, "/ui/log/main", "log")
+    assert "replace view sales.daily" in page
+    driver.find_element(By.CSS_SELECTOR, "a[href^='/ui/commit/']").click()
+    assert "Changes" in driver.page_source
+    page = load(driver, server, "/ui/tree/main?prefix=sales", "browse")
+    assert "sales.orders" in page and "sales.daily" in page
+    page = load(driver, server, "/ui/object/main/sales.orders", "table")
+    assert "append" in page
+    page = load(driver, server, "/ui/object/main/sales.daily?a=1&b=4", "view")
+    timeline = driver.find_elements(By.CSS_SELECTOR, "#timeline tbody tr")
+    assert len(timeline) == 4 and "ana" in page and "bo" in page
+    changed = driver.find_elements(By.CSS_SELECTOR, ".diff .diff_chg, .diff .diff_sub")
+    assert changed, "the diff marks the changed SQL line"
+    # The as-of picker: the SQL current at an instant between versions 2 and 3.
+    load(driver, server, "/ui/tree/main?prefix=sales")
+    stamp = http.get(f"/api/v2/trees/@{instants[1]}/history",
+                     params={"maxRecords": 1}).json()["logEntries"][0]["commitMeta"]["commitTime"]
+    box = driver.find_element(By.NAME, "at")
+    box.send_keys(stamp)
+    box.submit()
+    driver.find_element(By.LINK_TEXT, "sales.daily").click()
+    sql = driver.find_element(By.CSS_SELECTOR, "pre.sql").text
+    assert sql == "SELECT 2 AS n", sql  # version 2 was current then
+    # A merge preview with a conflict, then a merge that lands.
+    for name in ("other", "fresh"):
+        http.post("/api/v2/trees", params={"name": name, "type": "BRANCH"},
+                  json={"type": "BRANCH", "name": "main",
+                        "hash": http.get("/api/v2/trees/main").json()["reference"]["hash"]})
+    for branch, sql in (("main", "SELECT 10 AS n"), ("other", "SELECT 20 AS n")):
+        v = http.get(f"/iceberg/{branch}/v1/namespaces/sales/views/daily").json()
+        assert http.post(f"/iceberg/{branch}/v1/namespaces/sales/views/daily",
+                         json=sb.replace_view(v["metadata"]["view-uuid"], sql)
+                         ).status_code == 200
+    page = load(driver, server, "/ui/merge?from=other&into=main", "merge-conflict")
+    assert "CONFLICT" in page and "different SQL" in page
+    http.post("/iceberg/fresh/v1/namespaces/sales/tables", json=sb.create_table("landed"))
+    load(driver, server, "/ui/merge?from=fresh&into=main", "merge-preview")
+    driver.find_element(By.CSS_SELECTOR, "form[method='post'] button").click()
+    assert "Merged: main is now at" in driver.page_source
+    assert http.get("/iceberg/v1/namespaces/sales/tables/landed").status_code == 200
+    page = load(driver, server, "/ui/diff?from=other&to=main", "diff")
+    assert "sales.daily" in page
+    # Error pages, and the keyboard: the first Tab reaches the skip link.
+    page = load(driver, server, "/ui/log/nope", "error", status=404)
+    assert "Not found" in page
+    from selenium.webdriver.common.keys import Keys
+
+    driver.find_element(By.TAG_NAME, "body").send_keys(Keys.TAB)
+    assert driver.switch_to.active_element.get_attribute("class") == "skip"

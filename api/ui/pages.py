@@ -14,6 +14,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 
 from api.ui.client import COOKIE, Api, ApiError, seg
+from api.ui.graph import neighbourhood
 from api.ui.sql import highlight
 
 TEMPLATES = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
@@ -227,10 +228,12 @@ async def _view(request: Request, api: Api, ref: str, key: str, path: str,
     deps = (await api.get(f"/api/v2/trees/{seg(ref)}/views/{seg(key)}/dependencies"))
     dependents = await api.get(f"/api/v2/trees/{seg(ref)}/contents/{seg(key)}/dependents")
     lineage = (await api.get(f"/api/v2/trees/{seg(ref)}/views/{seg(key)}/lineage"))["columns"]
+    reads = [_dep(d) for d in deps.get("dependencies", [])]
+    read_by = [".".join(d["key"]["elements"]) if isinstance(d["key"], dict)
+               else ".".join(d["key"]) for d in dependents.get("dependents", [])]
+    graph = neighbourhood(ref, key, [d["key"] for d in reads if d["depth"] == 1], read_by)
     return page(request, "view.html", ref=ref, key=key, sql=sql, versions=versions, a=a, b=b,
-                diff=diff, dependencies=[_dep(d) for d in deps.get("dependencies", [])],
-                dependents=[".".join(d["key"]["elements"]) if isinstance(d["key"], dict)
-                            else ".".join(d["key"]) for d in dependents.get("dependents", [])],
+                diff=diff, dependencies=reads, dependents=read_by, graph=graph,
                 lineage=[{"name": c["name"], "derived": c.get("derived"),
                           "origins": [".".join([*o["table"], o["column"]])
                                       if isinstance(o, dict) else str(o)

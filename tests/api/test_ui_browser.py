@@ -151,3 +151,34 @@ def test_the_ui_in_chromium(driver, server: Server) -> None:  # type: ignore[no-
 
     driver.find_element(By.TAG_NAME, "body").send_keys(Keys.TAB)
     assert driver.switch_to.active_element.get_attribute("class") == "skip"
+
+
+def test_signing_in_from_the_browser(driver, tmp_path_factory) -> None:  # type: ignore[no-untyped-def]
+    """Authentication on: the browser gets a sign-in step, signs in with an
+    API key, and sees only what its principal may read."""
+    from selenium.webdriver.common.by import By
+
+    from tests.api.auth_setup import set_up
+
+    base = tmp_path_factory.mktemp("ui-browser-auth")
+    url = f"sqlite:///{base / 'sapwood.db'}"
+    people = set_up(url, protect_main=False)
+    with serving(url, base, {"SAPWOOD_AUTH": "1"}) as srv:
+        admin = httpx.Client(base_url=srv.base, headers=people.headers("admin"), timeout=30)
+        for ns in ("sales", "hr"):
+            assert admin.post("/iceberg/v1/namespaces", json={"namespace": [ns]}).status_code \
+                == 200
+            assert admin.post(f"/iceberg/v1/namespaces/{ns}/tables",
+                              json=sb.create_table("t")).status_code == 200
+        load(driver, srv, "/ui/tree/main?prefix=sales", "sign-in-needed", status=401)
+        driver.find_element(By.LINK_TEXT, "Sign in").click()
+        driver.find_element(By.NAME, "client_id").send_keys(people.keys["sales"])
+        driver.find_element(By.CSS_SELECTOR, "form button").click()
+        assert "Sign out" in driver.page_source
+        # The 'sales' principal reads below 'sales' only.
+        assert "sales" in load(driver, srv, "/ui/tree/main")
+        assert "hr" not in driver.find_element(By.ID, "main").text.split()
+        page = load(driver, srv, "/ui/tree/main?prefix=sales")
+        assert "sales.t" in page
+        hr = load(driver, srv, "/ui/object/main/hr.t", status=403)
+        assert "Not allowed" in hr

@@ -62,13 +62,21 @@ def test_pages(server, store, http, ns: str) -> None:
     assert view.count("<tr><td>") >= 4 and "ana" in view and "bo" in view
     assert 'class="kw"' in view and "SELECT" in view  # highlighted SQL
     assert "diff_chg" in view or "diff_sub" in view  # the changed line is marked
+    # A view over the table: its neighbourhood as a small graph, linked.
+    body = sb.create_view("top", "SELECT id FROM orders")
+    body["view-version"]["default-namespace"] = [ns]
+    assert http.post(f"/iceberg/v1/namespaces/{ns}/views", json=body).status_code == 200
+    top = text(ui.get(f"/ui/object/main/{ns}.top"))
+    assert "<svg" in top and f'href="/ui/object/main/{ns}.orders"' in top
+    assert f"{ns}.orders.id" in top  # column lineage
     # As of an instant before the view existed: not there.
     first = store.log("main", page_size=100).items[-1].created_at.isoformat().replace(
         "+00:00", "Z")
     assert f"{ns}.daily" not in text(ui.get(f"/ui/tree/main*{first}", params={"prefix": ns}))
     # Diff of two refs.
     diff = text(ui.get("/ui/diff", params={"from": f"ui_{ns}", "to": "main"}))
-    assert "No differences" in diff
+    assert f"{ns}.top</td><td>added" in diff  # made on main after the branch
+    assert "No differences" in text(ui.get("/ui/diff", params={"from": "main", "to": "main"}))
 
 
 def test_merge_preview_conflict_and_merge(server, store, http, ns: str) -> None:

@@ -39,6 +39,7 @@ from sqlalchemy import bindparam, select, text
 from core.commits import NO_ANCESTOR, OpKind
 from core.keys import ContentKey
 from store.db import Database
+from store.history import only_in
 from store.objects import LRU, CommitRecord
 from store.schema import ANCESTRY
 
@@ -252,28 +253,6 @@ def backfill(records: Sequence[CommitRecord]) -> Iterator[tuple[Ancestry, Rows]]
         done[rec.hash] = a
         carried: set[str] = set()
         if len(rec.parents) > 1:
-            carried = put_ids(_only_in(by_hash, rec.parents[1], rec.parents[0]))
+            carried = put_ids(only_in(by_hash.__getitem__, rec.parents[1], rec.parents[0]))
         yield a, change_rows(rec, a.depth, carried)
 
-
-def _only_in(by_hash: dict[str, CommitRecord], source: str, target: str,
-             ) -> list[CommitRecord]:
-    """History.only_in over commits held in memory."""
-    import heapq
-
-    flags = {source: 1, target: 2}
-    heap = [(-by_hash[h].generation, h) for h in flags]
-    heapq.heapify(heap)
-    out = []
-    while heap and not all(flags[h] & 2 for _, h in heap):
-        _, h = heapq.heappop(heap)
-        f = flags[h]
-        if f == 1:
-            out.append(by_hash[h])
-        for p in by_hash[h].parents:
-            old = flags.get(p, 0)
-            if old | f != old:
-                flags[p] = old | f
-                if old == 0:
-                    heapq.heappush(heap, (-by_hash[p].generation, p))
-    return out

@@ -7,6 +7,7 @@ history). Questions about the whole history go to the change index
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 
 from sqlalchemy import text
 
@@ -87,26 +88,32 @@ class History:
         """The commits reachable from ``source`` and not from ``target``
         (``git rev-list target..source``), newest generation first: what a
         merge of ``source`` into ``target`` brings in."""
-        if source == target:
-            return []
-        flags = {source: 1, target: 2}
-        heap = [(-self.reader.commit(h).generation, h) for h in flags]
-        heapq.heapify(heap)
-        out: list[CommitRecord] = []
-        # Children before parents (generation order): a commit's flags are
-        # final when it is popped. Once only target-reachable commits are
-        # left, nothing further can be source-only.
-        while heap and not all(flags[h] & 2 for _, h in heap):
-            _, h = heapq.heappop(heap)
-            f = flags[h]
-            rec = self.reader.commit(h)
-            if f == 1:
-                out.append(rec)
-            for p in rec.parents:
-                old = flags.get(p, 0)
-                if old | f != old:
-                    flags[p] = old | f
-                    if old == 0:
-                        heapq.heappush(heap, (-self.reader.commit(p).generation, p))
-        return out
+        return only_in(self.reader.commit, source, target)
 
+
+def only_in(commit: Callable[[str], CommitRecord], source: str, target: str,
+            ) -> list[CommitRecord]:
+    """History.only_in over any way of reading a commit by hash (the store's
+    reader, or commits held in memory by a migration)."""
+    if source == target:
+        return []
+    flags = {source: 1, target: 2}
+    heap = [(-commit(h).generation, h) for h in flags]
+    heapq.heapify(heap)
+    out: list[CommitRecord] = []
+    # Children before parents (generation order): a commit's flags are final
+    # when it is popped. Once only target-reachable commits are left, nothing
+    # further can be source-only.
+    while heap and not all(flags[h] & 2 for _, h in heap):
+        _, h = heapq.heappop(heap)
+        f = flags[h]
+        rec = commit(h)
+        if f == 1:
+            out.append(rec)
+        for p in rec.parents:
+            old = flags.get(p, 0)
+            if old | f != old:
+                flags[p] = old | f
+                if old == 0:
+                    heapq.heappush(heap, (-commit(p).generation, p))
+    return out

@@ -15,25 +15,15 @@ import pytest
 
 from store import Store
 from store.fsck import fsck
-from tests.api.conftest import BACKENDS, database_url
+from tests.api.conftest import WITH_S3, serving_on
 from tests.api.test_pyiceberg import SCHEMA, rows, version
-from tests.s3 import LocalS3
-from tests.server import Server, sapwood_command, serving
+from tests.server import Server, sapwood_command
 
 
-@pytest.fixture(scope="module", params=[*BACKENDS, "s3"])
+@pytest.fixture(scope="module", params=WITH_S3)
 def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
            ) -> Iterator[Server]:
-    base = tmp_path_factory.mktemp("server")
-    if request.param != "s3":
-        with serving(database_url(request, base), base) as srv:
-            yield srv
-        return
-    s3: LocalS3 = request.getfixturevalue("s3")
-    with serving(f"sqlite:///{base / 'sapwood.db'}", base, extra_env=s3.env,
-                 warehouse=s3.warehouse(f"gc-{base.name}"),
-                 client_props=s3.client_props) as srv:
-        srv.s3 = s3  # type: ignore[attr-defined]
+    with serving_on(request, tmp_path_factory.mktemp("server")) as srv:
         yield srv
 
 

@@ -22,25 +22,15 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 from pyiceberg.view.metadata import SQLViewRepresentation, ViewVersion
 
-from tests.api.conftest import BACKENDS, database_url
-from tests.s3 import LocalS3
-from tests.server import Server, serving
+from tests.api.conftest import WITH_S3, serving_on
+from tests.server import Server
 
 
-@pytest.fixture(scope="module", params=[*BACKENDS, "s3"])
+@pytest.fixture(scope="module", params=WITH_S3)
 def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
            ) -> Iterator[Server]:
-    base = tmp_path_factory.mktemp("server")
-    if request.param != "s3":
-        with serving(database_url(request, base), base) as srv:
-            yield srv
-        return
-    s3: LocalS3 = request.getfixturevalue("s3")
-    with serving(f"sqlite:///{base / 'sapwood.db'}", base, extra_env=s3.env,
-                 warehouse=s3.warehouse(base.name), client_props=s3.client_props) as srv:
+    with serving_on(request, tmp_path_factory.mktemp("server")) as srv:
         yield srv
-    # Everything the server and PyIceberg wrote is in the bucket.
-    assert s3.keys(f"{base.name}/")
 
 
 SCHEMA = Schema(NestedField(1, "id", LongType(), required=False),

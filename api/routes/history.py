@@ -154,6 +154,7 @@ def merge(request: Request, ref: str, body: MergeBody) -> Response:
                 "the merge would make views read themselves: "
                 + " → ".join(str(k) for k in cycle))])
         if body.dry_run or shown.conflicts:
+            discard(catalog, combined)  # a refused merge keeps none of its files
             return _merge_answer(body, lambda shown=shown: _raise_or(shown, raising), request)
         try:
             # Against the head the combinations were worked out at.

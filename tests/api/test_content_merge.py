@@ -125,6 +125,27 @@ def test_what_cannot_be_combined_stays_a_conflict(server, store, http, ns: str) 
     assert d["outcome"] == "CONFLICT" and "delete" in d["conflict"]["message"]
 
 
+def test_a_refused_merge_leaves_no_files(server, store, http, ns: str) -> None:
+    """One key combinable, another not: the merge is refused and the files the
+    combination wrote are removed again."""
+    import pathlib
+
+    main = server.catalog()
+    main.create_table(f"{ns}.ok", SCHEMA).append(rows(1))
+    main.create_table(f"{ns}.bad", SCHEMA).append(rows(3))
+    a, b = branches(server, store, ns, "a", "b")
+    a.load_table(f"{ns}.ok").append(rows(1, start=5))
+    a.load_table(f"{ns}.bad").delete("id = 1")
+    b.load_table(f"{ns}.ok").append(rows(1, start=6))
+    b.load_table(f"{ns}.bad").append(rows(1, start=7))
+    assert merge(http, f"b_{ns}").json()["wasApplied"]
+    root = pathlib.Path(server.warehouse.removeprefix("file://"))
+    before = {p for p in root.rglob("*") if p.is_file()}
+    r = merge(http, f"a_{ns}")
+    assert r.status_code == 409, r.text
+    assert {p for p in root.rglob("*") if p.is_file()} == before
+
+
 def test_both_sides_adding_a_column_conflict(server, store, http, ns: str) -> None:
     main = server.catalog()
     main.create_table(f"{ns}.t", SCHEMA).append(rows(1))

@@ -107,15 +107,17 @@ def gc(database: str | None = typer.Option(
     from api.catalog.gc_files import collect_files
     from api.catalog.reading import MetadataReader
     from api.settings import Settings
+    from core.content import Content
     from store import Store
-    from store.gc import DEFAULT_GRACE_S, collect, live_contents
+    from store.gc import DEFAULT_GRACE_S, collect
 
     if grace is None:
         grace = float(os.environ.get("SAPWOOD_GC_GRACE_S", DEFAULT_GRACE_S))
     settings = Settings.resolve(database, warehouse)
     store = Store(settings.database_url)
     try:
-        report = collect(store, grace_s=grace, dry_run=dry_run)
+        live: list[Content] = []
+        report = collect(store, grace_s=grace, dry_run=dry_run, contents=live)
         typer.echo(str(report))
         if report.aborted:
             raise typer.Exit(2)
@@ -123,7 +125,7 @@ def gc(database: str | None = typer.Option(
         reader = MetadataReader(Locations(settings.warehouse, settings.allow_external_locations),
                                 settings.max_metadata_bytes, settings.read_timeout_s)
         files = collect_files(MetadataFiles(reader), settings.warehouse,
-                              live_contents(store, grace), grace, dry_run)
+                              live, grace, dry_run)
     finally:
         store.close()
     typer.echo(str(files))

@@ -72,7 +72,10 @@ class GcReport:
 
 
 def collect(store: Store, grace_s: float = DEFAULT_GRACE_S, dry_run: bool = False,
-            now_us: int | None = None) -> GcReport:
+            now_us: int | None = None, contents: list[Content] | None = None) -> GcReport:
+    """Collect the store's garbage; ``contents``, when given, receives every
+    content value the mark found live (what the warehouse must keep), so the
+    warehouse step needs no second mark."""
     now_us = now_us if now_us is not None else time.time_ns() // 1000
     horizon = now_us - int(grace_s * 1_000_000)
     report = GcReport(dry_run)
@@ -86,6 +89,8 @@ def collect(store: Store, grace_s: float = DEFAULT_GRACE_S, dry_run: bool = Fals
     live, live_locs, entries, nodes = _mark(store, reader, _roots(store, horizon))
     report.live_commits = len(live)
     report.live_objects = len(entries) + nodes
+    if contents is not None:
+        contents += _load(reader, entries)
     report.mark_s = time.perf_counter() - t
     t = time.perf_counter()
     candidates = _candidates(store, live, horizon, live_locs, report)
@@ -187,13 +192,10 @@ def _reach(reader: ObjectReader, live: dict[str, CommitRecord],
     return locs, entries, len(seen)
 
 
-def live_contents(store: Store, grace_s: float = DEFAULT_GRACE_S,
-                  now_us: int | None = None) -> list[Content]:
-    """Every content value a live commit reaches (every version of every
-    table and view still in history): what the warehouse must keep."""
-    now_us = now_us if now_us is not None else time.time_ns() // 1000
-    reader = ObjectReader(store.db)
-    _, _, entries, _ = _mark(store, reader, _roots(store, now_us - int(grace_s * 1_000_000)))
+def _load(reader: ObjectReader, entries: dict[str, tuple[str, str | None]],
+          ) -> list[Content]:
+    """The content values of live entries (every version of every table and
+    view still in history)."""
     out: list[Content] = []
     values = [IndexEntry.from_identity(ident, loc) for ident, loc in entries.values()]
     for i in range(0, len(values), _BATCH):

@@ -1,6 +1,6 @@
 """Garbage collection of warehouse files: every metadata file, manifest
 list, manifest, data and delete file that no table or view version still in
-history (any content value a live commit reaches, store.gc.live_contents)
+history (any content value a live commit reaches, filled by store.gc.collect's mark)
 references, and that is older than the grace period, is deleted. Only files
 under the warehouse root are ever looked at; a file written by a commit in
 flight is younger than the grace period and stays.

@@ -13,7 +13,8 @@ from fastapi.concurrency import run_in_threadpool
 from api.catalog.gc_files import collect_files
 from api.catalog.service import Catalog
 from api.deps import json_response
-from store.gc import DEFAULT_GRACE_S, collect, live_contents
+from core.content import Content
+from store.gc import DEFAULT_GRACE_S, collect
 
 router = APIRouter(prefix="/api/v2/admin")
 
@@ -35,11 +36,11 @@ async def run_gc(request: Request, dry_run: bool = Query(False, alias="dryRun"),
 
 
 def _gc(catalog: Catalog, grace: float, dry_run: bool):  # type: ignore[no-untyped-def]
-    report = collect(catalog.store, grace_s=grace, dry_run=dry_run)
+    live: list[Content] = []
+    report = collect(catalog.store, grace_s=grace, dry_run=dry_run, contents=live)
     if report.aborted:
         return report, None  # a commit needed what it would remove: run again
-    files = collect_files(catalog.files, catalog.locations.warehouse, live_contents(
-        catalog.store, grace), grace, dry_run)
+    files = collect_files(catalog.files, catalog.locations.warehouse, live, grace, dry_run)
     if not dry_run:
         catalog.store.stats.add("gc_removed_files", files.removed_files)
     return report, files

@@ -165,7 +165,7 @@ async def ui_tree(request: Request, ref: str, prefix: str | None = None) -> Resp
         if e["type"] == "NAMESPACE":
             if len(parts) == depth + 1:
                 namespaces.add(".".join(parts))
-        elif len(parts) == depth + 1 or (depth and len(parts) == depth + 1):
+        elif len(parts) == depth + 1:
             objects.append({"key": ".".join(parts), "type": e["type"]})
         elif not depth and len(parts) >= 2:
             namespaces.add(parts[0])

@@ -18,6 +18,7 @@ from api.auth.config import AuthSettings
 from api.auth.guard import AuthRoute, Guard
 from api.auth.policy import check_complete
 from api.catalog.files import Locations, MetadataFiles
+from api.catalog.mviews import MaterializedViews
 from api.catalog.namespaces import Namespaces
 from api.catalog.reading import MetadataReader
 from api.catalog.service import Catalog
@@ -38,6 +39,7 @@ from api.routes import (
     grants,
     health,
     history,
+    mviews,
     namespaces,
     oauth,
     tables,
@@ -65,8 +67,10 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
         locations = Locations(settings.warehouse, settings.allow_external_locations)
         reader = MetadataReader(locations, settings.max_metadata_bytes, settings.read_timeout_s)
         catalog = Catalog(store, MetadataFiles(reader), locations)
-        app.state.services = Services(catalog, Namespaces(catalog), Tables(catalog),
-                                      Views(catalog), inline_reads=store.db.dialect == "sqlite")
+        mviews = MaterializedViews(catalog)
+        app.state.services = Services(catalog, Namespaces(catalog), Tables(catalog, mviews),
+                                      Views(catalog, mviews), mviews,
+                                      inline_reads=store.db.dialect == "sqlite")
         app.state.guard = Guard(store, auth) if auth.configured else None
         app.state.metrics = metrics
         metrics.watch(store)
@@ -86,7 +90,8 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
     errors.install(app)
     _add_flat(app, [config.router, oauth.router, namespaces.router, tables.router,
                     views.router, trees.router, history.router, contents.router, audit.router,
-                    grants.router, view_graph.router, view_status.router, health.router,
+                    grants.router, view_graph.router, view_status.router, mviews.router,
+                    health.router,
                     admin.router],
               auth.configured)
     # Outside FastAPI, as plain ASGI layers, before anything else runs: the

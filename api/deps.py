@@ -18,6 +18,7 @@ from starlette.concurrency import run_in_threadpool
 
 from api.auth.errors import Forbidden
 from api.auth.guard import PRINCIPAL, guard_of
+from api.catalog.mviews import MaterializedViews
 from api.catalog.namespaces import Namespaces
 from api.catalog.service import Catalog, Who
 from api.catalog.tables import Tables
@@ -38,6 +39,7 @@ class Services:
     namespaces: Namespaces
     tables: Tables
     views: Views
+    mviews: MaterializedViews
     # Whether reads run on the event loop (see Call.read).
     inline_reads: bool
 

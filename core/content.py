@@ -26,7 +26,6 @@ from pydantic import (
 
 from core.dialects import Extension, dump_extension, parse_extensions
 from core.errors import InvalidContentError, InvalidExtensionError
-from core.keys import ContentKey
 from core.sql.stored import DialectAnalysis
 
 
@@ -122,23 +121,15 @@ class IcebergView(_ViewLike):
     type: Literal["ICEBERG_VIEW"] = "ICEBERG_VIEW"
 
 
-class RefreshState(BaseModel):
-    model_config = ConfigDict(populate_by_name=True, frozen=True, extra="forbid")
-
-    refreshed_at_ms: int | None = Field(None, alias="refreshedAtMs")
-    view_version_id: int | None = Field(None, alias="viewVersionId")
-    # Snapshot id of every source table (by key path) that the refresh read.
-    source_snapshots: dict[str, int] = Field({}, alias="sourceSnapshots")
-
-    @field_serializer("source_snapshots")
-    def _sorted(self, value: dict[str, int]) -> dict[str, int]:
-        return dict(sorted(value.items()))
-
-
 class MaterializedView(_ViewLike):
+    """One catalog entry for a materialized view: its metadata file holds the
+    view, the storage and the refreshes (core.mv). The value caches what
+    conflict checks and listings need: the storage's current snapshot and the
+    current refresh (-1: none yet)."""
+
     type: Literal["MATERIALIZED_VIEW"] = "MATERIALIZED_VIEW"
-    storage_table: ContentKey = Field(alias="storageTable")
-    refresh_state: RefreshState = Field(RefreshState(), alias="refreshState")
+    snapshot_id: int = Field(-1, alias="snapshotId")
+    refresh_id: int = Field(-1, alias="refreshId")
 
 
 class Namespace(_Content):

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 AUTHOR_HEADER = "Sapwood-Commit-Author"
+STALENESS_HEADER = "Sapwood-Max-Staleness-Ms"
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties").as_uri()
 EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 
@@ -52,13 +53,18 @@ def catalog_uri(uri: str, ref: str = "main", as_of: datetime | str | int | None 
 
 def catalog_conf(name: str, uri: str, ref: str = "main",
                  as_of: datetime | str | int | None = None,
-                 author: str | None = None, credential: str | None = None) -> dict[str, str]:
+                 author: str | None = None, credential: str | None = None,
+                 max_staleness_ms: int | None = None) -> dict[str, str]:
     """Spark settings that define catalog ``name`` on ``ref`` (at ``as_of``);
     ``author`` is recorded on the commits its writes make (with authentication
     on, naming anyone but oneself needs the impersonate privilege).
-    ``credential`` (``id:secret``) is for a catalog with authentication on."""
+    ``credential`` (``id:secret``) is for a catalog with authentication on.
+    ``max_staleness_ms``: how stale a materialized view's stored rows may be
+    for this catalog's readers (overrides each view's own setting)."""
     key = f"spark.sql.catalog.{name}"
     extra = {f"{key}.header.{AUTHOR_HEADER}": author} if author else {}
+    if max_staleness_ms is not None:
+        extra[f"{key}.header.{STALENESS_HEADER}"] = str(int(max_staleness_ms))
     if credential:
         # Iceberg's REST client trades it for a token at <uri>/v1/oauth/tokens,
         # which the server answers under every /iceberg/<ref> base, so no
@@ -76,9 +82,10 @@ def catalog_conf(name: str, uri: str, ref: str = "main",
 
 def add_catalog(spark: SparkSession, name: str, uri: str, ref: str = "main",
                 as_of: datetime | str | int | None = None, author: str | None = None,
-                credential: str | None = None) -> str:
+                credential: str | None = None, max_staleness_ms: int | None = None) -> str:
     """Define one more catalog on a running session; returns its name."""
-    for k, v in catalog_conf(name, uri, ref, as_of, author, credential).items():
+    for k, v in catalog_conf(name, uri, ref, as_of, author, credential,
+                             max_staleness_ms).items():
         spark.conf.set(k, v)
     return name
 

@@ -97,6 +97,13 @@ RULES: dict[str, Rule] = {
     # Dependents may live anywhere: reading them needs read on the whole ref.
     "content_dependents": Rule(R, ref="ref"),
     "list_views_by_status": Rule(R, ref="ref", key="handler", listing=True),
+    # -- materialized views (the refresh itself is an Iceberg table commit) -------------
+    "create_materialized_view": Rule(W, ref="ref", key="handler", direct_write=True),
+    "get_materialized_view": Rule(R, ref="ref", key="key"),
+    "replace_materialized_view": Rule(W, ref="ref", key="key", direct_write=True),
+    "drop_materialized_view": Rule(W, ref="ref", key="key", direct_write=True),
+    "materialized_view_freshness": Rule(R, ref="ref", key="key"),
+    "materialized_view_refresh_plan": Rule(R, ref="ref", key="key"),
     # -- grants and protections (a power over every reference) ---------------------------
     "list_grants": Rule(Privilege.MANAGE_GRANTS, ref="all"),
     "add_grant": Rule(Privilege.MANAGE_GRANTS, ref="all"),

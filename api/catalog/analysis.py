@@ -66,7 +66,7 @@ def relation(catalog: Catalog, key: Key, c: Content) -> Relation | None:
                         tuple((f.name, str(f.field_type)) for f in schema.fields),
                         ids={f.name: f.field_id for f in schema.fields})
     if isinstance(c, IcebergView | MaterializedView):
-        return view_relation(key, c, files.view(c.metadata_location)[0])
+        return view_relation(key, c, files.view_of(c))
     return None
 
 
@@ -162,7 +162,8 @@ def with_analysis(catalog: Catalog, ref: RefSpec | str, key: ContentKey, c: Cont
     if not ENABLED or not isinstance(c, IcebergView | MaterializedView):
         return c
     try:
-        meta = catalog.files.view(catalog.locations.check(c.metadata_location))[0]
+        catalog.locations.check(c.metadata_location)
+        meta = catalog.files.view_of(c)
     except IcebergError as e:
         why = f"the metadata file cannot be read here: {e.message}"
         return c.model_copy(update={"analysis": [DialectAnalysis(

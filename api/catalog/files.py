@@ -28,6 +28,8 @@ from api.limits import (
     TABLE_FORMATS,
     unsupported_format,
 )
+from core.content import IcebergView, MaterializedView
+from core.mv.metadata import MaterializedViewMetadata, view_part
 
 __all__ = ["Locations", "MetadataFiles", "load_result", "next_metadata_location"]
 
@@ -99,6 +101,7 @@ class MetadataFiles:
                                                DEFAULT_READ_TIMEOUT_S)
         self.tables: BoundedCache[tuple[TableMetadata, bytes]] = BoundedCache(cache_size)
         self.views: BoundedCache[tuple[ViewMetadata, bytes]] = BoundedCache(cache_size)
+        self.mvs: BoundedCache[MaterializedViewMetadata] = BoundedCache(cache_size)
         # Whole load responses by metadata location (the common read).
         self.bodies: BoundedCache[bytes] = BoundedCache(cache_size)
 
@@ -132,7 +135,28 @@ class MetadataFiles:
             self.views.put(location, hit)
         return hit
 
+    def mv(self, location: str) -> MaterializedViewMetadata:
+        hit = self.mvs.get(location)
+        if hit is None:
+            raw = self.reader.read(location)
+            try:
+                hit = MaterializedViewMetadata.model_validate_json(raw)
+            except ValueError as e:
+                raise _invalid("materialized view", location, e) from None
+            self.mvs.put(location, hit)
+        return hit
+
+    def view_of(self, c: IcebergView | MaterializedView) -> ViewMetadata:
+        """A view's metadata, or a materialized view's view half."""
+        if isinstance(c, MaterializedView):
+            return view_part(self.mv(c.metadata_location))
+        return self.view(c.metadata_location)[0]
+
     # -- writing ----------------------------------------------------------------
+    def write_mv(self, meta: MaterializedViewMetadata, location: str) -> None:
+        self._write(location, meta.to_json())
+        self.mvs.put(location, meta)
+
     def write_table(self, meta: TableMetadata, location: str) -> bytes:
         data = meta.model_dump_json().encode()
         self._write(location, data)
@@ -164,7 +188,7 @@ class MetadataFiles:
 
     def discard(self, location: str) -> None:
         """Best effort: remove a file whose commit did not land."""
-        for cache in (self.tables, self.views, self.bodies):
+        for cache in (self.tables, self.views, self.mvs, self.bodies):
             cache.items.pop(location, None)
         try:
             fs, path = fsspec.core.url_to_fs(location)

@@ -24,7 +24,8 @@ class Namespaces:
                             page_size)
         return [e.elements for e in page[0]], page[1]
 
-    def children(self, ref: RefSpec, ns: ContentKey, kind: ContentType, page_token: str | None,
+    def children(self, ref: RefSpec, ns: ContentKey, kind: ContentType | tuple[ContentType, ...],
+                 page_token: str | None,
                  page_size: int | None) -> tuple[list[ContentKey], str | None]:
         """The tables (or views) directly in a namespace that exists."""
         self.load(ref, ns)
@@ -91,11 +92,12 @@ class Namespaces:
 
 
 def list_entries(catalog: Catalog, ref: RefSpec, parent: ContentKey | None,
-                 kind: ContentType | None, page_token: str | None, page_size: int | None,
+                 kind: ContentType | tuple[ContentType, ...] | None, page_token: str | None,
+                 page_size: int | None,
                  depth: int | None = 1) -> tuple[list[ContentKey], str | None]:
     """Keys directly below ``parent``; without a page token, all of them (the spec:
     a client that does not page gets everything)."""
-    types = [kind] if kind else None
+    types = list(kind) if isinstance(kind, tuple) else [kind] if kind else None
     if page_token is None and page_size is None:
         out: list[ContentKey] = []
         token = None

@@ -214,20 +214,24 @@ def rename(catalog: Catalog, ref: RefSpec, src: ContentKey, dst: ContentKey, kin
 
 
 def drop(catalog: Catalog, t: Target, kind: ContentType, who: Who, cascade: bool = False,
-         require: Callable[[ContentKey], None] | None = None) -> None:
+         require: Callable[[ContentKey], None] | None = None,
+         also: tuple[ContentType, ...] = ()) -> None:
     """Drop a table or view. ``purgeRequested`` removes no files: other branches
     and older commits may still point at them; reclaiming them is garbage
     collection's job. The views that read it are checked (strict mode) or,
-    with ``cascade``, dropped in the same commit (docs/views.md)."""
+    with ``cascade``, dropped in the same commit (docs/views.md). ``also``:
+    other content types the name may hold (a view route drops a
+    materialized view too, its storage with it)."""
     from api.catalog.invalidation import plan_drop  # it builds on this module
 
     missing = no_such_table if kind == ContentType.ICEBERG_TABLE else no_such_view
-    what = _KIND[kind].lower()
 
     def plan(head: ResolvedRef, found: dict[ContentKey, Content]) -> Change[None]:
         cur = found.get(t.key)
-        if cur is None or cur.type != kind:
+        if cur is None or (cur.type != kind and cur.type not in also):
             raise missing(t.name)
+        what = ("materialized view" if cur.type == ContentType.MATERIALIZED_VIEW
+                else _KIND[kind].lower())
         # Inside the plan: a retry re-checks the dependents at its new head.
         extra = plan_drop(catalog, head, t.key, what, cascade, require)
         message = f"drop {what} {t.name}" + (f" cascade ({len(extra)} views)" if cascade else "")

@@ -4,6 +4,7 @@ one ICEBERG_TABLE content value per table on the branch."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from pyiceberg.catalog import MetastoreCatalog
 from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
@@ -23,9 +24,12 @@ from api.models import (
 )
 from api.paths import Target, check_identifier, dotted, namespace_from_levels, target
 from core.commits import Operation, Put, ResolvedRef
-from core.content import Content, ContentType, IcebergTable
+from core.content import Content, ContentType, IcebergTable, MaterializedView
 from core.keys import ContentKey
 from core.refs import RefSpec
+
+if TYPE_CHECKING:
+    from api.catalog.mviews import MaterializedViews, ReadOptions
 
 
 def table_content(meta: TableMetadata, location: str, content_id: str | None) -> IcebergTable:
@@ -37,9 +41,11 @@ def table_content(meta: TableMetadata, location: str, content_id: str | None) ->
 
 
 class Tables:
-    def __init__(self, catalog: Catalog) -> None:
+    def __init__(self, catalog: Catalog, materialized: MaterializedViews | None = None) -> None:
         self.catalog = catalog
         self.files = catalog.files
+        # Materialized views answer loadTable with their storage when fresh.
+        self.materialized = materialized
 
     # -- reads --------------------------------------------------------------------
     def current(self, t: Target) -> IcebergTable:
@@ -48,8 +54,16 @@ class Tables:
             raise no_such_table(t.name)
         return c
 
-    def load(self, t: Target, snapshots: str | None = None) -> bytes:
-        c = self.current(t)
+    def load(self, t: Target, snapshots: str | None = None,
+             options: ReadOptions | None = None) -> bytes:
+        resolved, found = self.catalog.read(t.ref, [t.key])
+        c = found.get(t.key)
+        if isinstance(c, MaterializedView) and self.materialized is not None:
+            from api.catalog.mviews import ReadOptions
+
+            return self.materialized.load_table(t, resolved, c, options or ReadOptions())
+        if not isinstance(c, IcebergTable):
+            raise no_such_table(t.name)
         loc = c.metadata_location
         if snapshots == "refs":
             meta = self.files.table(loc)[0]
@@ -146,6 +160,10 @@ class Tables:
         creating = any(isinstance(r, AssertCreate) for r in req.requirements)
         if cur is None and not creating:
             raise no_such_table(dotted(key))
+        if isinstance(cur, MaterializedView) and not creating:
+            raise bad_request(f"{dotted(key)} is a materialized view: its storage is written "
+                              "by a refresh (a commit with the Sapwood-Refresh header through "
+                              "a catalog pinned at branch@hash)")
         if cur is not None and not isinstance(cur, IcebergTable):
             if creating:
                 raise clash(found, key, ContentType.ICEBERG_TABLE)  # type: ignore[misc]

@@ -77,7 +77,7 @@ _ICEBERG_TYPES = {"BIGINT": "long", "INT": "int", "SMALLINT": "int", "TINYINT": 
                   "BINARY": "binary"}
 
 
-def _iceberg_type(engine_type: str | None) -> str | None:
+def iceberg_type(engine_type: str | None) -> str | None:
     if engine_type is None:
         return None
     if engine_type.upper().startswith("DECIMAL"):
@@ -112,7 +112,7 @@ def recompile(views: Views, t: Target, who: Who) -> dict[str, object]:
         old = {f.name: f.field_type for f in schema.fields}
         fields = []
         for i, ((name, _), engine_type) in enumerate(zip(a.columns, a.types, strict=True)):
-            kind = old.get(name) or _iceberg_type(engine_type)
+            kind = old.get(name) or iceberg_type(engine_type)
             if kind is None:
                 raise IcebergError(409, "CommitFailedException",
                                    f"View {t.name} cannot be recompiled: no Iceberg type for "

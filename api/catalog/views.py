@@ -3,6 +3,8 @@ content value per view on the branch, and views rebuilt as of an instant."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pyiceberg.view.metadata import ViewMetadata
 
 from api.catalog.analysis import analyse_version, find_cycle, view_relation
@@ -13,9 +15,10 @@ from api.errors import IcebergError, bad_request, no_such_view
 from api.models import CommitViewRequest, CreateViewRequest, RegisterViewRequest
 from api.paths import Target, check_identifier, dotted, target
 from core.commits import Put, ResolvedRef
-from core.content import Content, ContentType, IcebergView
+from core.content import Content, ContentType, IcebergView, MaterializedView
 from core.dialects import HiveExtension
 from core.keys import ContentKey
+from core.mv.metadata import view_part
 from core.refs import RefSpec
 from core.sql.stored import DialectAnalysis
 from core.views import (
@@ -26,6 +29,9 @@ from core.views import (
     new_view_metadata,
     view_as_of,
 )
+
+if TYPE_CHECKING:
+    from api.catalog.mviews import MaterializedViews
 
 
 def view_content(meta: ViewMetadata, location: str, content_id: str | None,
@@ -48,22 +54,27 @@ def refuse_cycle(catalog: Catalog, ref: RefSpec, key: ContentKey,
 
 
 class Views:
-    def __init__(self, catalog: Catalog) -> None:
+    def __init__(self, catalog: Catalog, materialized: MaterializedViews | None = None) -> None:
         self.catalog = catalog
         self.files = catalog.files
+        # A materialized view loads and is replaced as a view too.
+        self.materialized = materialized
 
     def _now_ms(self) -> int:
         return self.catalog.store.clock() // 1000
 
     # -- reads --------------------------------------------------------------------
-    def current(self, t: Target) -> IcebergView:
+    def current(self, t: Target) -> IcebergView | MaterializedView:
         c = self.catalog.get(t.ref, t.key)
-        if not isinstance(c, IcebergView):
+        if not isinstance(c, IcebergView | MaterializedView) or (
+                isinstance(c, MaterializedView) and self.materialized is None):
             raise no_such_view(t.name)
         return c
 
     def load(self, t: Target) -> bytes:
         c = self.current(t)
+        if isinstance(c, MaterializedView):
+            return self.materialized.load_view(t, c)  # type: ignore[union-attr]
         loc = c.metadata_location
         if t.instant_ms is not None:
             meta, data = self.files.view(loc)
@@ -107,6 +118,8 @@ class Views:
         # the requirements are checked again and an added version is renumbered.
         def plan(head: ResolvedRef, found: dict[ContentKey, Content]) -> Change[bytes]:
             cur = found.get(t.key)
+            if isinstance(cur, MaterializedView) and self.materialized is not None:
+                return self._replace_materialized(head, t, cur, req)
             if not isinstance(cur, IcebergView):
                 raise no_such_view(t.name)
             base = self.files.view(cur.metadata_location)[0]
@@ -137,6 +150,22 @@ class Views:
                           f"{verb} view {t.name}", load_result(loc, data), [loc])
 
         return self.catalog.write_at(t.ref, [t.key], who, plan)  # type: ignore[return-value]
+
+    def _replace_materialized(self, head: ResolvedRef, t: Target, cur: MaterializedView,
+                              req: CommitViewRequest) -> Change[bytes]:
+        """``replaceView`` on a materialized view (Spark's CREATE OR REPLACE
+        VIEW, ALTER VIEW … SET TBLPROPERTIES): the view half changes, the
+        storage stays until the next refresh."""
+        mv = self.materialized
+        base = self.files.mv(cur.metadata_location)
+        check_view_requirements(view_part(base), req.requirements)
+        if any(isinstance(u, SetLocation) for u in req.updates):
+            raise bad_request(f"Cannot move materialized view {t.name}: its storage is there")
+        change = mv.plan_view_updates(head, t, cur, base, list(req.updates))  # type: ignore[union-attr]
+        loc = change.files[0] if change.files else cur.metadata_location
+        meta = self.files.mv(loc)
+        return Change(change.operations, change.message,
+                      load_result(loc, view_part(meta).model_dump_json().encode()), change.files)
 
     def register(self, ref: RefSpec, ns: ContentKey, req: RegisterViewRequest, who: Who) -> bytes:
         # A name may carry its own branch (``t@etl``), as it may for reads.

@@ -7,6 +7,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 
+from api.catalog.mv_refresh import REFRESH_HEADER, commit_refresh
+from api.catalog.mviews import STALENESS_HEADER, ReadOptions
 from api.catalog.service import drop, rename
 from api.deps import Call, PageSize, PageToken, identifiers_response, raw_json
 from api.errors import bad_request
@@ -52,7 +54,19 @@ async def load_table(request: Request, namespace: str, table: str,
     if snapshots not in (None, "all", "refs"):
         raise bad_request(f"Invalid snapshots mode {snapshots!r}: expected 'all' or 'refs'")
     t = target(c.ref, namespace_key(namespace), table)
-    return raw_json(await c.read(c.svc.tables.load, t, snapshots))
+    return raw_json(await c.read(c.svc.tables.load, t, snapshots, mv_options(request)))
+
+
+def mv_options(request: Request) -> ReadOptions | None:
+    """How a materialized view answers this reader (None: as its own settings say)."""
+    h = request.headers
+    refresh, bound = h.get(REFRESH_HEADER), h.get(STALENESS_HEADER)
+    if refresh is None and bound is None:
+        return None
+    if bound is not None and not (bound.isdigit() and len(bound) < 19):
+        raise bad_request(f"Invalid {STALENESS_HEADER} header {bound!r}: expected a number "
+                          "of milliseconds, 0 or more")
+    return ReadOptions(refresh is not None, int(bound) if bound is not None else None)
 
 
 @router.head("/namespaces/{namespace}/tables/{table}", status_code=204)
@@ -67,6 +81,9 @@ def commit_table(request: Request, namespace: str, table: str,
                  body: CommitTableRequest) -> Response:
     c = Call(request)
     t = target(c.ref, namespace_key(namespace), table)
+    refresh = request.headers.get(REFRESH_HEADER)
+    if refresh is not None:
+        return raw_json(commit_refresh(c.svc.mviews, t, body, refresh, c.who))
     return raw_json(c.svc.tables.commit(t, body, c.who))
 
 

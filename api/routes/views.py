@@ -14,6 +14,9 @@ from core.auth import Privilege
 from core.content import ContentType
 
 router = APIRouter(prefix="/iceberg/v1")
+# A materialized view is one entry, listed among the views: it always loads
+# as a view, and as a table only while its stored rows may be served.
+VIEW_TYPES = (ContentType.ICEBERG_VIEW, ContentType.MATERIALIZED_VIEW)
 
 
 @router.get("/namespaces/{namespace}/views")
@@ -21,7 +24,7 @@ async def list_views(request: Request, namespace: str, page_token: PageToken = N
                      page_size: PageSize = None) -> Response:
     c = Call(request)
     keys, token = await c.read(c.svc.namespaces.children, c.ref, namespace_key(namespace),
-                               ContentType.ICEBERG_VIEW, page_token, page_size)
+                               VIEW_TYPES, page_token, page_size)
     visible = c.visible()
     if visible is not None:
         keys = [k for k in keys if visible(k.elements)]
@@ -63,7 +66,8 @@ def drop_view(request: Request, namespace: str, view: str, cascade: bool = False
     # cascade=true (ours, not Iceberg's): the views that read it go in the same commit.
     c = Call(request)
     drop(c.svc.catalog, target(c.ref, namespace_key(namespace), view),
-         ContentType.ICEBERG_VIEW, c.who, cascade, lambda k: c.require(Privilege.WRITE, k))
+         ContentType.ICEBERG_VIEW, c.who, cascade, lambda k: c.require(Privilege.WRITE, k),
+         also=(ContentType.MATERIALIZED_VIEW,))
     return Response(status_code=204)
 
 

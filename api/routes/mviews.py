@@ -1,0 +1,110 @@
+"""Versioning API: materialized views on any branch — create, show, replace,
+drop, freshness at any ref, hash or instant, and the plan a refresh follows.
+
+The rows themselves are computed by an engine (``spark.mviews.refresh``):
+it takes the plan, reads the base tables through a catalog pinned at the
+plan's ``branch@hash`` and writes the result with an Iceberg table commit
+that carries the ``Sapwood-Refresh`` header (api.catalog.mv_refresh)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Query, Request, Response
+from starlette.concurrency import run_in_threadpool
+
+from api.auth.guard import guard_of
+from api.catalog.mv_refresh import refresh_plan
+from api.catalog.mviews import Definition
+from api.catalog.service import Who, drop
+from api.deps import commit_author, json_response, principal
+from api.errors import bad_request
+from api.paths import Target, ref_param, target
+from api.v2.mv_requests import CreateMaterializedView, DefinitionBody, ReplaceMaterializedView
+from core.auth import Privilege
+from core.content import ContentType
+from core.keys import ContentKey
+
+router = APIRouter(prefix="/api/v2/trees")
+
+
+def _target(ref: str, key: str) -> Target:
+    ck = ContentKey.parse(key)
+    return target(ref_param(ref), ContentKey(ck.elements[:-1]), ck.name)
+
+
+def _who(request: Request, ref: str) -> Who:
+    author = request.headers.get("Sapwood-Commit-Author") or None
+    return Who(principal(request), request.headers.get("Sapwood-Commit-Message") or None,
+               commit_author(request, author, ref_param(ref)))
+
+
+def _definition(body: DefinitionBody | ReplaceMaterializedView) -> Definition | None:
+    if body.sql is None:
+        return None
+    try:
+        schema = body.iceberg_schema() if isinstance(body, DefinitionBody) else (
+            DefinitionBody(sql=body.sql, schema=body.schema_).iceberg_schema())
+    except ValueError as e:
+        raise bad_request(f"Invalid schema: {str(e).splitlines()[0][:300]}") from None
+    return Definition(body.sql, body.dialect.lower(), tuple(body.default_namespace), schema)
+
+
+@router.post("/{ref}/materialized-views")
+def create_materialized_view(request: Request, ref: str, body: CreateMaterializedView,
+                             ) -> Response:
+    svc = request.app.state.services
+    key = body.key.key()
+    guard = guard_of(request)
+    if guard is not None:
+        guard.require(request, Privilege.WRITE, ref_param(ref), key.elements)
+    t = target(ref_param(ref), ContentKey(key.elements[:-1]), key.name)
+    out = svc.mviews.create(t.ref, t.key, _definition(body), body.properties,
+                            _who(request, ref))
+    return json_response(out)
+
+
+@router.get("/{ref}/materialized-views/{key}")
+async def get_materialized_view(request: Request, ref: str, key: str) -> Response:
+    svc = request.app.state.services
+    return json_response(await run_in_threadpool(svc.mviews.describe, _target(ref, key)))
+
+
+@router.put("/{ref}/materialized-views/{key}")
+def replace_materialized_view(request: Request, ref: str, key: str,
+                              body: ReplaceMaterializedView) -> Response:
+    if body.sql is None and not body.properties:
+        raise bad_request("Nothing to replace: send sql (a new version), properties, or both")
+    svc = request.app.state.services
+    out = svc.mviews.replace(_target(ref, key), _definition(body), body.properties,
+                             _who(request, ref))
+    return json_response(out)
+
+
+@router.delete("/{ref}/materialized-views/{key}", status_code=204)
+def drop_materialized_view(request: Request, ref: str, key: str,
+                           cascade: bool = False) -> Response:
+    """The view and its storage in one commit (the storage's files are
+    garbage collection's, as for a dropped table: older commits still read them)."""
+    svc = request.app.state.services
+    drop(svc.catalog, _target(ref, key), ContentType.MATERIALIZED_VIEW, _who(request, ref),
+         cascade)
+    return Response(status_code=204)
+
+
+@router.get("/{ref}/materialized-views/{key}/freshness")
+async def materialized_view_freshness(request: Request, ref: str, key: str) -> Response:
+    svc = request.app.state.services
+    t = _target(ref, key)
+    fresh, now, meta = await run_in_threadpool(svc.mviews.freshness, t)
+    return json_response({"key": list(t.key.elements), "atMs": now,
+                          "maxStalenessMs": meta.max_staleness_ms(),
+                          "servedFromStorage": fresh.servable(meta.max_staleness_ms()),
+                          **fresh.to_json(now)})
+
+
+@router.get("/{ref}/materialized-views/{key}/refresh-plan")
+async def materialized_view_refresh_plan(request: Request, ref: str, key: str,
+                                         mode: str = Query("auto"),
+                                         dialect: str = Query("spark")) -> Response:
+    svc = request.app.state.services
+    plan = await run_in_threadpool(refresh_plan, svc.mviews, _target(ref, key), mode, dialect)
+    return json_response(plan)

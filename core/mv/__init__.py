@@ -1,0 +1,1 @@
+"""Materialized views: the metadata document, freshness, and what a refresh records."""

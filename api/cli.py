@@ -279,12 +279,14 @@ def _safe(url: str) -> str:
 def main() -> None:
     from api.cli_auth import register as register_auth
     from api.cli_client import CliError
+    from api.cli_mviews import register as register_mviews
     from api.cli_versioning import register
     from api.cli_views import register as register_views
 
     register(app)
     register_auth(app)
     register_views(app)
+    register_mviews(app)
     try:
         app(standalone_mode=True)
     except SapwoodError as e:

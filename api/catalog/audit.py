@@ -24,9 +24,10 @@ from api.catalog.service import Catalog
 from api.errors import bad_request, no_such_view
 from api.v2.shapes import effective_json, key_json
 from core.commits import Commit, OpKind
-from core.content import IcebergView
+from core.content import IcebergView, MaterializedView
 from core.instants import format_instant, from_micros, to_micros
 from core.keys import ContentKey
+from core.mv.metadata import Refresh
 from core.refs import RefSpec
 from core.views import current_version
 from store.refs import clamp_page_size, decode_token, encode_token
@@ -38,7 +39,7 @@ class _Step:
     key: ContentKey
     version: ViewVersion
     became_ms: int
-    content: IcebergView
+    content: IcebergView | MaterializedView
 
 
 # Versions per page when the caller does not say (at most MAX_PAGE).
@@ -56,7 +57,7 @@ def view_history(catalog: Catalog, ref: RefSpec, key: ContentKey, since_ms: int 
     size = clamp_page_size(max_records or DEFAULT_PAGE)
     resolved, found = store.lookup(ref, [key])
     view = found.get(key)
-    if not isinstance(view, IcebergView):
+    if not isinstance(view, IcebergView | MaterializedView):
         raise no_such_view(".".join(key.elements))
     commits = list(reversed(store.lineage(f"@{resolved.hash}", view.id)))  # type: ignore[arg-type]
     start = 0
@@ -89,18 +90,30 @@ def view_history(catalog: Catalog, ref: RefSpec, key: ContentKey, since_ms: int 
                 token = encode_token(current.commit.hash)
             else:
                 out.append(_entry(current, None, before.version if before else None))
-    return {"key": key_json(key), "contentId": view.id, "versions": out,
-            "hasMore": token is not None, "token": token,
+    extra = {}
+    if isinstance(view, MaterializedView):
+        # Every refresh is kept in the file at the head, oldest first.
+        kept = catalog.files.mv(view.metadata_location).refreshes
+        extra["refreshes"] = [_refresh(r) for r in kept]
+    return {"key": key_json(key), "contentId": view.id, "type": view.type, "versions": out,
+            "hasMore": token is not None, "token": token, **extra,
             "effectiveReference": effective_json(resolved)}
+
+
+def _refresh(r: Refresh) -> dict[str, Any]:
+    return {"refreshId": r.refresh_id, "versionId": r.version_id,
+            "refreshedAt": _instant(r.timestamp_ms), "kind": r.kind,
+            "sourceCommit": r.source_commit, "snapshotId": r.snapshot_id,
+            "baseTables": {k: b.snapshot_reference for k, b in r.base_tables.items()}}
 
 
 def _step(catalog: Catalog, commit: Commit, content_id: str) -> _Step | None:
     op = next(o for o in commit.operations if o.kind is OpKind.PUT
               and o.entry is not None and o.entry.content_id == content_id)
     then = catalog.store.contents(f"@{commit.hash}", [op.key]).get(op.key)
-    if not isinstance(then, IcebergView):
+    if not isinstance(then, IcebergView | MaterializedView):
         return None
-    meta = catalog.files.view(then.metadata_location)[0]
+    meta = catalog.files.view_of(then)
     return _Step(commit, op.key, current_version(meta), _became(meta, commit), then)
 
 

@@ -20,6 +20,7 @@ import fsspec
 from api.catalog.fileio import file_io
 from api.catalog.files import MetadataFiles
 from core.content import Content, IcebergTable, IcebergView, MaterializedView
+from core.mv.metadata import table_part
 
 
 @dataclass
@@ -55,9 +56,9 @@ def live_files(files: MetadataFiles, contents: Iterable[Content]) -> set[str]:
             continue
         if not isinstance(c, IcebergTable | MaterializedView):
             continue
-        meta = files.table(loc)[0] if isinstance(c, IcebergTable) else None
-        if meta is None:
-            continue
+        # A materialized view's storage is its metadata file's table half.
+        meta = (files.table(loc)[0] if isinstance(c, IcebergTable)
+                else table_part(files.mv(loc)))
         io = file_io(meta.location)
         for stat in [*meta.statistics, *meta.partition_statistics]:
             out.add(_norm(stat.statistics_path))

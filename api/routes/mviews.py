@@ -57,9 +57,8 @@ def create_materialized_view(request: Request, ref: str, body: CreateMaterialize
     if guard is not None:
         guard.require(request, Privilege.WRITE, ref_param(ref), key.elements)
     t = target(ref_param(ref), ContentKey(key.elements[:-1]), key.name)
-    out = svc.mviews.create(t.ref, t.key, _definition(body), body.properties,
-                            _who(request, ref))
-    return json_response(out)
+    svc.mviews.create(t.ref, t.key, _definition(body), body.properties, _who(request, ref))
+    return json_response(svc.mviews.describe(t))
 
 
 @router.get("/{ref}/materialized-views/{key}")

@@ -100,7 +100,9 @@ def freshness(mv: MaterializedViewMetadata, tables: dict[str, TableNow | None],
     if invalid:
         return Freshness("invalid", list(invalid), refresh, stale_for_ms=None)
     if refresh is None:
-        return Freshness("stale", ["never refreshed"], None, stale_for_ms=None)
+        bases = [BaseState(n, None, t.snapshot_id if t else None)
+                 for n, t in sorted(tables.items())]
+        return Freshness("stale", ["never refreshed"], None, bases, None)
     reasons: list[str] = []
     if refresh.version_id != mv.current_version_id:
         reasons.append(f"the definition changed: refresh {refresh.refresh_id} computed "

@@ -176,7 +176,7 @@ class MaterializedViews:
             if err:
                 raise err
             now = self._now_ms()
-            schema = d.schema or self._infer_schema(ref, key, d)
+            schema = d.schema if d.schema is not None else self._infer_schema(ref, key, d)
             version = ViewVersion(
                 version_id=1, schema_id=0, timestamp_ms=now,
                 summary={"engine-name": "sapwood"},
@@ -216,7 +216,8 @@ class MaterializedViews:
                     representations=[SQLViewRepresentation(type="sql", sql=d.sql,
                                                            dialect=d.dialect)],
                     default_namespace=list(d.default_namespace))
-                schema = d.schema or self._infer_schema(t.ref, t.key, d)
+                schema = d.schema if d.schema is not None else \
+                    self._infer_schema(t.ref, t.key, d)
                 updates += [AddSchema(schema=schema), AddViewVersion(view_version=version),
                             SetCurrentViewVersion(view_version_id=LAST_ADDED)]
             if properties:
@@ -263,6 +264,14 @@ class MaterializedViews:
             raise bad_request(f"Cannot define materialized view {dotted(key)}: its SQL must "
                               f"be analysed against the tables it reads: {why}")
         refuse_cycle(self.catalog, ref, key, found)
+        # The storage holds the schema's columns: they must be the query's.
+        query = [f.name for f in next(a for a in found if a.status == "ok").field_origins]
+        schema = next(s for s in view.schemas if s.schema_id == current_version(view).schema_id)
+        named = [f.name for f in schema.fields]
+        if [n.lower() for n in named] != [n.lower() for n in query]:
+            raise bad_request(f"Cannot define materialized view {dotted(key)}: the schema's "
+                              f"columns ({', '.join(named) or 'none'}) are not the query's "
+                              f"({', '.join(query)})")
         return analysis
 
     def _infer_schema(self, ref: RefSpec, key: ContentKey, d: Definition) -> Schema:

@@ -183,8 +183,9 @@ async def ui_object(request: Request, ref: str, key: str, a: int | None = None,
             content = (await api.get(f"/api/v2/trees/{seg(ref)}/contents/{seg(key)}"))["content"]
             *ns, name = key.split(".")
             path = f"/iceberg/{seg(ref)}/v1/namespaces/{seg(chr(0x1f).join(ns))}"
-            if content["type"] == "ICEBERG_VIEW":
-                return await _view(request, api, ref, key, f"{path}/views/{seg(name)}", a, b)
+            if content["type"] in ("ICEBERG_VIEW", "MATERIALIZED_VIEW"):
+                return await _view(request, api, ref, key, f"{path}/views/{seg(name)}", a, b,
+                                   content["type"] == "MATERIALIZED_VIEW")
             if content["type"] == "ICEBERG_TABLE":
                 return await _table(request, api, ref, key, f"{path}/tables/{seg(name)}")
         except ApiError as e:
@@ -209,7 +210,7 @@ async def _table(request: Request, api: Api, ref: str, key: str, path: str) -> R
 
 
 async def _view(request: Request, api: Api, ref: str, key: str, path: str,
-                a: int | None, b: int | None) -> Response:
+                a: int | None, b: int | None, materialized: bool = False) -> Response:
     meta = (await api.get(path))["metadata"]
     current = next(v for v in meta["versions"] if v["version-id"] == meta["current-version-id"])
     sql = {r["dialect"]: highlight(r["sql"], r["dialect"]) for r in current["representations"]}
@@ -232,7 +233,14 @@ async def _view(request: Request, api: Api, ref: str, key: str, path: str,
     read_by = [".".join(d["key"]["elements"]) if isinstance(d["key"], dict)
                else ".".join(d["key"]) for d in dependents.get("dependents", [])]
     graph = neighbourhood(ref, key, [d["key"] for d in reads if d["depth"] == 1], read_by)
+    # A materialized view: how fresh its stored rows are here, and its refreshes.
+    mv = None if not materialized else {
+        "freshness": await api.get(f"/api/v2/trees/{seg(ref)}/materialized-views/{seg(key)}/"
+                                   "freshness"),
+        "refreshes": (await api.get(f"/api/v2/trees/{seg(ref)}/materialized-views/"
+                                    f"{seg(key)}"))["refreshes"]}
     return page(request, "view.html", ref=ref, key=key, sql=sql, versions=versions, a=a, b=b,
+                mv=mv,
                 diff=diff, dependencies=reads, dependents=read_by, graph=graph,
                 lineage=[{"name": c["name"], "derived": c.get("derived"),
                           "origins": [".".join([*o["table"], o["column"]])

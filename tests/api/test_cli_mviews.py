@@ -1,0 +1,57 @@
+"""``sapwood mv …``: the installed executable against a running server (the
+refresh here is PyIceberg's; ``sapwood mv refresh`` runs Spark and is tested
+with the Spark tests)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+
+import pytest
+
+from tests.api.test_cli_versioning import run
+from tests.api.test_mviews_http import append, base_table, refresh
+from tests.server import Server, sapwood_command, serving
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    base = tmp_path_factory.mktemp("cli-mviews")
+    with serving(f"sqlite:///{base / 'sapwood.db'}", base) as srv:
+        yield srv
+
+
+def status(server: Server, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*sapwood_command(), "mv", "status", *args], capture_output=True,
+                          text=True, env={**os.environ, "SAPWOOD_URI": server.base,
+                                          "COLUMNS": "200"}, timeout=60)
+
+
+def test_mv_verbs(server, http) -> None:
+    server.catalog().create_namespace("shop")
+    t = base_table(server, "shop")
+    out = run(server, "mv", "create", "shop.a_only", "--sql",
+              "SELECT id, v FROM shop.t WHERE v = 'a'", "-p", "max-staleness-ms=0")
+    assert "created shop.a_only (version 1, not refreshed yet)" in out
+    assert "full: never refreshed" in run(server, "mv", "plan", "shop.a_only")
+    never = status(server)
+    assert never.returncode == 1 and "never refreshed" in never.stdout, never.stdout
+    refresh(server, http, "shop.a_only")
+    fresh = status(server, "main", "--key", "shop.a_only")
+    assert fresh.returncode == 0 and "fresh" in fresh.stdout, fresh.stdout + fresh.stderr
+    assert "none: fresh" in run(server, "mv", "plan", "shop.a_only")
+    append(t, 1, start=50)
+    stale = status(server)
+    assert stale.returncode == 1 and "stale" in stale.stdout and "shop.t" in stale.stdout
+    assert "incremental: only appends to shop.t" in run(server, "mv", "plan", "shop.a_only")
+    shown = run(server, "mv", "show", "shop.a_only")
+    assert "WHERE v = 'a'" in shown and "full" in shown
+    assert "version 2" in run(server, "mv", "replace", "shop.a_only", "--sql",
+                              "SELECT id, v FROM shop.t")
+    assert "dropped shop.a_only" in run(server, "mv", "drop", "shop.a_only")
+    err = run(server, "mv", "show", "shop.a_only", ok=False)
+    assert "does not exist" in err
+    err = run(server, "mv", "create", "shop.bad", "--sql", "SELECT x FROM shop.nothing",
+              ok=False)
+    assert "does not exist" in err

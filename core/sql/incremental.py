@@ -96,12 +96,17 @@ def plan_incremental(sql: str, dialect: str, columns: list[str]) -> IncrementalP
     keys = {k.sql(dialect=dialect) for k in (group.expressions if group else [])}
     merged: list[exp.Expression] = []
     key_columns: list[exp.Expression] = []
+    # The appended rows are not aggregated on their own: each becomes a row
+    # of partial values (sum/min/max: the value; count: 1 or 0) and one
+    # GROUP BY over stored groups and those rows merges them: one shuffle.
+    partial: list[exp.Expression] = []
     for name, e in zip(columns, tree.expressions, strict=True):
         inner = e.unalias() if isinstance(e, exp.Alias) else e
         col = exp.column(name, quoted=True)
         if inner.sql(dialect=dialect) in keys:
             merged.append(col.copy())
             key_columns.append(col.copy())
+            partial.append(exp.alias_(inner.copy(), name, quoted=True))
             continue
         kind = _MERGE.get(type(inner))
         if kind is None or inner.args.get("distinct") or isinstance(inner.this, exp.Distinct) \
@@ -110,9 +115,26 @@ def plan_incremental(sql: str, dialect: str, columns: list[str]) -> IncrementalP
                         "of the rows")
         fn = {"sum": exp.Sum, "min": exp.Min, "max": exp.Max}[kind]
         merged.append(exp.alias_(fn(this=col.copy()), name, quoted=True))
+        partial.append(exp.alias_(_partial(inner), name, quoted=True))
     union = exp.union(exp.select("*").from_(STORED), exp.select("*").from_(DELTA_RESULT),
                       distinct=False)
     merge = exp.select(*merged).from_(union.subquery("__sapwood_both"))
     if key_columns:
         merge = merge.group_by(*key_columns)
-    return IncrementalPlan("aggregate", delta_sql=delta_sql, merge_sql=merge.sql(dialect=dialect))
+    rows = delta.copy()
+    rows.set("expressions", partial)
+    rows.set("group", None)
+    rows.set("group_", None)
+    return IncrementalPlan("aggregate", delta_sql=rows.sql(dialect=dialect),
+                           merge_sql=merge.sql(dialect=dialect))
+
+
+def _partial(agg: exp.Expression) -> exp.Expression:
+    """One row's contribution to an aggregate the merge then sums or bounds."""
+    arg = agg.this
+    if isinstance(agg, exp.Count):
+        if arg is None or isinstance(arg, exp.Star | exp.Literal):
+            return exp.Literal.number(1)
+        return exp.If(this=exp.Is(this=arg.copy(), expression=exp.Null()),
+                      true=exp.Literal.number(0), false=exp.Literal.number(1))
+    return arg.copy()

@@ -120,10 +120,14 @@ def test_incremental_shapes(sql: str, columns: list[str], shape: str) -> None:
 
 
 def test_the_merge_adds_counts_and_keeps_extremes() -> None:
-    plan = plan_incremental("SELECT k, count(*) AS c, min(x) AS lo FROM ns.t GROUP BY k",
-                            "spark", ["k", "c", "lo"])
+    plan = plan_incremental("SELECT k, count(*) AS c, min(x) AS lo, count(x) AS n FROM ns.t "
+                            "WHERE x > 0 GROUP BY k", "spark", ["k", "c", "lo", "n"])
+    # Appended rows as partial values, merged with the stored groups in one GROUP BY.
+    assert plan.delta_sql == ("SELECT k AS `k`, 1 AS `c`, x AS `lo`, IF(x IS NULL, 0, 1) AS `n` "
+                              "FROM __sapwood_delta AS t WHERE x > 0")
     assert plan.merge_sql == (
-        "SELECT `k`, SUM(`c`) AS `c`, MIN(`lo`) AS `lo` FROM (SELECT * FROM __sapwood_stored "
+        "SELECT `k`, SUM(`c`) AS `c`, MIN(`lo`) AS `lo`, SUM(`n`) AS `n` FROM "
+        "(SELECT * FROM __sapwood_stored "
         "UNION ALL SELECT * FROM __sapwood_delta_result) AS __sapwood_both GROUP BY `k`")
 
 

@@ -19,6 +19,9 @@ import pyarrow.compute as pc
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 
+from api.catalog.files import MetadataFiles
+from api.catalog.gc_files import live_files
+from core.content import parse_content
 from tests.api.test_rest_http import V1, err, unchanged
 from tests.api.test_view_analysis_http import make
 
@@ -118,6 +121,11 @@ def test_the_metadata_file_carries_every_field_of_the_proposal(server, http, ns)
     assert doc["current-snapshot-id"] == r["snapshot-id"]
     assert doc["refs"]["main"]["snapshot-id"] == r["snapshot-id"]
     assert doc["versions"][0]["representations"][0]["sql"] == SQL.format(ns=ns)
+    # Garbage collection keeps what the storage reads: its data files are live.
+    content = parse_content(http.get(f"/api/v2/trees/main/contents/{ns}.mv").json()["content"])
+    live = live_files(MetadataFiles(), [content])
+    stored = server.catalog().load_table(f"{ns}.mv").scan().plan_files()
+    assert stored and all(urlparse(f.file.file_path).path in live for f in stored)
 
 
 def test_freshness_follows_the_base_table_and_decides_the_form(server, http, ns) -> None:

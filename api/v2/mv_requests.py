@@ -27,8 +27,7 @@ class DefinitionBody(_Body):
         return None if self.schema_ is None else Schema.model_validate(self.schema_)
 
 
-class CreateMaterializedView(DefinitionBody):
-    key: KeyBody
+class _WithProperties(_Body):
     properties: dict[str, str] = {}
 
     @field_validator("properties")
@@ -38,17 +37,14 @@ class CreateMaterializedView(DefinitionBody):
         return value
 
 
-class ReplaceMaterializedView(_Body):
+class CreateMaterializedView(DefinitionBody, _WithProperties):
+    key: KeyBody
+
+
+class ReplaceMaterializedView(_WithProperties):
     """A new definition, new properties, or both."""
 
     sql: str | None = Field(None, min_length=1, max_length=1_000_000)
     dialect: str = Field("spark", min_length=1, max_length=64)
     default_namespace: list[str] = Field([], alias="defaultNamespace")
     schema_: dict[str, Any] | None = Field(None, alias="schema")
-    properties: dict[str, str] = {}
-
-    @field_validator("properties")
-    @classmethod
-    def _limits(cls, value: dict[str, str]) -> dict[str, str]:
-        check_properties(value)
-        return value

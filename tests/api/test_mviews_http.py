@@ -373,3 +373,24 @@ def test_the_web_ui_shows_freshness_and_refreshes(server, http, ns) -> None:
     page = http.get(f"/ui/object/main/{ns}.mv").text
     assert "<strong>stale</strong>: table" in page and "readers run the SQL" in page
     assert '<td>1</td><td>1</td><td>full</td>' in page  # the refresh's row
+
+
+def test_the_iceberg_view_routes_alter_and_rename_it(server, http, ns) -> None:
+    """What Spark sends for ALTER VIEW … SET TBLPROPERTIES and … RENAME TO."""
+    base_table(server, ns)
+    create(http, ns)
+    refresh(server, http, f"{ns}.mv")
+    uuid = http.get(f"{V1}/namespaces/{ns}/views/mv").json()["metadata"]["view-uuid"]
+    r = http.post(f"{V1}/namespaces/{ns}/views/mv", json={
+        "requirements": [{"type": "assert-view-uuid", "uuid": uuid}],
+        "updates": [{"action": "set-properties", "updates": {"max-staleness-ms": "5000"}}]})
+    assert r.status_code == 200, r.text
+    assert r.json()["metadata"]["properties"]["max-staleness-ms"] == "5000"
+    f = fresh(http, f"{ns}.mv")
+    assert (f["maxStalenessMs"], f["status"]) == (5000, "fresh")  # properties alone: still fresh
+    r = http.post(f"{V1}/views/rename", json={"source": {"namespace": [ns], "name": "mv"},
+                                              "destination": {"namespace": [ns], "name": "mv2"}})
+    assert r.status_code == 204, r.text
+    assert fresh(http, f"{ns}.mv2")["status"] == "fresh"
+    assert load_table(http, ns, "mv2").status_code == 200
+    err(http.get(f"{V1}/namespaces/{ns}/views/mv"), 404, "NoSuchViewException")

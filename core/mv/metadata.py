@@ -213,8 +213,3 @@ def with_table(mv: MaterializedViewMetadata, table: TableMetadataV2 | object,
 
 def next_refresh_id(mv: MaterializedViewMetadata) -> int:
     return max((r.refresh_id for r in mv.refreshes), default=0) + 1
-
-
-# Snapshot of the version a refresh computed, for callers that show it.
-def version_of(mv: MaterializedViewMetadata, version_id: int) -> ViewVersion | None:
-    return next((v for v in mv.versions if v.version_id == version_id), None)

@@ -165,14 +165,3 @@ def freshness(uri: str, key: str, ref: str = "main",
     long ago it changed) or invalid, at a branch, ``branch@hash`` or
     ``branch*instant``."""
     return Versioning(uri, credential=credential).call("GET", _path(ref, key, "/freshness"))
-
-
-def freshness_rows(spark: SparkSession, uri: str, key: str, ref: str = "main",
-                   credential: str | None = None) -> DataFrame:
-    """``freshness`` as a DataFrame, one row per base table."""
-    f = freshness(uri, key, ref, credential)
-    rows = [(f["status"], b["identifier"], b["snapshotRead"], b["snapshotCurrent"], b["fresh"],
-             b["changedAgoMs"]) for b in f["baseTables"]]
-    return spark.createDataFrame(rows, "status STRING, base_table STRING, snapshot_read BIGINT, "
-                                       "snapshot_current BIGINT, fresh BOOLEAN, "
-                                       "changed_ago_ms BIGINT")

@@ -11,6 +11,7 @@ import json
 import re
 import threading
 import uuid
+from collections.abc import Callable
 from typing import Generic, TypeVar
 
 import fsspec
@@ -124,26 +125,27 @@ class MetadataFiles:
         return hit
 
     def view(self, location: str) -> tuple[ViewMetadata, bytes]:
-        hit = self.views.get(location)
-        if hit is None:
-            raw = self.reader.read(location)
-            try:
-                meta = ViewMetadata.model_validate_json(raw)
-            except ValueError as e:
-                raise _invalid("view", location, e) from None
-            hit = (meta, meta.model_dump_json().encode())
-            self.views.put(location, hit)
-        return hit
+        def parse(raw: bytes) -> tuple[ViewMetadata, bytes]:
+            meta = ViewMetadata.model_validate_json(raw)
+            return meta, meta.model_dump_json().encode()
+
+        return self._parsed(self.views, location, "view", parse)
 
     def mv(self, location: str) -> MaterializedViewMetadata:
-        hit = self.mvs.get(location)
+        return self._parsed(self.mvs, location, "materialized view",
+                            MaterializedViewMetadata.model_validate_json)
+
+    def _parsed(self, cache: BoundedCache[M], location: str, kind: str,
+                parse: Callable[[bytes], M]) -> M:
+        """A metadata file read once and parsed once (it never changes)."""
+        hit = cache.get(location)
         if hit is None:
             raw = self.reader.read(location)
             try:
-                hit = MaterializedViewMetadata.model_validate_json(raw)
+                hit = parse(raw)
             except ValueError as e:
-                raise _invalid("materialized view", location, e) from None
-            self.mvs.put(location, hit)
+                raise _invalid(kind, location, e) from None
+            cache.put(location, hit)
         return hit
 
     def view_of(self, c: IcebergView | MaterializedView) -> ViewMetadata:

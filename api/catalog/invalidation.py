@@ -48,7 +48,7 @@ def properties(catalog: Catalog, at: str, views: Sequence[ContentKey]) -> Proper
     return props.get
 
 
-def _primary(c: Content) -> DialectAnalysis | None:
+def primary(c: Content) -> DialectAnalysis | None:
     # The first analysed representation speaks for the view's dependencies
     # (as in the status listing); an unanalysed view records none.
     return next((a for a in getattr(c, "analysis", None) or []
@@ -59,7 +59,7 @@ def refused(catalog: Catalog, at: str, views: Mapping[ContentKey, Content],
             before: Mapping[Key, Relation | None], after: Mapping[Key, Relation | None],
             renamed: Mapping[Key, Key] | None = None) -> dict[Key, list[str]]:
     """The views in strict namespaces that the change would break, with why."""
-    broken = invalidated({k.elements: _primary(c) for k, c in views.items()}, before, after,
+    broken = invalidated({k.elements: primary(c) for k, c in views.items()}, before, after,
                          renamed)
     if not broken:
         return {}

@@ -7,21 +7,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from api.catalog.analysis import Resolver
+from api.catalog.invalidation import primary
 from api.catalog.service import Catalog
-from core.content import Content, IcebergTable, IcebergView, MaterializedView
+from core.content import IcebergTable, IcebergView, MaterializedView
 from core.keys import ContentKey
 from core.mv.freshness import Freshness, TableNow, freshness
 from core.mv.metadata import MaterializedViewMetadata
-from core.sql.stored import DialectAnalysis
 from core.sql.validity import reasons
 
 MAX_DEPTH = 32
-
-
-def primary(c: Content) -> DialectAnalysis | None:
-    """The analysis that speaks for a view's dependencies."""
-    return next((a for a in getattr(c, "analysis", None) or [] if a.status != "unanalysed"),
-                None)
 
 
 @dataclass(slots=True)
@@ -77,8 +71,11 @@ def freshness_at(catalog: Catalog, at: str, c: MaterializedView,
                  mv: MaterializedViewMetadata, now_ms: int) -> Freshness:
     """Whether the stored rows of ``c`` are fresh at commit ``at``."""
     a = primary(c)
-    invalid = (reasons(a, Resolver(catalog, at)) if a is not None
-               else ["the view's SQL could not be analysed"])
+    invalid = ["the view's SQL could not be analysed"]
+    if a is not None:
+        resolve = Resolver(catalog, at)
+        resolve.many([tuple(d.key) for d in a.dependencies])  # one store lookup, not one each
+        invalid = reasons(a, resolve)
     found = bases(catalog, at, c)
     tables = {str(k): (table_now(catalog, t) if t is not None else None)
               for k, t in found.tables.items()}

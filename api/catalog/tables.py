@@ -4,7 +4,6 @@ one ICEBERG_TABLE content value per table on the branch."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from pyiceberg.catalog import MetastoreCatalog
 from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
@@ -14,6 +13,7 @@ from pyiceberg.table.update import AssertCreate, SetLocationUpdate, update_table
 
 from api.catalog.files import load_result
 from api.catalog.invalidation import check_schema_changes
+from api.catalog.mviews import MaterializedViews, ReadOptions
 from api.catalog.service import Catalog, Change, Who, clash, require_namespace
 from api.errors import IcebergError, bad_request, no_such_table
 from api.models import (
@@ -27,9 +27,6 @@ from core.commits import Operation, Put, ResolvedRef
 from core.content import Content, ContentType, IcebergTable, MaterializedView
 from core.keys import ContentKey
 from core.refs import RefSpec
-
-if TYPE_CHECKING:
-    from api.catalog.mviews import MaterializedViews, ReadOptions
 
 
 def table_content(meta: TableMetadata, location: str, content_id: str | None) -> IcebergTable:
@@ -59,8 +56,6 @@ class Tables:
         resolved, found = self.catalog.read(t.ref, [t.key])
         c = found.get(t.key)
         if isinstance(c, MaterializedView) and self.materialized is not None:
-            from api.catalog.mviews import ReadOptions
-
             return self.materialized.load_table(t, resolved, c, options or ReadOptions())
         if not isinstance(c, IcebergTable):
             raise no_such_table(t.name)

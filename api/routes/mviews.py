@@ -8,6 +8,8 @@ that carries the ``Sapwood-Refresh`` header (api.catalog.mv_refresh)."""
 
 from __future__ import annotations
 
+from urllib.parse import unquote
+
 from fastapi import APIRouter, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
@@ -15,10 +17,10 @@ from api.auth.guard import guard_of
 from api.catalog.mv_refresh import refresh_plan
 from api.catalog.mviews import Definition
 from api.catalog.service import Who, drop
-from api.deps import commit_author, json_response, principal
+from api.deps import Call, json_response
 from api.errors import bad_request
 from api.paths import Target, ref_param, target
-from api.v2.mv_requests import CreateMaterializedView, DefinitionBody, ReplaceMaterializedView
+from api.v2.mv_requests import CreateMaterializedView, ReplaceMaterializedView
 from core.auth import Privilege
 from core.content import ContentType
 from core.keys import ContentKey
@@ -32,17 +34,14 @@ def _target(ref: str, key: str) -> Target:
 
 
 def _who(request: Request, ref: str) -> Who:
-    author = request.headers.get("Sapwood-Commit-Author") or None
-    return Who(principal(request), request.headers.get("Sapwood-Commit-Message") or None,
-               commit_author(request, author, ref_param(ref)))
+    return Call(request, unquote(ref)).who
 
 
-def _definition(body: DefinitionBody | ReplaceMaterializedView) -> Definition | None:
+def _definition(body: CreateMaterializedView | ReplaceMaterializedView) -> Definition | None:
     if body.sql is None:
         return None
     try:
-        schema = body.iceberg_schema() if isinstance(body, DefinitionBody) else (
-            DefinitionBody(sql=body.sql, schema=body.schema_).iceberg_schema())
+        schema = body.iceberg_schema()
     except ValueError as e:
         raise bad_request(f"Invalid schema: {str(e).splitlines()[0][:300]}") from None
     return Definition(body.sql, body.dialect.lower(), tuple(body.default_namespace), schema)

@@ -15,18 +15,6 @@ class _Body(BaseModel):
     model_config = ConfigDict(populate_by_name=True, frozen=True, extra="forbid")
 
 
-class DefinitionBody(_Body):
-    sql: str = Field(min_length=1, max_length=1_000_000)
-    dialect: str = Field("spark", min_length=1, max_length=64)
-    default_namespace: list[str] = Field([], alias="defaultNamespace")
-    # Iceberg schema JSON of the output columns (an engine's own, e.g. Spark's);
-    # without it the columns and types are inferred by sqlglot.
-    schema_: dict[str, Any] | None = Field(None, alias="schema")
-
-    def iceberg_schema(self) -> Schema | None:
-        return None if self.schema_ is None else Schema.model_validate(self.schema_)
-
-
 class _WithProperties(_Body):
     properties: dict[str, str] = {}
 
@@ -37,14 +25,23 @@ class _WithProperties(_Body):
         return value
 
 
-class CreateMaterializedView(DefinitionBody, _WithProperties):
+class _Definition(_WithProperties):
+    dialect: str = Field("spark", min_length=1, max_length=64)
+    default_namespace: list[str] = Field([], alias="defaultNamespace")
+    # Iceberg schema JSON of the output columns (an engine's own, e.g. Spark's);
+    # without it the columns and types are inferred by sqlglot.
+    schema_: dict[str, Any] | None = Field(None, alias="schema")
+
+    def iceberg_schema(self) -> Schema | None:
+        return None if self.schema_ is None else Schema.model_validate(self.schema_)
+
+
+class CreateMaterializedView(_Definition):
     key: KeyBody
+    sql: str = Field(min_length=1, max_length=1_000_000)
 
 
-class ReplaceMaterializedView(_WithProperties):
+class ReplaceMaterializedView(_Definition):
     """A new definition, new properties, or both."""
 
     sql: str | None = Field(None, min_length=1, max_length=1_000_000)
-    dialect: str = Field("spark", min_length=1, max_length=64)
-    default_namespace: list[str] = Field([], alias="defaultNamespace")
-    schema_: dict[str, Any] | None = Field(None, alias="schema")

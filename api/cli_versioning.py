@@ -110,15 +110,18 @@ def _modes(force: list[str], drop: list[str]) -> list[dict[str, Any]]:
             for keys, m in ((force, "FORCE"), (drop, "DROP")) for k in keys]
 
 
-def _report(result: dict[str, Any], verb: str) -> None:
+def _report(result: dict[str, Any], verb: str, dry_run: bool = False) -> None:
     for d in result["details"]:
         extra = f"  {d['conflict']['message']}" if d.get("conflict") else ""
         console.print(f"{d.get('outcome', ''):9} {'.'.join(d['key']['elements'])}{extra}")
     if result["wasApplied"]:
         console.print(f"{verb}: {result['targetBranch']} is now at "
                       f"{result['resultantTargetHash'][:12]}")
-    else:
+    elif dry_run:
         console.print(f"{verb}: nothing written (dry run)")
+    else:
+        console.print(f"{verb}: nothing to {verb}; {result['targetBranch']} stays at "
+                      f"{result['resultantTargetHash'][:12]}")
 
 
 def merge(source: str, into: str = typer.Option(..., "--into", help="Target branch"),
@@ -134,7 +137,7 @@ def merge(source: str, into: str = typer.Option(..., "--into", help="Target bran
     result = c.call("POST", f"/api/v2/trees/{ref_path(into)}@{head}/history/merge",
                     json={"fromRefName": source, "dryRun": dry_run,
                           "keyMergeModes": _modes(force or [], drop or [])})
-    _report(result, "merge")
+    _report(result, "merge", dry_run)
 
 
 def transplant(hashes: list[str], onto: str = typer.Option(..., "--onto"),

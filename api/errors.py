@@ -215,20 +215,20 @@ def install(app: FastAPI) -> None:
         return _respond(409, "CommitFailedException", str(e), r)
 
     @app.exception_handler(RequestValidationError)
-    async def _request(_: Request, e: RequestValidationError) -> JSONResponse:
-        return _respond(400, "BadRequestException", describe_validation(e.errors()))
+    async def _request(r: Request, e: RequestValidationError) -> JSONResponse:
+        return _respond(400, "BadRequestException", describe_validation(e.errors()), r)
 
     @app.exception_handler(ValidationError)
-    async def _model(_: Request, e: ValidationError) -> JSONResponse:
-        return _respond(400, "BadRequestException", describe_validation(e.errors()))
+    async def _model(r: Request, e: ValidationError) -> JSONResponse:
+        return _respond(400, "BadRequestException", describe_validation(e.errors()), r)
 
     @app.exception_handler(IcebergValidationError)
-    async def _metadata(_: Request, e: IcebergValidationError) -> JSONResponse:
+    async def _metadata(r: Request, e: IcebergValidationError) -> JSONResponse:
         # PyIceberg wraps pydantic's error, whose text quotes the input.
         cause = e.args[0] if e.args else None
         message = describe_validation(cause.errors(include_input=False)) \
             if isinstance(cause, ValidationError) else str(e)
-        return _respond(400, "ValidationException", message)
+        return _respond(400, "ValidationException", message, r)
 
     @app.exception_handler(HTTPException)
     async def _http(r: Request, e: HTTPException) -> JSONResponse:
@@ -237,9 +237,9 @@ def install(app: FastAPI) -> None:
         return _respond(e.status_code, kind, str(e.detail), r)
 
     @app.exception_handler(ValueError)
-    async def _value(_: Request, e: ValueError) -> JSONResponse:
+    async def _value(r: Request, e: ValueError) -> JSONResponse:
         # PyIceberg's metadata logic reports invalid updates as ValueError.
-        return _respond(400, "IllegalArgumentException", str(e))
+        return _respond(400, "IllegalArgumentException", str(e), r)
 
     for kind in (*_unavailable_types(), DBAPIError):
         app.add_exception_handler(kind, _database)  # type: ignore[arg-type]

@@ -23,6 +23,7 @@ swept and the next run starts over. So a commit in flight is never broken.
 from __future__ import annotations
 
 import gc as pygc
+import math
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from sqlalchemy import bindparam, func, select, text
 
 from core.commits import NO_ANCESTOR, IndexEntry
 from core.content import Content
+from core.errors import InvalidInputError
 from store.changes import change_rows, put_ids
 from store.nodes import StoredRef, value_hash_of
 from store.objects import COMMIT_COLUMNS, CommitRecord, ObjectReader, loc_of, record_from_row
@@ -40,6 +42,17 @@ from store.store import Store
 _BATCH = 500
 _SELECT = select(*COMMIT_COLUMNS).where(COMMITS.c.hash.in_(bindparam("hashes", expanding=True)))
 DEFAULT_GRACE_S = 7 * 24 * 3600
+# A grace period longer than a century keeps everything; past it the
+# arithmetic on microseconds would overflow.
+MAX_GRACE_S = 100 * 365 * 24 * 3600
+
+
+def check_grace(grace_s: float, what: str = "grace period") -> float:
+    """A grace period in seconds, finite and within [0, MAX_GRACE_S]."""
+    if not math.isfinite(grace_s) or not 0 <= grace_s <= MAX_GRACE_S:
+        raise InvalidInputError(f"Invalid {what} {grace_s!r}: expected seconds from 0 to "
+                                f"{MAX_GRACE_S} (a hundred years)")
+    return grace_s
 
 
 @dataclass
@@ -77,7 +90,7 @@ def collect(store: Store, grace_s: float = DEFAULT_GRACE_S, dry_run: bool = Fals
     content value the mark found live (what the warehouse must keep), so the
     warehouse step needs no second mark."""
     now_us = now_us if now_us is not None else time.time_ns() // 1000
-    horizon = now_us - int(grace_s * 1_000_000)
+    horizon = now_us - int(check_grace(grace_s) * 1_000_000)
     report = GcReport(dry_run)
     # Cold and private (the server's caches stay as they are), and large: a
     # mark reads every pack once, and evicting a pack's objects before they

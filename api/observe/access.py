@@ -33,9 +33,12 @@ class Observe:
         given = next((v.decode("latin-1") for k, v in scope["headers"] if k == HEADER), "")
         rid = given if _SANE.fullmatch(given) else uuid.uuid4().hex
         status = 500
+        finished = False  # the whole answer was handed to the server
 
         async def sending(message: dict[str, Any]) -> None:
-            nonlocal status
+            nonlocal status, finished
+            if message["type"] == "http.response.body" and not message.get("more_body"):
+                finished = True
             if message["type"] == "http.response.start":
                 status = message["status"]
                 # The server's own time to the answer (Server-Timing: the UI
@@ -48,6 +51,13 @@ class Observe:
 
         try:
             await self.app(scope, receive, sending)
+        except Exception:
+            # Starlette answers an unhandled error with a 500 (api.errors logs
+            # it) and then raises it again; passed on to uvicorn, that closes
+            # the connection, and the client's next request on it is reset.
+            # An answer already sent whole ends here; one cut short cannot.
+            if not finished:
+                raise
         finally:
             took = time.perf_counter() - start
             route = scope.get("route")

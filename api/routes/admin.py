@@ -14,14 +14,15 @@ from api.catalog.gc_files import collect_files
 from api.catalog.service import Catalog
 from api.deps import json_response
 from core.content import Content
-from store.gc import DEFAULT_GRACE_S, collect
+from store.gc import DEFAULT_GRACE_S, MAX_GRACE_S, collect
 
 router = APIRouter(prefix="/api/v2/admin")
 
 
 @router.post("/gc")
 async def run_gc(request: Request, dry_run: bool = Query(False, alias="dryRun"),
-                 grace_seconds: float | None = Query(None, alias="graceSeconds", ge=0),
+                 grace_seconds: float | None = Query(None, alias="graceSeconds", ge=0,
+                                                    le=MAX_GRACE_S),
                  ) -> Response:
     catalog: Catalog = request.app.state.services.catalog
     grace = grace_seconds if grace_seconds is not None else \

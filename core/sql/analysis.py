@@ -53,6 +53,9 @@ Resolver = Callable[[Sequence[Key]], Mapping[Key, Relation]]
 
 
 def known_dialect(dialect: str) -> bool:
+    # sqlglot reads an empty name as its generic dialect; no engine is called "".
+    if not dialect.strip():
+        return False
     try:
         Dialect.get_or_raise(dialect)
         return True

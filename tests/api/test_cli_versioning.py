@@ -88,6 +88,8 @@ def test_log_diff_show_merge_history(server, http, ns) -> None:
     before_merge = http.get("/api/v2/trees/main/history", params={"maxRecords": 1}).json()[
         "logEntries"][0]["commitMeta"]["commitTime"]
     assert "merge: main is now at" in run(server, "merge", dev, "--into", "main")
+    again = run(server, "merge", dev, "--into", "main")  # nothing new on dev
+    assert "merge: nothing to merge; main stays at" in again and "dry run" not in again
     assert "SELECT 'two'" in run(server, "show", f"{ns}.v")
     # --at: what main said at an instant before the merge.
     assert "does not exist" in run(server, "show", f"{ns}.v", "--at", before_merge, ok=False)

@@ -130,4 +130,10 @@ def test_gc_over_http(server, store, http, ns: str) -> None:
     assert "sapwood_gc_runs_total 1.0" in metrics
     assert f"sapwood_gc_removed_commits_total {float(r.json()['store']['removed_commits'])}" \
         in metrics
-    assert http.post("/api/v2/admin/gc", params={"graceSeconds": -1}).status_code == 400
+    for grace in ("-1", "inf", "-inf", "nan", "1e308", "Infinity"):
+        for dry in ("true", "false"):
+            bad = http.post("/api/v2/admin/gc", params={"graceSeconds": grace, "dryRun": dry})
+            assert bad.status_code == 400, (grace, bad.text)
+            assert "graceSeconds" in bad.json()["message"], bad.text
+    cli = _gc(server, "--grace", "inf")
+    assert cli.returncode == 1 and "grace period inf" in cli.stderr, cli.stdout + cli.stderr

@@ -222,9 +222,15 @@ def test_a_representation_transpiled_by_sqlglot_is_a_new_version(http, ns) -> No
     assert [a["dialect"] for a in content(http, ns, "tv")["analysis"]] == ["spark", "duckdb"]
     again = http.post(f"/api/v2/trees/main/views/{ns}.tv/representations?from=spark&to=duckdb")
     assert again.status_code == 409
-    for query, code in (("from=spark&to=klingon", 400), ("from=trino&to=duckdb", 400)):
+    head = http.get("/api/v2/trees/main").json()["reference"]["hash"]
+    for query, code in (("from=spark&to=klingon", 400), ("from=trino&to=duckdb", 400),
+                        ("from=spark&to=", 400), ("from=spark&to=%20", 400),
+                        ("from=&to=trino", 400)):
         bad = http.post(f"/api/v2/trees/main/views/{ns}.tv/representations?{query}")
-        assert bad.status_code == code, bad.text
+        assert bad.status_code == code, (query, bad.text)
+        assert "dialect" in bad.json()["message"], bad.text
+    # Nothing was written by the refused requests.
+    assert http.get("/api/v2/trees/main").json()["reference"]["hash"] == head
     missing = http.post(f"/api/v2/trees/main/views/{ns}.nope/representations?from=spark&to=trino")
     assert missing.status_code == 404
 

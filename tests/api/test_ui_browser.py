@@ -80,6 +80,22 @@ def load(driver, server: Server, path: str, shot: str | None = None,  # type: ig
     return str(driver.page_source)
 
 
+def navigate(driver, action) -> None:  # type: ignore[no-untyped-def]
+    """Run ``action`` (a click or a submit that loads a new page) and wait
+    until the new page has replaced the old one and finished loading: a
+    click returns before the navigation does, so reading the page right
+    after it reads the old page (or half of the new one)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    old = driver.find_element(By.TAG_NAME, "html")
+    action()
+    wait = WebDriverWait(driver, 20)
+    wait.until(ec.staleness_of(old))
+    wait.until(lambda d: d.execute_script("return document.readyState") == "complete")
+
+
 def test_the_ui_in_chromium(driver, server: Server) -> None:  # type: ignore[no-untyped-def]
     from selenium.webdriver.common.by import By
 
@@ -104,7 +120,7 @@ def test_the_ui_in_chromium(driver, server: Server) -> None:  # type: ignore[no-
     assert "main" in page
     page = load(driver, server, "/ui/log/main", "log")
     assert "replace view sales.daily" in page
-    driver.find_element(By.CSS_SELECTOR, "a[href^='/ui/commit/']").click()
+    navigate(driver, driver.find_element(By.CSS_SELECTOR, "a[href^='/ui/commit/']").click)
     assert "Changes" in driver.page_source
     page = load(driver, server, "/ui/tree/main?prefix=sales", "browse")
     assert "sales.orders" in page and "sales.daily" in page
@@ -121,8 +137,8 @@ def test_the_ui_in_chromium(driver, server: Server) -> None:  # type: ignore[no-
                      params={"maxRecords": 1}).json()["logEntries"][0]["commitMeta"]["commitTime"]
     box = driver.find_element(By.NAME, "at")
     box.send_keys(stamp)
-    box.submit()
-    driver.find_element(By.LINK_TEXT, "sales.daily").click()
+    navigate(driver, box.submit)
+    navigate(driver, driver.find_element(By.LINK_TEXT, "sales.daily").click)
     sql = driver.find_element(By.CSS_SELECTOR, "pre.sql").text
     assert sql == "SELECT 2 AS n", sql  # version 2 was current then
     # A merge preview with a conflict, then a merge that lands.
@@ -139,7 +155,7 @@ def test_the_ui_in_chromium(driver, server: Server) -> None:  # type: ignore[no-
     assert "CONFLICT" in page and "different SQL" in page
     http.post("/iceberg/fresh/v1/namespaces/sales/tables", json=sb.create_table("landed"))
     load(driver, server, "/ui/merge?from=fresh&into=main", "merge-preview")
-    driver.find_element(By.CSS_SELECTOR, "form[method='post'] button").click()
+    navigate(driver, driver.find_element(By.CSS_SELECTOR, "form[method='post'] button").click)
     assert "Merged: main is now at" in driver.page_source
     assert http.get("/iceberg/v1/namespaces/sales/tables/landed").status_code == 200
     page = load(driver, server, "/ui/diff?from=other&to=main", "diff")
@@ -171,9 +187,9 @@ def test_signing_in_from_the_browser(driver, tmp_path_factory) -> None:  # type:
             assert admin.post(f"/iceberg/v1/namespaces/{ns}/tables",
                               json=sb.create_table("t")).status_code == 200
         load(driver, srv, "/ui/tree/main?prefix=sales", "sign-in-needed", status=401)
-        driver.find_element(By.LINK_TEXT, "Sign in").click()
+        navigate(driver, driver.find_element(By.LINK_TEXT, "Sign in").click)
         driver.find_element(By.NAME, "client_id").send_keys(people.keys["sales"])
-        driver.find_element(By.CSS_SELECTOR, "form button").click()
+        navigate(driver, driver.find_element(By.CSS_SELECTOR, "form button").click)
         assert "Sign out" in driver.page_source
         # The 'sales' principal reads below 'sales' only.
         assert "sales" in load(driver, srv, "/ui/tree/main")

@@ -13,6 +13,7 @@ from typing import Any
 
 from core.keys import MAX_ELEMENTS, MAX_LENGTH
 from core.refs import MAX_ANCESTORS
+from core.sql import budget as sql_budget
 from store.refs import MAX_PAGE
 
 Scope = MutableMapping[str, Any]
@@ -62,6 +63,14 @@ TABLE_FORMATS = (1, 2)
 MAX_KEY_ELEMENTS = MAX_ELEMENTS
 MAX_KEY_CHARS = MAX_LENGTH
 MAX_REF_ANCESTORS = MAX_ANCESTORS
+# How much SQL is analysed (core.sql.budget: over these, a view is stored
+# unanalysed, a materialized view refused).
+MAX_ANALYSED_SQL_CHARS = sql_budget.MAX_SQL_CHARS
+MAX_ANALYSED_SQL_DEPTH = sql_budget.MAX_TREE_DEPTH
+MAX_ANALYSED_SQL_NODES = sql_budget.MAX_TREE_NODES
+MAX_ANALYSED_SQL_CTES = sql_budget.MAX_CTES
+MAX_ANALYSED_STAR_COLUMNS = sql_budget.MAX_STAR_COLUMNS
+ANALYSIS_TIME_BUDGET_S = sql_budget.TIME_BUDGET_S
 # How much of an oversized body is read and thrown away before the 413, so
 # that a client still sending gets to read the answer instead of a reset.
 _DRAIN_BYTES = 64 * 1024 * 1024

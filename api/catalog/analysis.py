@@ -17,6 +17,7 @@ from core.dialects import HiveExtension
 from core.keys import ContentKey
 from core.refs import RefSpec
 from core.sql.analysis import TABLE, VIEW, Key, Relation, analyze
+from core.sql.budget import Deadline
 from core.sql.stored import DialectAnalysis, stored
 from core.views import current_version
 
@@ -91,10 +92,12 @@ ENABLED = os.environ.get("SAPWOOD_VIEW_ANALYSIS", "1").lower() not in ("0", "fal
 
 
 def analyse_version(catalog: Catalog, ref: RefSpec | str, meta: ViewMetadata,
+                    deadline: Deadline | None = None,
                     ) -> tuple[list[DialectAnalysis] | None, dict[str, HiveExtension]]:
-    """Every SQL representation of the current version, analysed at ``ref``;
-    and Hive's frozen definition (original and expanded text) of the first one
-    that could be expanded. (None, {}) when analysis is switched off."""
+    """Every SQL representation of the current version, analysed at ``ref``
+    within one time budget (``deadline``: the request's, when it analyses
+    more); and Hive's frozen definition (original and expanded text) of the
+    first one that could be expanded. (None, {}) when analysis is switched off."""
     if not ENABLED:
         return None, {}
     version = current_version(meta)
@@ -106,9 +109,10 @@ def analyse_version(catalog: Catalog, ref: RefSpec | str, meta: ViewMetadata,
     reps: Sequence[SQLViewRepresentation] = [
         r for r in (getattr(r, "root", r) for r in version.representations)
         if isinstance(r, SQLViewRepresentation)]
+    deadline = deadline or Deadline()  # one budget for all the representations
     for rep in reps:
         a = analyze(rep.sql, rep.dialect.lower(), default_ns, resolve.many,
-                    version.default_catalog)
+                    version.default_catalog, deadline=deadline)
         out.append(stored(a, resolve.kinds))
         if a.expanded_sql and not hive:
             hive["hive"] = HiveExtension(original_text=rep.sql, expanded_text=a.expanded_sql)
@@ -153,7 +157,7 @@ def find_cycle(catalog: Catalog, ref: RefSpec | str, key: ContentKey,
 
 
 def with_analysis(catalog: Catalog, ref: RefSpec | str, key: ContentKey, c: Content,
-                  ) -> Content:
+                  deadline: Deadline | None = None) -> Content:
     """A view content value sent by a client (a versioning-API commit),
     analysed here like one written through the Iceberg API; other content is
     returned as it is. A metadata file the server may not or cannot read
@@ -168,7 +172,7 @@ def with_analysis(catalog: Catalog, ref: RefSpec | str, key: ContentKey, c: Cont
         why = f"the metadata file cannot be read here: {e.message}"
         return c.model_copy(update={"analysis": [DialectAnalysis(
             dialect="", status="unanalysed", reasons=[why])]})
-    found, hive = analyse_version(catalog, ref, meta)
+    found, hive = analyse_version(catalog, ref, meta, deadline)
     cycle = find_cycle(catalog, ref, key, found)
     if cycle:
         raise bad_request(f"View {key} would read itself: "

@@ -44,6 +44,7 @@ from core.mv.metadata import (
 )
 from core.refs import RefSpec
 from core.sql.analysis import analyze
+from core.sql.budget import Deadline
 from core.views import (
     LAST_ADDED,
     AddSchema,
@@ -176,7 +177,9 @@ class MaterializedViews:
             if err:
                 raise err
             now = self._now_ms()
-            schema = d.schema if d.schema is not None else self._infer_schema(ref, key, d)
+            deadline = Deadline()  # inferring and analysing: one budget
+            schema = d.schema if d.schema is not None else \
+                self._infer_schema(ref, key, d, deadline)
             version = ViewVersion(
                 version_id=1, schema_id=0, timestamp_ms=now,
                 summary={"engine-name": "sapwood"},
@@ -187,7 +190,7 @@ class MaterializedViews:
                 meta = new_mv_metadata(location, schema, version, properties, now)
             except InvalidInputError as e:
                 raise bad_request(e.message) from None
-            analysis = self._analysed(ref, key, view_part(meta))
+            analysis = self._analysed(ref, key, view_part(meta), deadline)
             loc = self.catalog.metadata_file(meta.location, meta.properties, None)
             self.files.write_mv(meta, loc)
             c = content(meta, loc, None, analysis)
@@ -207,6 +210,7 @@ class MaterializedViews:
                 raise no_such_view(t.name)
             base = self.files.mv(cur.metadata_location)
             updates: list[ViewUpdate] = []
+            deadline = Deadline()  # inferring and analysing: one budget
             if d is not None:
                 now = self._now_ms()
                 view = view_part(base)
@@ -217,19 +221,19 @@ class MaterializedViews:
                                                            dialect=d.dialect)],
                     default_namespace=list(d.default_namespace))
                 schema = d.schema if d.schema is not None else \
-                    self._infer_schema(t.ref, t.key, d)
+                    self._infer_schema(t.ref, t.key, d, deadline)
                 updates += [AddSchema(schema=schema), AddViewVersion(view_version=version),
                             SetCurrentViewVersion(view_version_id=LAST_ADDED)]
             if properties:
                 updates.append(SetProperties(updates=properties))
-            return self.plan_view_updates(head, t, cur, base, updates)
+            return self.plan_view_updates(head, t, cur, base, updates, deadline)
 
         out = self.catalog.write_at(t.ref, [t.key], who, plan)
         return out if isinstance(out, dict) else self.describe(t)
 
     def plan_view_updates(self, head: ResolvedRef, t: Target, cur: MaterializedView,
                           base: MaterializedViewMetadata, updates: list[ViewUpdate],
-                          ) -> Change[dict[str, Any]]:
+                          deadline: Deadline | None = None) -> Change[dict[str, Any]]:
         """View updates applied to the view half (a replace from the
         versioning API or an Iceberg REST ``replaceView``): a new version is
         analysed, checked for cycles and against strict dependents."""
@@ -241,7 +245,7 @@ class MaterializedViews:
         if meta.model_copy(update={"last_updated_ms": base.last_updated_ms}) == base:
             return Change([], "", summary(t.key, cur, base))
         replaced = meta.current_version_id != base.current_version_id
-        analysis = (self._analysed(t.ref, t.key, view) if replaced
+        analysis = (self._analysed(t.ref, t.key, view, deadline) if replaced
                     else (cur.analysis, dict(cur.extensions)))
         loc = self.catalog.metadata_file(meta.location, meta.properties, cur.metadata_location)
         new = content(meta, loc, cur.id, analysis)
@@ -253,10 +257,11 @@ class MaterializedViews:
         return Change([Put(t.key, new, expected=cur)], f"{verb} materialized view {t.name}",
                       summary(t.key, new, meta), [loc])
 
-    def _analysed(self, ref: RefSpec, key: ContentKey, view: ViewMetadata) -> Any:
+    def _analysed(self, ref: RefSpec, key: ContentKey, view: ViewMetadata,
+                  deadline: Deadline | None = None) -> Any:
         """The analysis of the current version, which a materialized view
         cannot do without (its refreshes record the base tables it finds)."""
-        analysis = analyse_version(self.catalog, ref, view)
+        analysis = analyse_version(self.catalog, ref, view, deadline)
         found = analysis[0] or []
         broken = [a for a in found if a.status != "ok"]
         if not found or len(broken) == len(found):
@@ -274,11 +279,12 @@ class MaterializedViews:
                               f"({', '.join(query)})")
         return analysis
 
-    def _infer_schema(self, ref: RefSpec, key: ContentKey, d: Definition) -> Schema:
+    def _infer_schema(self, ref: RefSpec, key: ContentKey, d: Definition,
+                      deadline: Deadline) -> Schema:
         """Output columns and types as sqlglot infers them against the bases
         (an engine that knows better sends its own schema)."""
         a = analyze(d.sql, d.dialect.lower(), d.default_namespace, Resolver(self.catalog, ref).many,
-                    with_types=True)
+                    with_types=True, deadline=deadline)
         if not a.analysed or a.problems:
             why = a.error or "; ".join(a.problems)
             raise bad_request(f"Cannot define materialized view {dotted(key)}: {why}")

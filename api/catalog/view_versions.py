@@ -17,7 +17,8 @@ from api.paths import Target
 from core.commits import Put
 from core.content import Content, IcebergView
 from core.keys import ContentKey
-from core.sql.analysis import analyze
+from core.sql.analysis import analyze, known_dialect
+from core.sql.budget import Deadline
 from core.sql.transpile import GENERATED, provenance, transpile
 from core.views import (
     LAST_ADDED,
@@ -34,6 +35,9 @@ RECOMPILED = "sapwood.recompiled-from-version"
 def add_representation(views: Views, t: Target, source: str, target: str, who: Who) -> bytes:
     catalog = views.catalog
     source, target = source.lower(), target.lower()
+    for dialect in (source, target):  # before anything is read or written
+        if not known_dialect(dialect):
+            raise bad_request(f"sqlglot does not know the SQL dialect {dialect!r}")
 
     def plan(found: dict[ContentKey, Content]) -> Change[bytes]:
         cur = found.get(t.key)
@@ -102,8 +106,10 @@ def recompile(views: Views, t: Target, who: Who) -> dict[str, object]:
         schema = next(s for s in base.schemas if s.schema_id == version.schema_id)
         resolve = Resolver(catalog, t.ref)
         reps = [r.root for r in version.representations]
+        deadline = Deadline()  # one budget for all of them
         analysed = [analyze(r.sql, r.dialect.lower(), tuple(version.default_namespace or ()),  # type: ignore[union-attr]
-                            resolve.many, version.default_catalog, with_types=True) for r in reps]
+                            resolve.many, version.default_catalog, with_types=True,
+                            deadline=deadline) for r in reps]
         a = next((x for x in analysed if x.analysed), None)
         if a is None or a.problems:
             why = "; ".join(a.problems) if a else "; ".join(x.error or "" for x in analysed)

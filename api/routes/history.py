@@ -33,6 +33,7 @@ from core.content import parse_content
 from core.errors import CommitConflictError, MergeConflictError
 from core.instants import parse_instant, to_micros
 from core.keys import ContentKey
+from core.sql.budget import Deadline
 
 router = APIRouter(prefix="/api/v2/trees/{ref}/history")
 
@@ -69,11 +70,12 @@ def _operation(op: OperationBody) -> Operation:
     return Unchanged(key)
 
 
-def _analysed(catalog: Catalog, branch: str, op: Operation) -> Operation:
+def _analysed(catalog: Catalog, branch: str, op: Operation, deadline: Deadline) -> Operation:
     """A view put by a commit is analysed at the branch head, as one written
-    through the Iceberg API is."""
+    through the Iceberg API is (all of a commit's views within one budget)."""
     if isinstance(op, Put):
-        return Put(op.key, with_analysis(catalog, branch, op.key, op.content), op.expected)
+        return Put(op.key, with_analysis(catalog, branch, op.key, op.content, deadline),
+                   op.expected)
     return op
 
 
@@ -82,7 +84,8 @@ def commit(request: Request, ref: str, body: CommitBody) -> Response:
     branch, expected = name_and_hash(ref, "A commit")
     store = store_of(request)
     catalog = request.app.state.services.catalog
-    operations = [_analysed(catalog, branch, _operation(o)) for o in body.operations]
+    deadline = Deadline()
+    operations = [_analysed(catalog, branch, _operation(o), deadline) for o in body.operations]
     guard = guard_of(request)
     if guard is not None:
         for op in operations:

@@ -22,13 +22,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
-from sqlglot import exp, parse_one
+from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import OptimizeError, ParseError, SqlglotError, TokenError
 from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, build_scope
 from sqlglot.schema import MappingSchema
+
+from core.sql.budget import Deadline, OverBudget, check_stars, parse_within_budget
 
 # The values (re-exported: callers name them from here or from core.sql.model).
 from core.sql.model import (
@@ -64,35 +66,57 @@ def known_dialect(dialect: str) -> bool:
 
 
 def analyze(sql: str, dialect: str, default_namespace: Key, resolve: Resolver,
-            default_catalog: str | None = None, with_types: bool = False) -> Analysis:
+            default_catalog: str | None = None, with_types: bool = False,
+            deadline: Deadline | None = None) -> Analysis:
+    """The analysis; SQL over the budget (core.sql.budget) is not analysed:
+    ``error`` says which limit. ``deadline``: shared by the analyses of one
+    request (default: a budget of its own)."""
     if not known_dialect(dialect):
         return Analysis(dialect, error=f"sqlglot does not know the SQL dialect {dialect!r}")
+    deadline = deadline or Deadline()
     try:
-        tree = parse_one(sql, read=dialect)
+        return _analyze(sql, dialect, default_namespace, resolve, default_catalog, with_types,
+                        deadline)
+    except OverBudget as e:
+        return Analysis(dialect, error=f"not analysed: {e.reason}")
+    except RecursionError:  # a shape the tree measures did not foresee
+        return Analysis(dialect, error="not analysed: the SQL is nested too deeply for "
+                                       "analysis")
+
+
+def _analyze(sql: str, dialect: str, default_namespace: Key, resolve: Resolver,
+             default_catalog: str | None, with_types: bool, deadline: Deadline) -> Analysis:
+    try:
+        tree = parse_within_budget(sql, dialect)
     except (ParseError, TokenError) as e:
         return Analysis(dialect, error=f"cannot parse the {dialect} SQL: {_first_line(e)}")
     if not isinstance(tree, exp.Query):
         return Analysis(dialect, error=f"the {dialect} SQL is not a query "
                                        f"({type(tree).__name__})")
+    deadline.check("resolving names")
     relations, unresolved = _resolve_tables(tree, default_namespace, resolve, default_catalog)
     deps = tuple(sorted({Dependency(r.key, r.content_id, r.kind)
                          for r in relations.values()}, key=lambda d: d.key))
     if unresolved:
         return Analysis(dialect, dependencies=deps, unresolved=tuple(sorted(set(unresolved))),
                         problems=tuple(f"{n} does not exist" for n in sorted(set(unresolved))))
+    check_stars(tree, [len(r.columns) for r in relations.values()])
     schema = MappingSchema({syn: dict(r.columns) for syn, r in relations.items()},
                            dialect=dialect)
     try:
+        deadline.check("qualifying columns")
         qualified = qualify(tree, schema=schema, dialect=dialect, quote_identifiers=False,
                             validate_qualify_columns=True, identify=False)
+        deadline.check("tracing column lineage")
         root = build_scope(qualified)
         assert root is not None
         names = [s.alias_or_name for s in _first_select(qualified).selects]
-        tracer = _Tracer(root, relations)
+        tracer = _Tracer(root, relations, deadline)
         columns = tuple((name, tracer.position(root, i)) for i, name in enumerate(names))
         used = _used_columns(root, relations)
         types: tuple[str | None, ...] = ()
         if with_types:
+            deadline.check("inferring types")
             typed = annotate_types(qualified.copy(), schema=schema, dialect=dialect)
             types = tuple(p.type.sql(dialect) if p.type and not p.type.is_type(
                 exp.DataType.Type.UNKNOWN) else None for p in _first_select(typed).selects)
@@ -100,6 +124,7 @@ def analyze(sql: str, dialect: str, default_namespace: Key, resolve: Resolver,
         return Analysis(dialect, dependencies=deps, problems=(_first_line(e),))
     deps = tuple(Dependency(d.key, d.content_id, d.kind, *used.get(d.key, ((), ())))
                  for d in deps)
+    deadline.check("writing the expanded text")
     _restore_names(qualified, relations)
     # copy=False: the tree is not used again, so the generator may transform
     # it in place (a deep copy of the tree is a tenth of the analysis).
@@ -186,12 +211,27 @@ def _used_columns(root: Scope, relations: dict[str, Relation]) -> dict[
 
 # -- 3. lineage ------------------------------------------------------------------------------
 class _Tracer:
-    def __init__(self, root: Scope, relations: dict[str, Relation]) -> None:
+    def __init__(self, root: Scope, relations: dict[str, Relation],
+                 deadline: Deadline | None = None) -> None:
         self.relations = relations
         self.scopes = {id(s.expression): s for s in root.traverse()}
+        # Each output column of each scope is traced once: CTEs that read
+        # several earlier ones would otherwise be traced once per path,
+        # exponentially many.
+        self.done: dict[tuple[int, int], Lineage] = {}
+        self.deadline = deadline
 
     def position(self, scope: Scope, i: int) -> Lineage:
         """The lineage of output column ``i`` of ``scope``."""
+        key = (id(scope.expression), i)
+        hit = self.done.get(key)
+        if hit is None:
+            if self.deadline is not None and len(self.done) % 256 == 255:
+                self.deadline.check("finishing the column lineage")
+            hit = self.done[key] = self._position(scope, i)
+        return hit
+
+    def _position(self, scope: Scope, i: int) -> Lineage:
         if isinstance(scope.expression, exp.SetOperation):
             parts = [self.position(s, i) for s in scope.set_operation_scopes]
             return _merge(parts, derived=any(p.derived for p in parts))

@@ -19,10 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from sqlglot import exp, parse_one
+from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from core.sql.analysis import known_dialect
+from core.sql.budget import OverBudget, parse_within_budget
 
 # The names the engine gives the appended rows and the stored rows.
 DELTA = "__sapwood_delta"
@@ -52,7 +53,9 @@ def plan_incremental(sql: str, dialect: str, columns: list[str]) -> IncrementalP
     if not known_dialect(dialect):
         return full(f"sqlglot does not know the SQL dialect {dialect!r}")
     try:
-        tree = parse_one(sql, read=dialect)
+        tree = parse_within_budget(sql, dialect)
+    except OverBudget as e:
+        return full(e.reason)
     except SqlglotError as e:
         return full(f"cannot parse the SQL: {str(e).splitlines()[0][:200]}")
     if not isinstance(tree, exp.Select):

@@ -4,10 +4,12 @@ per view; the result is a generated representation, marked as such)."""
 from __future__ import annotations
 
 import sqlglot
+from sqlglot import exp
 from sqlglot.errors import ErrorLevel, ParseError, SqlglotError, TokenError
 
 from core.errors import InvalidInputError
 from core.sql.analysis import known_dialect
+from core.sql.budget import OverBudget, parse_within_budget
 
 GENERATED = "sapwood.generated-representation"
 
@@ -17,8 +19,15 @@ def transpile(sql: str, source: str, target: str) -> str:
         if not known_dialect(d):
             raise InvalidInputError(f"sqlglot does not know the SQL dialect {d!r}")
     try:
-        out = sqlglot.transpile(sql, read=source, write=target,
-                                unsupported_level=ErrorLevel.RAISE)
+        # Parsed within the analysis budget first: generating recurses too.
+        tree = parse_within_budget(sql, source)
+        statements = tree.expressions if isinstance(tree, exp.Block) else [tree]
+        out = [s.sql(dialect=target, unsupported_level=ErrorLevel.RAISE) for s in statements]
+    except OverBudget as e:
+        raise InvalidInputError(f"cannot transpile the {source} SQL: {e.reason}") from None
+    except RecursionError:
+        raise InvalidInputError(f"cannot transpile the {source} SQL: it is nested too "
+                                "deeply") from None
     except (ParseError, TokenError) as e:
         raise InvalidInputError(f"cannot parse the {source} SQL: "
                                 f"{str(e).strip().splitlines()[0][:300]}") from None

@@ -94,8 +94,9 @@ RULES: dict[str, Rule] = {
     "view_lineage": Rule(R, ref="ref", key="key"),
     "add_view_representation": Rule(W, ref="ref", key="key", direct_write=True),
     "recompile_view": Rule(W, ref="ref", key="key", direct_write=True),
-    # Dependents may live anywhere: reading them needs read on the whole ref.
-    "content_dependents": Rule(R, ref="ref"),
+    # Dependents may live anywhere: those the caller may not read are left
+    # out, and not walked through (api.v2.redact).
+    "content_dependents": Rule(R, ref="ref", key="key"),
     "list_views_by_status": Rule(R, ref="ref", key="handler", listing=True),
     # -- materialized views (the refresh itself is an Iceberg table commit) -------------
     "create_materialized_view": Rule(W, ref="ref", key="handler", direct_write=True),

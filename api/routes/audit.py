@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Query, Request, Response
 
+from api.auth.guard import guard_of
 from api.catalog.audit import view_history
 from api.deps import json_response
 from api.paths import ref_param
+from api.v2 import redact
 from core.instants import parse_instant, to_micros
 from core.keys import ContentKey
 
@@ -22,7 +24,11 @@ def audit_view(request: Request, ref: str, key: str, since: str | None = None,
     time (``maxRecords``, default 100; ``pageToken`` from ``token``); ``since``
     and ``until`` (instants) keep the versions current at some point between."""
     catalog = request.app.state.services.catalog
-    return json_response(view_history(
-        catalog, ref_param(ref), ContentKey.parse(key),
+    spec = ref_param(ref)
+    page = view_history(
+        catalog, spec, ContentKey.parse(key),
         to_micros(parse_instant(since)) // 1000 if since else None,
-        to_micros(parse_instant(until)) // 1000 if until else None, page_token, max_records))
+        to_micros(parse_instant(until)) // 1000 if until else None, page_token, max_records)
+    guard = guard_of(request)
+    return json_response(redact.audit(page, guard.key_filter(request, spec)
+                                      if guard is not None else None))

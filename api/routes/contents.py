@@ -11,6 +11,7 @@ from api.auth.guard import guard_of
 from api.deps import json_response
 from api.paths import ref_param
 from api.routes.trees import store_of
+from api.v2.redact import Readable
 from api.v2.requests import ContentsBody
 from api.v2.shapes import (
     content_json,
@@ -23,6 +24,7 @@ from api.v2.shapes import (
 from core.auth import Privilege
 from core.errors import ContentNotFoundError
 from core.keys import ContentKey
+from core.refs import RefSpec
 
 router = APIRouter(prefix="/api/v2/trees")
 
@@ -45,7 +47,7 @@ def entries(request: Request, ref: str,
     visible = guard.key_filter(request, spec) if guard is not None else None
     items = page.items if visible is None else [e for e in page.items
                                                 if visible(e.key.elements)]
-    out = page_json("entries", [entry_json(e) for e in items], page.next_token)
+    out = page_json("entries", [entry_json(e, visible) for e in items], page.next_token)
     out["effectiveReference"] = effective_json(resolved)
     return json_response(out)
 
@@ -58,8 +60,13 @@ def get_content(request: Request, ref: str, key: str) -> Response:
         raise ContentNotFoundError(f"key '{ContentKey.parse(key)}' does not exist at "
                                    f"'{unquote(ref)}'")
     (value,) = found.values()
-    return json_response({"content": content_json(value),
+    return json_response({"content": content_json(value, _readable(request, ref_param(ref))),
                           "effectiveReference": effective_json(resolved)})
+
+
+def _readable(request: Request, spec: RefSpec) -> Readable | None:
+    guard = guard_of(request)
+    return None if guard is None else guard.key_filter(request, spec)
 
 
 def _contents(request: Request, ref: str, keys: list[ContentKey]) -> Response:
@@ -69,8 +76,9 @@ def _contents(request: Request, ref: str, keys: list[ContentKey]) -> Response:
         for k in keys:
             guard.require(request, Privilege.READ, spec, k.elements)
     resolved, found = store_of(request).lookup(spec, keys)
+    readable = _readable(request, spec)
     return json_response({
-        "contents": [{"key": key_json(k), "content": content_json(c)}
+        "contents": [{"key": key_json(k), "content": content_json(c, readable)}
                      for k, c in found.items()],
         "effectiveReference": effective_json(resolved)})
 

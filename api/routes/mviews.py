@@ -8,6 +8,7 @@ that carries the ``Sapwood-Refresh`` header (api.catalog.mv_refresh)."""
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import unquote
 
 from fastapi import APIRouter, Query, Request, Response
@@ -20,10 +21,13 @@ from api.catalog.service import Who, drop
 from api.deps import Call, json_response
 from api.errors import bad_request
 from api.paths import Target, ref_param, target
+from api.v2 import redact
 from api.v2.mv_requests import CreateMaterializedView, ReplaceMaterializedView
 from core.auth import Privilege
 from core.content import ContentType
 from core.keys import ContentKey
+from core.mv.freshness import Freshness
+from core.mv.metadata import MaterializedViewMetadata
 
 router = APIRouter(prefix="/api/v2/trees")
 
@@ -47,6 +51,19 @@ def _definition(body: CreateMaterializedView | ReplaceMaterializedView) -> Defin
     return Definition(body.sql, body.dialect.lower(), tuple(body.default_namespace), schema)
 
 
+def _readable(request: Request, t: Target) -> redact.Readable | None:
+    guard = guard_of(request)
+    return None if guard is None else guard.key_filter(request, t.ref)
+
+
+def _described(request: Request, t: Target, doc: dict[str, Any]) -> Response:
+    """A materialized view's summary; its refreshes name hidden bases only."""
+    readable = _readable(request, t)
+    if readable is not None:
+        doc = {**doc, "refreshes": redact.refreshes(doc["refreshes"], readable)}
+    return json_response(doc)
+
+
 @router.post("/{ref}/materialized-views")
 def create_materialized_view(request: Request, ref: str, body: CreateMaterializedView,
                              ) -> Response:
@@ -57,13 +74,14 @@ def create_materialized_view(request: Request, ref: str, body: CreateMaterialize
         guard.require(request, Privilege.WRITE, ref_param(ref), key.elements)
     t = target(ref_param(ref), ContentKey(key.elements[:-1]), key.name)
     svc.mviews.create(t.ref, t.key, _definition(body), body.properties, _who(request, ref))
-    return json_response(svc.mviews.describe(t))
+    return _described(request, t, svc.mviews.describe(t))
 
 
 @router.get("/{ref}/materialized-views/{key}")
 async def get_materialized_view(request: Request, ref: str, key: str) -> Response:
     svc = request.app.state.services
-    return json_response(await run_in_threadpool(svc.mviews.describe, _target(ref, key)))
+    t = _target(ref, key)
+    return _described(request, t, await run_in_threadpool(svc.mviews.describe, t))
 
 
 @router.put("/{ref}/materialized-views/{key}")
@@ -72,9 +90,9 @@ def replace_materialized_view(request: Request, ref: str, key: str,
     if body.sql is None and not body.properties:
         raise bad_request("Nothing to replace: send sql (a new version), properties, or both")
     svc = request.app.state.services
-    out = svc.mviews.replace(_target(ref, key), _definition(body), body.properties,
-                             _who(request, ref))
-    return json_response(out)
+    t = _target(ref, key)
+    return _described(request, t, svc.mviews.replace(t, _definition(body), body.properties,
+                                                     _who(request, ref)))
 
 
 @router.delete("/{ref}/materialized-views/{key}", status_code=204)
@@ -92,11 +110,22 @@ def drop_materialized_view(request: Request, ref: str, key: str,
 async def materialized_view_freshness(request: Request, ref: str, key: str) -> Response:
     svc = request.app.state.services
     t = _target(ref, key)
-    fresh, now, meta = await run_in_threadpool(svc.mviews.freshness, t)
+    fresh, now, meta, hides = await run_in_threadpool(_freshness, svc, t,
+                                                      _readable(request, t))
+    doc = redact.freshness(fresh.to_json(now), fresh.subjects, hides, _readable(request, t))
     return json_response({"key": list(t.key.elements), "atMs": now,
                           "maxStalenessMs": meta.max_staleness_ms(),
                           "servedFromStorage": fresh.servable(meta.max_staleness_ms()),
-                          **fresh.to_json(now)})
+                          **doc})
+
+
+def _freshness(svc: Any, t: Target, readable: redact.Readable | None,
+               ) -> tuple[Freshness, int, MaterializedViewMetadata, bool]:
+    fresh, now, meta = svc.mviews.freshness(t)
+    hides = readable is not None and any(
+        redact.reads_hidden(a.model_dump(by_alias=True), readable)
+        for a in (svc.catalog.get(t.ref, t.key).analysis or []))
+    return fresh, now, meta, hides
 
 
 @router.get("/{ref}/materialized-views/{key}/refresh-plan")

@@ -10,12 +10,14 @@ from typing import Any
 
 from fastapi import APIRouter, Query, Request, Response
 
+from api.auth.guard import guard_of
 from api.catalog.service import Who
 from api.catalog.view_versions import add_representation, recompile
 from api.deps import json_response, principal, raw_json
 from api.errors import IcebergError
 from api.paths import ref_param, target
 from api.routes.trees import store_of
+from api.v2 import redact
 from api.v2.shapes import effective_json
 from core.commits import ResolvedRef
 from core.content import Content, IcebergView, MaterializedView
@@ -43,10 +45,19 @@ def primary(c: Content) -> DialectAnalysis | None:
     return next((a for a in found if a.status != "unanalysed"), found[0] if found else None)
 
 
-def analysis_json(a: DialectAnalysis | None) -> dict[str, Any]:
+def analysis_json(a: DialectAnalysis | None,
+                  readable: redact.Readable | None = None) -> dict[str, Any]:
     if a is None:
         return {"status": "unanalysed", "reasons": ["written before analysis existed"]}
-    return {"dialect": a.dialect, "status": a.status, "reasons": a.reasons}
+    hides = redact.reads_hidden(a.model_dump(by_alias=True), readable)
+    return {"dialect": a.dialect, "status": a.status,
+            "reasons": [redact.HIDDEN_REASON] if hides and a.reasons else a.reasons}
+
+
+def _readable(request: Request, ref: str) -> redact.Readable | None:
+    """Which keys the caller may read at ``ref`` (None: all of them)."""
+    guard = guard_of(request)
+    return None if guard is None else guard.key_filter(request, ref_param(ref))
 
 
 @router.get("/{ref}/views/{key}/dependencies")
@@ -56,6 +67,7 @@ def view_dependencies(request: Request, ref: str, key: str,
     those views read, down to ``depth`` levels; each once, at its least depth."""
     store = store_of(request)
     resolved, view = _view(store, ref, key)
+    readable = _readable(request, ref)
     at = f"@{resolved.hash}"
     out: list[dict[str, Any]] = []
     seen = {ContentKey.parse(key)}
@@ -68,8 +80,15 @@ def view_dependencies(request: Request, ref: str, key: str,
             a = primary(c)
             for d in a.dependencies if a else []:
                 k = ContentKey(d.key)
-                if k not in seen:
-                    seen.add(k)
+                if k in seen:
+                    continue
+                seen.add(k)
+                if redact.hidden(readable, k.elements):
+                    # Its name is in the SQL; nothing else about it, nor
+                    # what it reads in turn.
+                    out.append({"key": list(k.elements), "depth": level,
+                                "via": list(parent.elements), redact.REDACTED: True})
+                else:
                     wanted.append((parent, k, d))
         now = store.contents(at, [k for _, k, _ in wanted]) if wanted else {}
         frontier = []
@@ -80,11 +99,16 @@ def view_dependencies(request: Request, ref: str, key: str,
                      "exists": cur is not None and cur.id == d.content_id}
             out.append(entry)
             if cur is not None and isinstance(cur, IcebergView | MaterializedView):
-                entry |= analysis_json(primary(cur))
+                entry |= analysis_json(primary(cur), readable)
                 frontier.append((k, cur))
     a = primary(view)
+    unresolved = [n for n in (a.unresolved if a else [])
+                  if not redact.dotted_hidden(readable, n)]
+    out += [{"key": n.split("."), "depth": 1, "via": list(ContentKey.parse(key).elements),
+             redact.REDACTED: True}
+            for n in (a.unresolved if a else []) if redact.dotted_hidden(readable, n)]
     return json_response({"key": ContentKey.parse(key).elements, "contentId": view.id,
-                          **analysis_json(a), "unresolved": a.unresolved if a else [],
+                          **analysis_json(a, readable), "unresolved": unresolved,
                           "dependencies": out, "effectiveReference": effective_json(resolved)})
 
 
@@ -93,12 +117,14 @@ def view_lineage(request: Request, ref: str, key: str) -> Response:
     """Per output column: the base-table columns its value comes from (through
     nested views), and whether any step computes it."""
     resolved, view = _view(store_of(request), ref, key)
+    readable = _readable(request, ref)
     a = primary(view)
-    columns = [{"name": f.name, "derived": f.derived,
-                "origins": [{"table": o.table, "column": o.column} for o in f.origins]}
-               for f in (a.field_origins if a else [])]
+    columns = [redact.field_origin(
+        {"name": f.name, "derived": f.derived,
+         "origins": [{"table": o.table, "column": o.column} for o in f.origins]}, readable)
+        for f in (a.field_origins if a else [])]
     return json_response({"key": ContentKey.parse(key).elements, "contentId": view.id,
-                          **analysis_json(a), "columns": columns,
+                          **analysis_json(a, readable), "columns": columns,
                           "effectiveReference": effective_json(resolved)})
 
 
@@ -114,6 +140,7 @@ def content_dependents(request: Request, ref: str, key: str,
         raise IcebergError(404, "NotFoundException",
                            f"Content does not exist: {start} at '{ref_param(ref)}'")
     at = f"@{resolved.hash}"
+    readable = _readable(request, ref)
     out: list[dict[str, Any]] = []
     seen = {start}
     frontier = [start]
@@ -123,13 +150,13 @@ def content_dependents(request: Request, ref: str, key: str,
         nxt = []
         for parent in frontier:
             for k, c in sorted(store.dependents(at, parent)[1].items()):
-                if k in seen:
-                    continue
+                if k in seen or redact.hidden(readable, k.elements):
+                    continue  # nothing of a view the caller may not read
                 seen.add(k)
                 nxt.append(k)
                 out.append({"key": list(k.elements), "contentId": c.id, "type": c.type,
                             "depth": level, "via": list(parent.elements),
-                            **analysis_json(primary(c))})
+                            **analysis_json(primary(c), readable)})
         frontier = nxt
     return json_response({"key": list(start.elements), "contentId": found[start].id,
                           "dependents": out, "effectiveReference": effective_json(resolved)})

@@ -18,6 +18,7 @@ from api.deps import json_response
 from api.errors import bad_request
 from api.paths import ref_param
 from api.routes.view_graph import primary
+from api.v2 import redact
 from api.v2.shapes import effective_json
 from core.content import ContentType
 from core.sql.validity import reasons
@@ -27,8 +28,10 @@ router = APIRouter(prefix="/api/v2/trees")
 STATUSES = ("ok", "invalid", "unanalysed")
 
 
-def view_statuses(catalog: Catalog, ref: str) -> tuple[Any, list[dict[str, Any]]]:
-    """Every view at ``ref`` with its status now and the reasons."""
+def view_statuses(catalog: Catalog, ref: str, readable: redact.Readable | None = None,
+                  ) -> tuple[Any, list[dict[str, Any]]]:
+    """Every view at ``ref`` with its status now and the reasons (one
+    neutral reason for a view that reads what ``readable`` hides)."""
     store: Store = catalog.store
     resolved = store.resolve(ref_param(ref))
     at = f"@{resolved.hash}"
@@ -55,6 +58,8 @@ def view_statuses(catalog: Catalog, ref: str) -> tuple[Any, list[dict[str, Any]]
         else:
             why = reasons(a, resolve, where.get)
             status = "invalid" if why else "ok"
+        if why and redact.reads_hidden(a.model_dump(by_alias=True) if a else None, readable):
+            why = [redact.HIDDEN_REASON]
         out.append({"key": list(e.key.elements), "contentId": e.content_id,
                     "type": e.type.value, "status": status, "reasons": why,
                     "dialect": a.dialect if a else None})
@@ -68,9 +73,9 @@ async def list_views_by_status(request: Request, ref: str,
         raise bad_request(f"Invalid status {status!r}: expected one of "
                           f"{', '.join(STATUSES)} or all")
     catalog = request.app.state.services.catalog
-    resolved, views = await run_in_threadpool(view_statuses, catalog, ref)
     guard = guard_of(request)
     visible = guard.key_filter(request, ref_param(ref)) if guard is not None else None
+    resolved, views = await run_in_threadpool(view_statuses, catalog, ref, visible)
     views = [v for v in views if (status == "all" or v["status"] == status)
              and (visible is None or visible(tuple(v["key"])))]
     return json_response({"views": views, "effectiveReference": effective_json(resolved)})

@@ -243,15 +243,20 @@ async def _view(request: Request, api: Api, ref: str, key: str, path: str,
                 mv=mv,
                 diff=diff, dependencies=reads, dependents=read_by, graph=graph,
                 lineage=[{"name": c["name"], "derived": c.get("derived"),
-                          "origins": [".".join([*o["table"], o["column"]])
-                                      if isinstance(o, dict) else str(o)
-                                      for o in c.get("origins", [])]} for c in lineage])
+                          "origins": [_origin(o) for o in c.get("origins", [])]}
+                         for c in lineage])
+
+
+def _origin(o: dict[str, Any]) -> str:
+    if o.get("redacted"):  # a table the visitor may not read: its name only
+        return f"{'.'.join(o['table'])} (not readable)"
+    return ".".join([*o["table"], o["column"]])
 
 
 def _dep(d: dict[str, Any]) -> dict[str, Any]:
     key = d["key"]["elements"] if isinstance(d["key"], dict) else d["key"]
     return {"key": ".".join(key), "type": d.get("type", ""), "depth": d.get("depth", 1),
-            "exists": d.get("exists", True)}
+            "exists": d.get("exists", True), "redacted": bool(d.get("redacted"))}
 
 
 def _side_by_side(versions: list[dict[str, Any]], a: int, b: int) -> str | None:

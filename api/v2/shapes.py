@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from api.v2 import redact
+from api.v2.redact import Readable
 from core.commits import (
     Commit,
     DiffEntry,
@@ -21,8 +23,13 @@ def key_json(key: ContentKey) -> dict[str, Any]:
     return {"elements": list(key.elements)}
 
 
-def content_json(content: Content | None) -> dict[str, Any] | None:
-    return None if content is None else content.to_json()  # type: ignore[union-attr]
+def content_json(content: Content | None, readable: Readable | None = None,
+                 ) -> dict[str, Any] | None:
+    """``readable``: the keys the caller may read (None: all); what a view's
+    analysis says of the others is left out (api.v2.redact)."""
+    if content is None:
+        return None
+    return redact.content(content.to_json(), readable)  # type: ignore[union-attr]
 
 
 def reference_json(ref: Reference) -> dict[str, Any]:
@@ -57,11 +64,11 @@ def log_entry_json(c: Commit, fetch_all: bool) -> dict[str, Any]:
     return out
 
 
-def entry_json(e: Entry) -> dict[str, Any]:
+def entry_json(e: Entry, readable: Readable | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"type": e.type.value, "name": key_json(e.key),
                            "contentId": e.content_id}
     if e.content is not None:
-        out["content"] = content_json(e.content)
+        out["content"] = content_json(e.content, readable)
     return out
 
 

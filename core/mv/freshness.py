@@ -55,6 +55,13 @@ class Freshness:
     # ms since the first change the stored rows miss; None: they answer
     # another query (or there are none), so no staleness bound admits them.
     stale_for_ms: int | None = 0
+    # Per reason, the base table or view it is about (None: the view itself,
+    # or not one object): an answer hides reasons about what its reader may
+    # not read.
+    subjects: list[str | None] = field(default_factory=list)
+
+    def subject(self, i: int) -> str | None:
+        return self.subjects[i] if i < len(self.subjects) else None
 
     def servable(self, max_staleness_ms: int) -> bool:
         """Whether a reader accepting ``max_staleness_ms`` gets the stored rows."""
@@ -104,14 +111,19 @@ def freshness(mv: MaterializedViewMetadata, tables: dict[str, TableNow | None],
                  for n, t in sorted(tables.items())]
         return Freshness("stale", ["never refreshed"], None, bases, None)
     reasons: list[str] = []
+    subjects: list[str | None] = []
+
+    def why(text: str, subject: str | None) -> None:
+        reasons.append(text)
+        subjects.append(subject)
+
     if refresh.version_id != mv.current_version_id:
-        reasons.append(f"the definition changed: refresh {refresh.refresh_id} computed "
-                       f"version {refresh.version_id}, version {mv.current_version_id} "
-                       "is current")
+        why(f"the definition changed: refresh {refresh.refresh_id} computed version "
+            f"{refresh.version_id}, version {mv.current_version_id} is current", None)
     for name, version in sorted(views.items()):
         was = refresh.views.get(name)
         if was != version:
-            reasons.append(f"view {name} changed since the refresh (version {was} → {version})")
+            why(f"view {name} changed since the refresh (version {was} → {version})", name)
     bases: list[BaseState] = []
     first_change: int | None = None
     for name in sorted(set(tables) | set(refresh.base_tables)):
@@ -119,12 +131,12 @@ def freshness(mv: MaterializedViewMetadata, tables: dict[str, TableNow | None],
         now = tables.get(name)
         if read is None or now is None:
             what = "now read" if read is None else "no longer read"
-            reasons.append(f"table {name} is {what} by the view")
+            why(f"table {name} is {what} by the view", name)
             bases.append(BaseState(name, read.snapshot_reference if read else None,
                                    now.snapshot_id if now else None))
             continue
         if read.properties.get(CONTENT_ID, now.content_id) != now.content_id:
-            reasons.append(f"table {name} was dropped and created again")
+            why(f"table {name} was dropped and created again", name)
             bases.append(BaseState(name, read.snapshot_reference, now.snapshot_id))
             continue
         state = BaseState(name, read.snapshot_reference, now.snapshot_id)
@@ -134,11 +146,11 @@ def freshness(mv: MaterializedViewMetadata, tables: dict[str, TableNow | None],
             first_change = at if first_change is None else min(first_change, at)
         bases.append(state)
     if reasons:  # another query's rows: no staleness bound admits them
-        return Freshness("stale", reasons, refresh, bases, None)
+        return Freshness("stale", reasons, refresh, bases, None, subjects)
     if first_change is None:
         return Freshness("fresh", [], refresh, bases, 0)
     moved = [b.identifier for b in bases if not b.fresh]
     return Freshness("stale", [f"table {n} changed since the refresh" for n in moved],
-                     refresh, bases, max(0, now_ms - first_change))
+                     refresh, bases, max(0, now_ms - first_change), list(moved))
 
 

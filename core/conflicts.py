@@ -26,6 +26,10 @@ class Conflict:
     type: ConflictType
     key: ContentKey | None
     message: str
+    # The same request may succeed if sent again: the conflict came from
+    # the target moving while the request was worked out, not from the
+    # contents (a content merge abandoned after its attempts, say).
+    retryable: bool = False
 
     def __str__(self) -> str:
         return f"{self.type}: {self.message}"

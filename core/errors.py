@@ -143,9 +143,12 @@ def error_details(err: SapwoodError) -> dict[str, Any]:
     if isinstance(err, CommitConflictError):
         out["conflicts"] = [
             {"conflictType": str(c.type), "key": str(c.key) if c.key else None,
-             "message": c.message}
+             "message": c.message, "retryable": c.retryable}
             for c in err.conflicts
         ]
+        # Whether sending the same request again may succeed: every conflict
+        # came from the target moving, none from the contents.
+        out["retryable"] = bool(err.conflicts) and all(c.retryable for c in err.conflicts)
     if isinstance(err, ReferenceConflictError):
         out["expectedHash"] = err.expected
         out["actualHash"] = err.actual

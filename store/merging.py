@@ -217,7 +217,7 @@ def _resolved(key: ContentKey, res: Resolution, target: IndexEntry | None,
     if res.expected.hashed()[0] != target.value_hash or res.content.id != target.content_id:
         return None, Conflict(ConflictType.VALUE_DIFFERS, key,
                               f"key '{key}' changed on the target while its merge was worked "
-                              "out; try again")
+                              "out; try again", retryable=True)
     vh = res.content.hashed()[0]
     return IndexEntry(target.type, target.content_id, vh), None
 

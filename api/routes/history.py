@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from fastapi import APIRouter, Query, Request, Response
 
@@ -21,6 +22,8 @@ from core.auth import Privilege
 from core.commits import (
     CommitMeta,
     Delete,
+    KeyMergeDetail,
+    KeyOutcome,
     MergeBehavior,
     MergeResult,
     Operation,
@@ -141,6 +144,7 @@ def merge(request: Request, ref: str, body: MergeBody) -> Response:
 
     catalog = request.app.state.services.catalog
     raising = not body.return_conflict_as_result
+    result: MergeResult | None = None
     for _ in range(_CONTENT_MERGE_ATTEMPTS):
         # A dry run first: each branch may hold half of a view read-cycle, and
         # keys changed on both sides may be combined (api.catalog.content_merge).
@@ -167,13 +171,43 @@ def merge(request: Request, ref: str, body: MergeBody) -> Response:
             raise
         if not result.applied:
             discard(catalog, combined)
-        if any(d.conflict is not None and "while its merge was worked out" in d.conflict.message
-               for d in result.details):
+        result = _moved(result, shown)
+        if result.conflicts and all(c.retryable for c in result.conflicts):
             continue  # the target moved under a combination: work it out again
         return _merge_answer(body, lambda result=result: _raise_or(result, raising), request)
-    raise CommitConflictError([Conflict(ConflictType.VALUE_DIFFERS, None,
-                                        "the target kept changing while the merge was "
-                                        "worked out; try again")])
+    # Abandoned: the target kept moving. The answer names each key, says so,
+    # and is marked retryable (a client tells it from "cannot be merged").
+    assert result is not None
+    gave_up = replace(result, details=[_abandoned(d) for d in result.details])
+    return _merge_answer(body, lambda: _raise_or(gave_up, raising), request)
+
+
+def _moved(result: MergeResult, preview: MergeResult) -> MergeResult:
+    """Conflicts the merge met that its dry run did not: the target changed
+    those keys in between, so the merge was worked out without them (no
+    combination was tried); sending it again works them out."""
+    seen = {c.key for c in preview.conflicts}
+    details = []
+    for d in result.details:
+        c = d.conflict
+        if c is not None and d.outcome is KeyOutcome.CONFLICT and not c.retryable and \
+                c.key not in seen and c.type is ConflictType.VALUE_DIFFERS:
+            d = replace(d, conflict=replace(
+                c, retryable=True, message=f"{c.message} (the target changed it after the "
+                                           "merge was worked out)"))
+        details.append(d)
+    return replace(result, details=details)
+
+
+def _abandoned(d: KeyMergeDetail) -> KeyMergeDetail:
+    if d.conflict is None or not d.conflict.retryable:
+        return d
+    why = (f"the target changed under the combination of key '{d.key}' on each of "
+           f"{_CONTENT_MERGE_ATTEMPTS} attempts: the merge was abandoned; send it again")
+    return replace(d, conflict=replace(d.conflict, message=why),
+                   conflict_details={**(d.conflict_details or {}), "combination": "abandoned",
+                                     "reason": "target-moved",
+                                     "attempts": _CONTENT_MERGE_ATTEMPTS})
 
 
 # A combination is worked out at the target's head; if that moves before the

@@ -86,12 +86,16 @@ def merge_json(r: MergeResult) -> dict[str, Any]:
         "expectedHash": r.expected_target_hash,
         "wasApplied": r.applied,
         "wasSuccessful": not r.conflicts,
+        # Whether the same merge may land if sent again (its conflicts came
+        # only from the target moving while it was worked out).
+        "retryable": bool(r.conflicts) and all(c.retryable for c in r.conflicts),
         "details": [
             {"key": key_json(d.key), "mergeBehavior": d.behavior.value,
              "outcome": d.outcome.value,
              **({"conflict": {"conflictType": d.conflict.type.value,
                               "key": key_json(d.conflict.key) if d.conflict.key else None,
-                              "message": d.conflict.message}} if d.conflict else {}),
+                              "message": d.conflict.message,
+                              "retryable": d.conflict.retryable}} if d.conflict else {}),
              **({"combined": d.combined} if d.combined is not None else {}),
              **({"conflictDetails": d.conflict_details}
                 if d.conflict_details is not None else {})}

@@ -241,3 +241,68 @@ def test_transplant_uses_the_same_rules(server, store, http, ns: str) -> None:
     assert detail(r.json(), f"{ns}.t")["outcome"] == "MERGED"
     ids = sorted(main.load_table(f"{ns}.t").scan().to_arrow().column("id").to_pylist())
     assert ids == [0, 10, 11, 20]
+
+
+def test_a_merge_that_gives_up_says_why_and_whether_to_retry(server, store, http,
+                                                              ns: str) -> None:
+    """A target that keeps moving (a writer changing the table's properties
+    as fast as it can) while branches that only appended merge into it:
+    every answer lands, or is a 409 whose every conflict says the merge was
+    abandoned and is marked retryable. A key dropped and created again on
+    one side cannot be merged: a 409 that says why, not retryable."""
+    import threading
+
+    import httpx
+
+    main = server.catalog()
+    main.create_table(f"{ns}.t", SCHEMA).append(rows(2))
+    names = [f"m{i}_{ns}" for i in range(8)]
+    for name in names:
+        store.create_reference(name, source="main")
+        server.catalog(name).load_table(f"{ns}.t").append(rows(1, start=100))
+    stop = threading.Event()
+    uuid = http.get(f"/iceberg/v1/namespaces/{ns}/tables/t").json()["metadata"]["table-uuid"]
+
+    def move() -> None:
+        with httpx.Client(base_url=server.base, timeout=30) as mover:
+            i = 0
+            while not stop.is_set():
+                i += 1
+                mover.post(f"/iceberg/v1/namespaces/{ns}/tables/t", json={
+                    "requirements": [{"type": "assert-table-uuid", "uuid": uuid}],
+                    "updates": [{"action": "set-properties", "updates": {"n": str(i)}}]})
+
+    mover = threading.Thread(target=move)
+    mover.start()
+    outcomes = []
+    try:
+        for name in names:
+            r = merge(http, name)
+            if r.status_code == 200:
+                assert r.json()["wasApplied"] and not r.json()["retryable"], r.text
+                outcomes.append("applied")
+                continue
+            assert r.status_code == 409, r.text
+            body = r.json()
+            conflicts = body["errorDetails"]["conflicts"]
+            assert conflicts and body["errorDetails"]["retryable"] is True, r.text
+            assert all(c["retryable"] and c["key"] == f"{ns}.t" and "abandoned" in c["message"]
+                       for c in conflicts), r.text
+            outcomes.append("abandoned")
+    finally:
+        stop.set()
+        mover.join()
+    assert "applied" in outcomes, outcomes
+
+    # Different objects under one key: never combined, and sending it again
+    # will not help.
+    side = branches(server, store, ns, "recreated")[0]
+    side.drop_table(f"{ns}.t")
+    side.create_table(f"{ns}.t", SCHEMA).append(rows(1))
+    main.load_table(f"{ns}.t").append(rows(1, start=50))
+    r = merge(http, f"recreated_{ns}", returnConflictAsResult=True)
+    assert r.status_code == 200 and not r.json()["wasApplied"], r.text
+    assert r.json()["retryable"] is False
+    d = detail(r.json(), f"{ns}.t")
+    assert d["conflict"]["retryable"] is False
+    assert "dropped and re-created" in d["conflict"]["message"], d

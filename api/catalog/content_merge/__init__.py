@@ -40,7 +40,10 @@ def combine(catalog: Catalog, preview: MergeResult, write: bool) -> Combined:
     out = Combined()
     keys = [d.key for d in preview.details if d.outcome is KeyOutcome.CONFLICT
             and d.conflict is not None and d.conflict.type is ConflictType.VALUE_DIFFERS]
-    if not keys or preview.common_ancestor is None:
+    if not keys:
+        return out
+    if preview.common_ancestor is None:
+        out.reasons.update((k, "the two branches share no history to merge from") for k in keys)
         return out
     store = catalog.store
     base = store.contents(f"@{preview.common_ancestor}", keys)
@@ -48,18 +51,38 @@ def combine(catalog: Catalog, preview: MergeResult, write: bool) -> Combined:
     target = store.contents(f"@{preview.expected_target_hash}", keys)
     for key in keys:
         b, s, t = base.get(key), source.get(key), target.get(key)
-        if b is None or s is None or t is None or not (b.id == s.id == t.id):
+        why = _not_one_object(b, s, t)
+        if why is not None:
+            out.reasons[key] = why
             continue
         try:
-            content, combined = _combine(catalog, b, s, t, write, out.files)
+            content, combined = _combine(catalog, b, s, t, write, out.files)  # type: ignore[arg-type]
         except NotMergeable as e:
             out.reasons[key] = str(e)
             if e.details:
                 out.details[key] = e.details
             continue
         if content is not None:
-            out.resolutions[key] = Resolution(t, content, combined)
+            out.resolutions[key] = Resolution(t, content, combined)  # type: ignore[arg-type]
+        else:
+            out.reasons[key] = (f"a {t.type} changed on both sides is not combined "  # type: ignore[union-attr]
+                                "(only tables, views and namespaces are)")
     return out
+
+
+def _not_one_object(b: Content | None, s: Content | None, t: Content | None) -> str | None:
+    """Why the base, source and target values are not one object's (None:
+    they are): only one object's changes are combined."""
+    if b is None:
+        return "the key did not exist where the branches forked: both sides created it"
+    if s is None or t is None:
+        return "one side deleted the key"
+    if not (b.id == s.id == t.id):
+        return ("the two sides hold different objects (one was dropped and created again), "
+                "and different objects are never combined")
+    if not (type(b) is type(s) is type(t)):
+        return f"the key holds a {s.type} on one side and a {t.type} on the other"
+    return None
 
 
 def combiner(catalog: Catalog, write: bool, files: list[str]) -> Combiner:

@@ -6,11 +6,16 @@ import os
 import sys
 from importlib.metadata import version as dist_version
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from core.errors import SapwoodError
+
+if TYPE_CHECKING:  # imported where used: the CLI starts without them
+    from api.catalog.fsck_files import FilesCheck
+    from api.settings import Settings
+    from store import Store
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Sapwood: a Git-like versioned catalog for Iceberg tables and views.")
@@ -63,16 +68,29 @@ def init(database: str | None = typer.Option(
 @app.command()
 def fsck(database: str | None = typer.Option(
         None, help="SQLAlchemy URL (default: SAPWOOD_DATABASE_URL, else the SQLite file "
-                   "under ~/.sapwood)")) -> None:
-    """Check the catalog's integrity: refs, commits, index nodes, content values.
+                   "under ~/.sapwood)"),
+         files: bool = typer.Option(
+             False, "--files", help="Also check that every file a table or view version "
+                                    "still in history references exists in the warehouse"),
+         warehouse: str | None = typer.Option(
+             None, help="The warehouse, for --files (default: SAPWOOD_WAREHOUSE, else the "
+                        "one under ~/.sapwood)"),
+         grace: float | None = typer.Option(
+             None, help="For --files: versions a reflog entry this recent names count too "
+                        "(default: SAPWOOD_GC_GRACE_S, else 7 days: gc's)")) -> None:
+    """Check the catalog's integrity: refs, commits, index nodes, content values
+    (and with --files, the warehouse files they reference).
 
     Reads only. Exits 1 when anything is missing or does not match its hash."""
+    from api.settings import Settings
     from store import Store
     from store.fsck import fsck as check
 
-    store = Store(database_url(database))
+    settings = Settings.resolve(database, warehouse)
+    store = Store(settings.database_url)
     try:
         report = check(store)
+        found = _check_files(store, settings, grace) if files else None
     finally:
         store.close()
     typer.echo(f"{report.refs} refs, {report.commits} commits "
@@ -80,10 +98,29 @@ def fsck(database: str | None = typer.Option(
                f"{report.contents} content values, {report.index_rows} change-index rows")
     for p in report.problems:
         typer.echo(str(p))
-    if not report.ok:
-        typer.echo(f"{len(report.problems)} problem(s)", err=True)
+    problems = len(report.problems)
+    if found is not None:
+        typer.echo(str(found))
+        for m in found.missing:
+            typer.echo(str(m))
+        problems += len(found.missing)
+    if problems:
+        typer.echo(f"{problems} problem(s)", err=True)
         raise typer.Exit(1)
     typer.echo("ok")
+
+
+def _check_files(store: Store, settings: Settings, grace: float | None) -> FilesCheck:
+    from api.catalog.files import Locations, MetadataFiles
+    from api.catalog.fsck_files import check_files
+    from api.catalog.reading import MetadataReader
+    from store.gc import DEFAULT_GRACE_S
+
+    if grace is None:
+        grace = float(os.environ.get("SAPWOOD_GC_GRACE_S", DEFAULT_GRACE_S))
+    reader = MetadataReader(Locations(settings.warehouse, settings.allow_external_locations),
+                            settings.max_metadata_bytes, settings.read_timeout_s)
+    return check_files(store, MetadataFiles(reader), settings.warehouse, grace)
 
 
 @app.command()
@@ -94,6 +131,12 @@ def gc(database: str | None = typer.Option(
        grace: float | None = typer.Option(
            None, help="Seconds an unreferenced commit or file is kept (default: "
                       "SAPWOOD_GC_GRACE_S, else 7 days)"),
+       write_window: float | None = typer.Option(
+           None, "--write-window",
+           help="Seconds a writer may take between writing a file and committing it: "
+                "files younger than that (counted from when the mark began) are never "
+                "deleted, whatever the grace (default: SAPWOOD_GC_WRITE_WINDOW_S, else "
+                "3600; at least 10)"),
        warehouse: str | None = typer.Option(
            None, help="The warehouse (default: SAPWOOD_WAREHOUSE, else the one under "
                       "~/.sapwood)")) -> None:
@@ -101,33 +144,24 @@ def gc(database: str | None = typer.Option(
     the objects only they hold, then the warehouse files no table or view
     version still in history references. Safe while writers commit
     (docs/operations.md)."""
-    import os
-
     from api.catalog.files import Locations, MetadataFiles
-    from api.catalog.gc_files import collect_files
+    from api.catalog.gc_files import collect_all
     from api.catalog.reading import MetadataReader
     from api.settings import Settings
-    from core.content import Content
     from store import Store
-    from store.gc import DEFAULT_GRACE_S, collect
 
-    if grace is None:
-        grace = float(os.environ.get("SAPWOOD_GC_GRACE_S", DEFAULT_GRACE_S))
     settings = Settings.resolve(database, warehouse)
     store = Store(settings.database_url)
     try:
-        live: list[Content] = []
-        report = collect(store, grace_s=grace, dry_run=dry_run, contents=live)
-        typer.echo(str(report))
-        if report.aborted:
-            raise typer.Exit(2)
-        # Then the files no version still in history references.
         reader = MetadataReader(Locations(settings.warehouse, settings.allow_external_locations),
                                 settings.max_metadata_bytes, settings.read_timeout_s)
-        files = collect_files(MetadataFiles(reader), settings.warehouse,
-                              live, grace, dry_run)
+        report, files = collect_all(store, MetadataFiles(reader), settings.warehouse, grace,
+                                    write_window, dry_run)
     finally:
         store.close()
+    typer.echo(str(report))
+    if files is None:  # a commit needed what the sweep would remove: run again
+        raise typer.Exit(2)
     typer.echo(str(files))
 
 

@@ -115,7 +115,8 @@ def gc_throughput(tmp: Path, n: int) -> tuple[float, float]:
     past = time.time() - 3600
     for p in (wh / "orphans").iterdir():
         os.utime(p, (past, past))
-    files = collect_files(MetadataFiles(), wh.as_uri(), [], grace_s=60, dry_run=False)
+    files = collect_files(MetadataFiles(), wh.as_uri(), [], grace_s=60, dry_run=False,
+                          mark_started_s=time.time(), window_s=60)
     assert files.removed_files == n, files
     return objects_per_s, files.removed_files / files.seconds
 

@@ -73,6 +73,12 @@ class GcReport:
     # something it would have removed: nothing was removed.
     aborted: str | None = None
     removed: list[str] = field(default_factory=list)
+    # When the mark read the references (epoch seconds), the last reflog
+    # entry it had seen, and the commits it found live: what the warehouse
+    # step needs to tell commits that landed since (contents_since).
+    mark_started_s: float = 0.0
+    mark_reflog: int = 0
+    live: set[str] = field(default_factory=set, repr=False)
 
     def __str__(self) -> str:
         verb = "would remove" if self.dry_run else "removed"
@@ -97,9 +103,12 @@ def collect(store: Store, grace_s: float = DEFAULT_GRACE_S, dry_run: bool = Fals
     # are decoded reads it again (bounded: at most 400,000 objects held).
     reader = ObjectReader(store.db, node_cache_size=200_000)
     t = time.perf_counter()
+    report.mark_started_s = time.time()
     with store.db.read() as conn:
         mark_reflog = conn.execute(text("SELECT max(id) FROM reflog")).scalar() or 0
+    report.mark_reflog = mark_reflog
     live, live_locs, entries, nodes = _mark(store, reader, _roots(store, horizon))
+    report.live = set(live)
     report.live_commits = len(live)
     report.live_objects = len(entries) + nodes
     if contents is not None:
@@ -308,3 +317,48 @@ def _needed_since_mark(store: Store, reader: ObjectReader, new_heads: Iterable[s
             return f"commit {h[:12]} reuses an index stored with an unreachable commit"
         todo += list(rec.parents)
     return None
+
+
+def contents_since(store: Store, report: GcReport) -> list[Content]:
+    """The content values of every commit that landed since ``report``'s
+    mark (reference heads now, and every head the reflog names since),
+    walked down to the commits the mark found live: what the warehouse must
+    keep besides what the mark found. Read just before files are deleted."""
+    with store.db.read() as conn:
+        heads = {h for (h,) in conn.execute(select(REFS.c.head))}
+        heads |= {h for (h,) in conn.execute(
+            select(REFLOG.c.new_hash).where(REFLOG.c.id > report.mark_reflog)) if h}
+    reader = ObjectReader(store.db)
+    todo = [h for h in heads if h not in report.live]
+    seen: set[str] = set()
+    fresh: dict[str, CommitRecord] = {}
+    while todo:
+        h = todo.pop()
+        if h in seen or h in report.live or h == NO_ANCESTOR:
+            continue
+        seen.add(h)
+        rec = reader.commit(h)
+        fresh[h] = rec
+        todo += list(rec.parents)
+    entries: dict[str, tuple[str, str | None]] = {}
+    bulk: dict[str, CommitRecord] = {}
+    for h, rec in fresh.items():
+        if rec.depth == 0 and rec.root is not None:
+            bulk[h] = rec  # an index written out whole: its values are under its root
+            continue
+        for op in rec.operations:  # what each commit put over its (walked) parents
+            if op.entry is not None:
+                entries.setdefault(op.entry.value_hash, (op.entry.identity, op.entry.loc))
+    if bulk:
+        entries.update(_reach(reader, bulk)[1])
+    return _load(reader, entries) if entries else []
+
+
+def live_contents(store: Store, grace_s: float = DEFAULT_GRACE_S) -> list[Content]:
+    """Every content value a live commit reaches (from every reference head,
+    and every commit a reflog entry within the grace names): gc's mark,
+    reading only (fsck --files checks their files)."""
+    horizon = time.time_ns() // 1000 - int(check_grace(grace_s) * 1_000_000)
+    reader = ObjectReader(store.db, node_cache_size=200_000)
+    _, _, entries, _ = _mark(store, reader, _roots(store, horizon))
+    return _load(reader, entries)

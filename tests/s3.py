@@ -44,6 +44,19 @@ class LocalS3:
             Bucket=BUCKET, Prefix=prefix)
         return [o["Key"] for page in pages for o in page.get("Contents", [])]
 
+    def age(self, prefix: str, seconds: float) -> None:
+        """Make the objects below ``prefix`` look ``seconds`` older (the
+        server runs in this process): what time passing does to them."""
+        from datetime import timedelta
+
+        from moto.core import DEFAULT_ACCOUNT_ID
+        from moto.s3.models import s3_backends
+
+        bucket = s3_backends[DEFAULT_ACCOUNT_ID]["global"].buckets[BUCKET]
+        for key in bucket.keys.values():
+            if key.name.startswith(prefix):
+                key.last_modified -= timedelta(seconds=seconds)
+
     @property
     def client_props(self) -> dict[str, str]:
         """What a PyIceberg client needs to read and write the bucket (its

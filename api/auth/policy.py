@@ -119,6 +119,7 @@ RULES: dict[str, Rule] = {
         "ui_diff", "ui_merge_preview", "ui_merge", "ui_login_form", "ui_login", "ui_logout")},
     # -- administration -----------------------------------------------------------------
     "run_gc": Rule(Privilege.MANAGE_GRANTS, ref="all"),
+    "run_fsck": Rule(Privilege.MANAGE_GRANTS, ref="all"),
 }
 
 

@@ -11,13 +11,14 @@ import json
 import re
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
 import fsspec
 from pydantic import ValidationError
 from pyiceberg.exceptions import ValidationError as IcebergValidationError
 from pyiceberg.table.metadata import TableMetadata, TableMetadataUtil
+from pyiceberg.table.update import AddSnapshotUpdate, TableUpdate
 from pyiceberg.view.metadata import ViewMetadata
 
 from api.catalog.locations import Locations
@@ -29,6 +30,7 @@ from api.limits import (
     TABLE_FORMATS,
     unsupported_format,
 )
+from core.commits import Put
 from core.content import IcebergView, MaterializedView
 from core.mv.metadata import MaterializedViewMetadata, view_part
 
@@ -153,6 +155,38 @@ class MetadataFiles:
         if isinstance(c, MaterializedView):
             return view_part(self.mv(c.metadata_location))
         return self.view(c.metadata_location)[0]
+
+    def require(self, location: str, what: str) -> None:
+        """400 unless a file is at ``location``: a commit that names a file
+        garbage collection removed (or that was never written) is refused,
+        never landed pointing at nothing."""
+        if not self.reader.exists(location):
+            raise bad_request(f"Cannot commit: {what} {location} does not exist (not written, "
+                              "or removed by garbage collection after the writer took longer "
+                              "than gc's write window; write it again)")
+
+    def require_put(self, op: Put) -> None:
+        """A versioning-API put of a table or view at a new metadata file
+        inside the warehouse needs that file to be there (outside it, the
+        location is stored as the client's business and never opened, so
+        the answer cannot tell whether something is there)."""
+        loc = getattr(op.content, "metadata_location", None)
+        if not loc or loc == getattr(op.expected, "metadata_location", None):
+            return
+        try:
+            self.reader.locations.where(loc)
+        except IcebergError:
+            return
+        self.require(loc, f"the metadata file of {op.key}")
+
+    def require_snapshots(self, table: str, updates: Sequence[TableUpdate]) -> None:
+        """Every snapshot a commit adds must have its manifest list written: a
+        client writes it before committing, and a file gc removed meanwhile
+        must refuse the commit, not land a table nobody can read."""
+        for u in updates:
+            if isinstance(u, AddSnapshotUpdate):
+                self.require(u.snapshot.manifest_list,
+                             f"the manifest list of snapshot {u.snapshot.snapshot_id} of {table}")
 
     # -- writing ----------------------------------------------------------------
     def write_mv(self, meta: MaterializedViewMetadata, location: str) -> None:

@@ -212,6 +212,7 @@ def commit_refresh(views: MaterializedViews, t: Target, req: CommitTableRequest,
         table = table_part(base)
         for r in req.requirements:
             r.validate(table)
+        catalog.files.require_snapshots(t.name, req.updates)
         new = update_table_metadata(table, tuple(req.updates),
                                     metadata_location=cur.metadata_location)
         snap = new.current_snapshot()

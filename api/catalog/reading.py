@@ -51,6 +51,23 @@ class MetadataReader:
                                f"Reading {where.uri} took longer than {self.timeout_s:g} s "
                                "(SAPWOOD_METADATA_READ_TIMEOUT_S); retry later") from None
 
+    def exists(self, location: str) -> bool:
+        """Whether a file is at ``location``; checked as a read is (outside
+        the warehouse: the same 400, whatever is there)."""
+        where = self.locations.where(location)
+        if where.local:
+            if not self.locations.inside_real(where.path):
+                raise self.locations.outside(where.uri)
+            return os.path.isfile(where.path)
+        future = _REMOTE.submit(_remote_exists, where.uri)
+        try:
+            return future.result(timeout=self.timeout_s)
+        except FutureTimeout:
+            future.cancel()
+            raise IcebergError(503, "ServiceUnavailableException",
+                               f"Looking up {where.uri} took longer than {self.timeout_s:g} s "
+                               "(SAPWOOD_METADATA_READ_TIMEOUT_S); retry later") from None
+
     def _local(self, where: Where) -> bytes:
         path, uri = where.path, where.uri
         if not self.locations.inside_real(path):
@@ -102,3 +119,8 @@ class MetadataReader:
             if len(out) > self.max_bytes:
                 raise bad_request(f"Metadata file {uri} is larger than the limit of "
                                   f"{self.max_bytes} bytes (SAPWOOD_MAX_METADATA_BYTES)")
+
+
+def _remote_exists(uri: str) -> bool:
+    fs, path = fsspec.core.url_to_fs(uri)
+    return bool(fs.exists(path))

@@ -172,6 +172,7 @@ class Tables:
             r.validate(base)
         if cur is not None and not req.updates:
             return None, base_loc, self.files.table(base_loc)[1]  # type: ignore[arg-type]
+        self.files.require_snapshots(dotted(key), req.updates)
         new = update_table_metadata(base or MetastoreCatalog._empty_table_metadata(),
                                     tuple(req.updates), enforce_validation=base is None,
                                     metadata_location=base_loc)

@@ -1,20 +1,23 @@
-"""Administration over HTTP: garbage collection (``POST /api/v2/admin/gc``),
-the same as ``sapwood gc`` (docs/operations.md). Needs ``manage-grants`` on
-every reference when authentication is on."""
+"""Administration over HTTP: garbage collection (``POST /api/v2/admin/gc``)
+and the integrity check (``GET /api/v2/admin/fsck``), the same as ``sapwood
+gc`` and ``sapwood fsck [--files]`` (docs/operations.md). Need
+``manage-grants`` on every reference when authentication is on."""
 
 from __future__ import annotations
 
 import os
 from dataclasses import asdict
+from typing import Any
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
-from api.catalog.gc_files import collect_files
+from api.catalog.fsck_files import FilesCheck, check_files
+from api.catalog.gc_files import collect_all
 from api.catalog.service import Catalog
 from api.deps import json_response
-from core.content import Content
-from store.gc import DEFAULT_GRACE_S, MAX_GRACE_S, collect
+from store.fsck import FsckReport, fsck
+from store.gc import DEFAULT_GRACE_S, MAX_GRACE_S
 
 router = APIRouter(prefix="/api/v2/admin")
 
@@ -23,12 +26,14 @@ router = APIRouter(prefix="/api/v2/admin")
 async def run_gc(request: Request, dry_run: bool = Query(False, alias="dryRun"),
                  grace_seconds: float | None = Query(None, alias="graceSeconds", ge=0,
                                                     le=MAX_GRACE_S),
+                 window_seconds: float | None = Query(None, alias="writeWindowSeconds"),
                  ) -> Response:
     catalog: Catalog = request.app.state.services.catalog
-    grace = grace_seconds if grace_seconds is not None else \
-        float(os.environ.get("SAPWOOD_GC_GRACE_S", DEFAULT_GRACE_S))
-    store_report, files_report = await run_in_threadpool(_gc, catalog, grace, dry_run)
-    body = {"store": {k: v for k, v in asdict(store_report).items() if k != "removed"},
+    store_report, files_report = await run_in_threadpool(
+        collect_all, catalog.store, catalog.files, catalog.locations.warehouse, grace_seconds,
+        window_seconds, dry_run)
+    body = {"store": {k: v for k, v in asdict(store_report).items()
+                      if k not in ("removed", "live")},
             "removedCommits": store_report.removed[:1000]}
     if files_report is not None:
         body["warehouse"] = {k: v for k, v in asdict(files_report).items() if k != "removed"}
@@ -36,12 +41,36 @@ async def run_gc(request: Request, dry_run: bool = Query(False, alias="dryRun"),
     return json_response(body)
 
 
-def _gc(catalog: Catalog, grace: float, dry_run: bool):  # type: ignore[no-untyped-def]
-    live: list[Content] = []
-    report = collect(catalog.store, grace_s=grace, dry_run=dry_run, contents=live)
-    if report.aborted:
-        return report, None  # a commit needed what it would remove: run again
-    files = collect_files(catalog.files, catalog.locations.warehouse, live, grace, dry_run)
-    if not dry_run:
-        catalog.store.stats.add("gc_removed_files", files.removed_files)
-    return report, files
+@router.get("/fsck")
+async def run_fsck(request: Request, files: bool = False,
+                   grace_seconds: float | None = Query(None, alias="graceSeconds", ge=0,
+                                                      le=MAX_GRACE_S)) -> Response:
+    """200 with what was checked and every problem found; ``ok`` says
+    whether there was none."""
+    catalog: Catalog = request.app.state.services.catalog
+    store_report, files_report = await run_in_threadpool(_fsck, catalog, files, grace_seconds)
+    body: dict[str, Any] = {
+        "ok": store_report.ok and (files_report is None or files_report.ok),
+        "store": {"refs": store_report.refs, "commits": store_report.commits,
+                  "unreachableCommits": store_report.unreachable_commits,
+                  "nodes": store_report.nodes, "contents": store_report.contents,
+                  "problems": [str(p) for p in store_report.problems]}}
+    if files_report is not None:
+        body["warehouse"] = {
+            "versions": files_report.versions, "files": files_report.files,
+            "missing": [{"path": m.path, "kind": m.kind, "manifest": m.manifest,
+                         "keys": m.keys, "references": m.refs, "snapshots": m.snapshots,
+                         "contentIds": sorted({n.content_id for n in m.needs})}
+                        for m in files_report.missing]}
+    return json_response(body)
+
+
+def _fsck(catalog: Catalog, files: bool, grace_s: float | None,
+          ) -> tuple[FsckReport, FilesCheck | None]:
+    report = fsck(catalog.store)
+    if not files:
+        return report, None
+    grace = grace_s if grace_s is not None else \
+        float(os.environ.get("SAPWOOD_GC_GRACE_S", DEFAULT_GRACE_S))
+    return report, check_files(catalog.store, catalog.files, catalog.locations.warehouse,
+                               grace)

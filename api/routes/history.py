@@ -77,6 +77,7 @@ def _analysed(catalog: Catalog, branch: str, op: Operation, deadline: Deadline) 
     """A view put by a commit is analysed at the branch head, as one written
     through the Iceberg API is (all of a commit's views within one budget)."""
     if isinstance(op, Put):
+        catalog.files.require_put(op)
         return Put(op.key, with_analysis(catalog, branch, op.key, op.content, deadline),
                    op.expected)
     return op
@@ -87,12 +88,13 @@ def commit(request: Request, ref: str, body: CommitBody) -> Response:
     branch, expected = name_and_hash(ref, "A commit")
     store = store_of(request)
     catalog = request.app.state.services.catalog
-    deadline = Deadline()
-    operations = [_analysed(catalog, branch, _operation(o), deadline) for o in body.operations]
+    parsed = [_operation(o) for o in body.operations]
     guard = guard_of(request)
-    if guard is not None:
-        for op in operations:
+    if guard is not None:  # before any file is looked at
+        for op in parsed:
             guard.require(request, Privilege.WRITE, branch, op.key.elements)
+    deadline = Deadline()
+    operations = [_analysed(catalog, branch, op, deadline) for op in parsed]
     meta = CommitMeta(body.commit_meta.message,
                       commit_author(request, body.commit_meta.first_author, branch),
                       properties=dict(body.commit_meta.properties))

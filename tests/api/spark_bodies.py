@@ -21,13 +21,28 @@ def create_table(name: str) -> dict[str, Any]:
             "stage-create": False, "properties": {"owner": "spark"}}
 
 
+def manifest_list(location: str, snapshot_id: int) -> str:
+    return f"{location}/metadata/snap-{snapshot_id}-1-x.avro"
+
+
+def write_manifest_list(location: str, snapshot_id: int) -> None:
+    """The file Spark writes before it commits (the server refuses a
+    snapshot whose manifest list is not there); empty is enough here."""
+    from pathlib import Path
+    from urllib.parse import urlparse
+
+    path = Path(urlparse(manifest_list(location, snapshot_id)).path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.touch()
+
+
 def append(table_uuid: str, snapshot_id: int, parent: int | None, location: str,
            sequence: int = 1) -> dict[str, Any]:
     """INSERT INTO: no identifier, add-snapshot + set-snapshot-ref."""
     snap: dict[str, Any] = {
         "snapshot-id": snapshot_id, "timestamp-ms": now_ms(), "sequence-number": sequence,
         "summary": {"operation": "append", "added-records": "1"},
-        "manifest-list": f"{location}/metadata/snap-{snapshot_id}-1-x.avro", "schema-id": 0}
+        "manifest-list": manifest_list(location, snapshot_id), "schema-id": 0}
     if parent is not None:
         snap["parent-snapshot-id"] = parent
     return {

@@ -41,9 +41,24 @@ def _files(server) -> set[str]:  # type: ignore[no-untyped-def]
     return {str(p) for p in Path(root).rglob("*") if p.is_file()}
 
 
+def age(server, seconds: float) -> None:  # type: ignore[no-untyped-def]
+    """Every file in the server's warehouse ``seconds`` older: past gc's
+    write window, as time would make them."""
+    s3 = getattr(server, "s3", None)
+    root = _path(server.warehouse)
+    if s3 is not None:
+        s3.age(root.split("/", 1)[1] + "/", seconds)
+        return
+    for p in Path(root).rglob("*"):
+        if p.is_file():
+            st = p.stat()
+            os.utime(p, (st.st_atime - seconds, st.st_mtime - seconds))
+
+
 def _gc(server, *args: str) -> subprocess.CompletedProcess[str]:  # type: ignore[no-untyped-def]
     return subprocess.run([*sapwood_command(), "gc", "--database", server.database_url,
-                           "--warehouse", server.warehouse, "--grace", "0", *args],
+                           "--warehouse", server.warehouse, "--grace", "0",
+                           "--write-window", "3600", *args],
                           capture_output=True, text=True, timeout=120,
                           env={**os.environ, "SAPWOOD_DATA_DIR": str(server.data_dir),
                                **getattr(getattr(server, "s3", None), "env", {})})
@@ -79,6 +94,11 @@ def test_gc_removes_a_deleted_branch_and_its_files(server, store, http, ns: str)
 
     everything = _files(server)
     assert any(f.startswith(scratch_dir) for f in everything)
+    # Written within the hour: inside gc's write window, kept whatever the grace.
+    young = _gc(server)
+    assert young.returncode == 0 and "removed 0 files" in young.stdout, young.stdout
+    assert _files(server) == everything
+    age(server, 7200)
     dry = _gc(server, "--dry-run")
     assert dry.returncode == 0, dry.stdout + dry.stderr
     assert "would remove" in dry.stdout and _files(server) == everything
@@ -119,6 +139,7 @@ def test_gc_over_http(server, store, http, ns: str) -> None:
     store.create_reference(tmp, source="main")
     server.catalog(tmp).create_table(f"{ns}.scratch2", SCHEMA).append(rows(2))
     store.delete_reference(tmp, store.get_reference(tmp).hash)
+    age(server, 7200)
     dry = http.post("/api/v2/admin/gc", params={"dryRun": "true", "graceSeconds": 0})
     assert dry.status_code == 200, dry.text
     assert dry.json()["store"]["dry_run"] is True and dry.json()["store"]["removed_commits"] >= 2
@@ -137,3 +158,8 @@ def test_gc_over_http(server, store, http, ns: str) -> None:
             assert "graceSeconds" in bad.json()["message"], bad.text
     cli = _gc(server, "--grace", "inf")
     assert cli.returncode == 1 and "grace period inf" in cli.stderr, cli.stdout + cli.stderr
+    for window in ("0", "9.9", "inf", "nan"):  # the write window has a floor
+        cli = _gc(server, "--write-window", window)
+        assert cli.returncode == 1 and "write window" in cli.stderr, cli.stdout + cli.stderr
+        bad = http.post("/api/v2/admin/gc", params={"writeWindowSeconds": window})
+        assert bad.status_code == 400 and "write window" in bad.json()["message"], bad.text

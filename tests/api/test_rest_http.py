@@ -58,6 +58,14 @@ def test_create_table_insert_metrics_sequence(http, ns) -> None:
     meta = created["metadata"]
     assert created["metadata-location"].endswith(".metadata.json")
     loaded = http.get(f"{V1}/namespaces/{ns}/tables/t").json()
+    # A snapshot whose manifest list is not there is refused, nothing written.
+    r = http.post(f"{V1}/namespaces/{ns}/tables/t",
+                  json=sb.append(meta["table-uuid"], 101, None, meta["location"]))
+    err(r, 400, "BadRequestException")
+    assert "manifest list of snapshot 101" in r.json()["error"]["message"], r.text
+    assert http.get(f"{V1}/namespaces/{ns}/tables/t").json() == loaded
+    for snapshot_id in (101, 102):
+        sb.write_manifest_list(meta["location"], snapshot_id)
     r = http.post(f"{V1}/namespaces/{ns}/tables/t",
                   json=sb.append(meta["table-uuid"], 101, None, meta["location"]))
     assert r.status_code == 200, r.text

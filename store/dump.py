@@ -29,8 +29,8 @@ from store.schema import Base
 FORMAT, VERSION = "sapwood-export", 1
 # Parents before children where the schema would care; all tables are
 # insert-only but refs, which are replaced as a whole.
-_ORDER = ["commits", "packs", "ancestry", "changes", "view_edges", "refs", "reflog",
-          "auth_state", "principals", "api_keys", "grants", "protected_refs"]
+_ORDER = ["commits", "packs", "ancestry", "changes", "view_edges", "locations", "refs",
+          "reflog", "auth_state", "principals", "api_keys", "grants", "protected_refs"]
 _CHUNK = 2_000
 
 

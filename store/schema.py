@@ -146,6 +146,20 @@ class ViewEdgeRow(Base):
 VIEW_EDGES = ViewEdgeRow.__table__
 
 
+# -- who owns which storage location (store.locations) ---------------------------------
+class LocationRow(Base):
+    """An object (content id) claimed a location: its table location or a
+    ``write.*.path``. Insert-only and branch-less; gc drops the rows of
+    objects no commit in history holds any more."""
+
+    __tablename__ = "locations"
+    path: Mapped[str] = mapped_column(Text, primary_key=True)
+    content_id: Mapped[str] = mapped_column(Text, primary_key=True)
+
+
+LOCATIONS = LocationRow.__table__
+
+
 # -- the change index (store.changes) ----------------------------------------------
 class AncestryRow(Base):
     """Each commit's place on its first-parent chain: its depth there and one

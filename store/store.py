@@ -33,6 +33,7 @@ from store.db import Database
 from store.edges import ViewEdges, edges_of
 from store.history import History
 from store.index import KeyIndex
+from store.locations import Claim, LocationIndex
 from store.merging import MergePlanner
 from store.migrate import bootstrap, schema_problem, upgrade
 from store.objects import ObjectReader
@@ -59,7 +60,8 @@ class Store(Reads):
         super().__init__(db, reader, index, refs, history, ChangeIndex(db))
         self.clock = clock
         self.stats = StoreStats()
-        self.writer = BranchWriter(db, refs, reader, self.changes, self.stats)
+        self.locations = LocationIndex(db, self.live_anywhere)
+        self.writer = BranchWriter(db, refs, reader, self.changes, self.stats, self.locations)
         self.commits = CommitPlanner(reader, self.states, history)
         self.merges = MergePlanner(reader, self.states, history)
         self.auth = AuthStore(db, clock)
@@ -104,16 +106,23 @@ class Store(Reads):
     # -- writes ------------------------------------------------------------------------
     def commit(self, branch: str | RefSpec, operations: Sequence[Operation],
                meta: CommitMeta | None = None, expected_hash: str | None = None,
-               principal: str | None = None) -> CommitResult:
+               principal: str | None = None, claims: Sequence[Claim] = ()) -> CommitResult:
+        """``claims``: locations the put objects take (store.locations); a
+        claim that overlaps another object's is refused (LocationTakenError)."""
         name = _branch_name(branch)
         validate_operations(operations)
         expected = self.full_hash(normalize_hash(expected_hash)) if expected_hash else None
         meta = meta or CommitMeta()
         edges = edges_of(operations)
+        ids = {op.key: op.content.id for op in operations if isinstance(op, Put)}
 
         def plan(head: Reference) -> WriteSet[CommitResult]:
             ws = self.commits.plan(head, operations, meta, expected, principal, self.clock())
             ws.edges = edges  # what the views put here read, written with the commit
+            if claims and ws.commits:
+                assigned = {**ids, **ws.result.assigned_ids}
+                ws.claims = [(c.key, c.path, cid, c.exclusive) for c in claims
+                             if (cid := assigned.get(c.key))]
             return ws
 
         try:
@@ -121,6 +130,28 @@ class Store(Reads):
         except CommitConflictError:
             self.stats.add("conflicts")
             raise
+
+    def live_anywhere(self, content_id: str) -> bool:
+        """Whether the object is at some reference's head: per reference, the
+        newest commit that put it (the change index) names its key there."""
+        token = None
+        while True:
+            page = self.refs.list(token, 1000)
+            for ref in page.items:
+                commits = self.lineage(f"@{ref.hash}", content_id)
+                if not commits:
+                    continue
+                key = next((op.key for op in commits[0].operations
+                            if op.entry is not None and op.entry.content_id == content_id),
+                           None)
+                if key is None:
+                    continue
+                found = self.lookup(f"@{ref.hash}", [key])[1].get(key)
+                if found is not None and found.id == content_id:
+                    return True
+            token = page.next_token
+            if not token:
+                return False
 
     def dependents(self, spec: str | RefSpec, key: ContentKey,
                    ) -> tuple[ResolvedRef, dict[ContentKey, Content]]:

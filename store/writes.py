@@ -32,9 +32,11 @@ from core.errors import (
     RetryLimitError,
     SapwoodError,
 )
+from core.keys import ContentKey
 from core.refs import branch_to_write, parse_ref
 from store.changes import Ancestry, ChangeIndex
 from store.db import Database
+from store.locations import LocationIndex
 from store.nodes import Node, stamp
 from store.objects import (
     CommitRecord,
@@ -69,6 +71,9 @@ class WriteSet(Generic[R]):
     # Per merge commit, the content ids its source side brings in (the
     # change index's M rows, store.changes).
     carried: dict[str, set[str]] = field(default_factory=dict)
+    # Locations the commit's objects take: (key, path, content id,
+    # exclusive), checked and recorded in its transaction (store.locations).
+    claims: list[tuple[ContentKey, str, str, bool]] = field(default_factory=list)
 
     @property
     def new_head(self) -> str | None:
@@ -151,8 +156,10 @@ class _Moved(Exception):
 
 class BranchWriter:
     def __init__(self, db: Database, refs: Refs, reader: ObjectReader,
-                 changes: ChangeIndex, stats: StoreStats | None = None) -> None:
+                 changes: ChangeIndex, stats: StoreStats | None = None,
+                 locations: LocationIndex | None = None) -> None:
         self.stats = stats or StoreStats()
+        self.locations = locations
         self.db = db
         self.refs = refs
         self.reader = reader
@@ -240,7 +247,8 @@ class BranchWriter:
             return self._locked(head.name, plan, principal)
 
     def _write(self, head: Reference, ws: WriteSet[R], principal: str | None) -> R:
-        if self._sql_one is not None and len(ws.commits) == 1 and not ws.edges:
+        if self._sql_one is not None and len(ws.commits) == 1 and not ws.edges \
+                and not ws.claims:
             # PostgreSQL: swap, insert, index and journal in one atomic
             # statement, one round trip. Nothing is inserted unless the swap matched.
             c = ws.commits[0]
@@ -291,6 +299,9 @@ class BranchWriter:
 
     def _apply(self, cur: Any, head: Reference, ws: WriteSet[R],
                principal: str | None) -> list[Ancestry]:
+        if ws.claims:
+            assert self.locations is not None
+            self.locations.claim(cur, ws.claims)  # refused: the transaction writes nothing
         anc, rows = self.changes.plan([c.record for c in ws.commits], ws.carried)
         if len(ws.commits) == 1:
             cur.execute(self._sql_commit, ws.commits[0].row)

@@ -37,8 +37,10 @@ from dataclasses import dataclass, field
 
 import fsspec
 
+from api.catalog.claims import places
 from api.catalog.files import MetadataFiles
-from api.catalog.referenced import references
+from api.catalog.referenced import references, storage_fields
+from api.errors import IcebergError
 from core.content import Content
 from core.errors import InvalidInputError
 from store import Store
@@ -150,7 +152,31 @@ def collect_all(store: Store, files: MetadataFiles, warehouse: str,
                         since=lambda: contents_since(store, report))
     if not dry_run:  # for /metrics of the process that ran it (the admin endpoint)
         store.stats.add("gc_removed_files", out.removed_files)
+        keep_claims(store, files, live)
     return report, out
+
+
+def keep_claims(store: Store, files: MetadataFiles, live: list[Content]) -> None:
+    """The location index (store.locations) follows history: claims of
+    objects no live commit holds go; objects that predate the index (or a
+    catalog imported from one) get theirs, read from their metadata."""
+    owners = store.locations.owners()
+    ids = {c.id for c in live if c.id}
+    store.locations.forget(set(owners) - ids)
+    missing: dict[str, str] = {}
+    for c in live:
+        loc = getattr(c, "metadata_location", None)
+        if c.id and c.id not in owners and loc:
+            missing.setdefault(c.id, loc)
+    rows = []
+    for cid, loc in missing.items():
+        try:
+            doc = storage_fields(files.reader.read(loc))
+            found = places(doc.get("location"), doc.get("properties") or {})
+        except (IcebergError, ValueError):
+            continue  # an unreadable file claims nothing (fsck --files reports it)
+        rows += [(p, cid) for p in found]
+    store.locations.record(rows)
 
 
 def _mtime(info: dict[str, object]) -> float:

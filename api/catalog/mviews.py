@@ -22,6 +22,7 @@ from pyiceberg.types import NestedField
 from pyiceberg.view.metadata import SQLViewRepresentation, ViewMetadata, ViewVersion
 
 from api.catalog.analysis import Resolver, analyse_version, view_relation
+from api.catalog.claims import claims
 from api.catalog.files import load_result
 from api.catalog.invalidation import check_changes
 from api.catalog.mv_state import freshness_at
@@ -195,7 +196,8 @@ class MaterializedViews:
             self.files.write_mv(meta, loc)
             c = content(meta, loc, None, analysis)
             return Change([Put(key, c)], f"create materialized view {dotted(key)}",
-                          summary(key, c, meta), [loc])
+                          summary(key, c, meta), [loc], claims(key, meta.location,
+                                                               meta.properties))
 
         return self.catalog.write(ref, [key, ns], who, plan)  # type: ignore[return-value]
 

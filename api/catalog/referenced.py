@@ -47,7 +47,7 @@ def references(files: MetadataFiles, contents: Iterable[Content],
         if not isinstance(c, IcebergTable | MaterializedView):
             continue
         try:
-            doc = _storage_fields(files.reader.read(loc))
+            doc = storage_fields(files.reader.read(loc))
         except (IcebergError, ValueError):
             continue  # reported as a missing (or unreadable) metadata file
         io = file_io(str(doc.get("location") or loc))
@@ -113,7 +113,7 @@ def read_manifest_entries(io: FileIO, path: str) -> list[ManifestEntry]:
         return list(reader)
 
 
-def _storage_fields(raw: bytes) -> dict[str, Any]:
+def storage_fields(raw: bytes) -> dict[str, Any]:
     """The fields of a table's (or a materialized view's) metadata that name
     files: read from the JSON as it is, without building PyIceberg's model
     (a table's every version lists all its snapshots so far: parsing each

@@ -35,6 +35,7 @@ from core.errors import CommitConflictError, SapwoodError
 from core.keys import ContentKey
 from core.refs import RefSpec, branch_to_write
 from store import Store
+from store.locations import Claim
 
 T = TypeVar("T")
 # Writers racing on one key each re-plan after losing; a jittered, growing
@@ -66,6 +67,8 @@ class Change(Generic[T]):
     message: str
     result: T
     files: list[str] = field(default_factory=list)
+    # Locations the change gives its objects (api.catalog.claims).
+    claims: list[Claim] = field(default_factory=list)
 
 
 class Catalog:
@@ -118,7 +121,8 @@ class Catalog:
                 return change.result  # nothing to change: no empty commit
             try:
                 self.store.commit(ref, change.operations, who.meta(change.message),
-                                  expected_hash=resolved.hash, principal=who.principal)
+                                  expected_hash=resolved.hash, principal=who.principal,
+                                  claims=change.claims)
                 return change.result
             except CommitConflictError as e:
                 # The store re-plans a write whose connection was lost; if that

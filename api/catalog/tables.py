@@ -11,6 +11,7 @@ from pyiceberg.table.metadata import TableMetadata, new_table_metadata
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
 from pyiceberg.table.update import AssertCreate, SetLocationUpdate, update_table_metadata
 
+from api.catalog.claims import claims, moved
 from api.catalog.files import load_result
 from api.catalog.invalidation import check_schema_changes
 from api.catalog.mviews import MaterializedViews, ReadOptions
@@ -27,6 +28,7 @@ from core.commits import Operation, Put, ResolvedRef
 from core.content import Content, ContentType, IcebergTable, MaterializedView
 from core.keys import ContentKey
 from core.refs import RefSpec
+from store.locations import Claim
 
 
 def table_content(meta: TableMetadata, location: str, content_id: str | None) -> IcebergTable:
@@ -94,7 +96,8 @@ class Tables:
             loc = self.catalog.metadata_file(meta.location, meta.properties, None)
             data = self.files.write_table(meta, loc)
             return Change([Put(key, table_content(meta, loc, None))],
-                          f"create table {dotted(key)}", load_result(loc, data), [loc])
+                          f"create table {dotted(key)}", load_result(loc, data), [loc],
+                          claims(key, meta.location, meta.properties))
 
         return self.catalog.write(ref, [key, ns], who, plan)  # type: ignore[return-value]
 
@@ -123,12 +126,14 @@ class Tables:
             ops: list[Operation] = []
             bodies: list[bytes] = []
             files: list[str] = []
+            taken: list[Claim] = []
             try:
                 for key, req in changes:
                     op, loc, data = self._apply(found, key, req)
                     if op is not None:
                         ops.append(op)
                         files.append(loc)
+                        taken += self._claims(key, op)
                     bodies.append(load_result(loc, data))
                 # Inside the plan: a retry re-checks the views at its new head.
                 check_schema_changes(self.catalog, head, {
@@ -144,10 +149,23 @@ class Tables:
                 else "update"
             message = (f"{verb} table {dotted(keys[0])}" if len(keys) == 1 else
                        "update tables " + ", ".join(dotted(k) for k in keys))
-            return Change(ops, message, bodies, files)
+            return Change(ops, message, bodies, files, taken)
 
         return self.catalog.write_at(ref, [*keys, *namespaces], who,  # type: ignore[return-value]
                                      plan)
+
+    def _claims(self, key: ContentKey, op: Operation) -> list[Claim]:
+        """The locations a table commit gives the table, when it moves it (a
+        create, set-location, a write.*.path property)."""
+        if not isinstance(op, Put):
+            return []
+        new = self.files.table(op.content.metadata_location)[0]  # type: ignore[attr-defined]
+        old = (self.files.table(op.expected.metadata_location)[0]  # type: ignore[attr-defined]
+               if isinstance(op.expected, IcebergTable) else None)
+        after = (new.location, new.properties)
+        if not moved((old.location, old.properties) if old else None, after):
+            return []
+        return claims(key, *after)
 
     def _apply(self, found: dict[ContentKey, Content], key: ContentKey,
                req: CommitTableRequest) -> tuple[Operation | None, str, bytes]:
@@ -197,6 +215,11 @@ class Tables:
             raise bad_request(f"Cannot register table {dotted(key)}: "
                               f"{e.message}") from None
 
+        # Register adopts tables from outside this catalog only: a location
+        # that overlaps any object's (this one's too, on any reference) is
+        # refused, so no one reads another branch's metadata through it.
+        taken = claims(key, meta.location, meta.properties, exclusive=True)
+
         def plan(found: dict[ContentKey, Content]) -> Change[bytes]:
             require_namespace(found, ns)
             cur = found.get(key)
@@ -204,9 +227,11 @@ class Tables:
                 raise clash(found, key, ContentType.ICEBERG_TABLE)  # type: ignore[misc]
             content = table_content(meta, location, cur.id if cur else None)
             return Change([Put(key, content, expected=cur)], f"register table {dotted(key)}",
-                          load_result(location, data))
+                          b"", claims=taken)
 
-        return self.catalog.write(ref, [key, ns], who, plan)  # type: ignore[return-value]
+        self.catalog.write(ref, [key, ns], who, plan)
+        # Answered only once it landed: the claims were checked in its commit.
+        return load_result(location, data)
 
     def transaction(self, ref: RefSpec, changes: Sequence[TableChange], who: Who) -> None:
         pairs = [(ContentKey([*namespace_from_levels(c.identifier.namespace).elements,

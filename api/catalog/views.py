@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from pyiceberg.view.metadata import ViewMetadata
 
 from api.catalog.analysis import analyse_version, find_cycle, view_relation
+from api.catalog.claims import claims, moved
 from api.catalog.files import load_result
 from api.catalog.invalidation import check_changes
 from api.catalog.service import Catalog, Change, Who, clash, require_namespace
@@ -106,7 +107,8 @@ class Views:
             loc = self.catalog.metadata_file(meta.location, meta.properties, None)
             data = self.files.write_view(meta, loc)
             return Change([Put(key, view_content(meta, loc, None, analysis))],
-                          f"create view {dotted(key)}", load_result(loc, data), [loc])
+                          f"create view {dotted(key)}", load_result(loc, data), [loc],
+                          claims(key, meta.location, meta.properties))
 
         return self.catalog.write(ref, [key, ns], who, plan)  # type: ignore[return-value]
 
@@ -146,8 +148,11 @@ class Views:
                     t.key: (new, view_relation(t.key.elements, new, meta))})
             data = self.files.write_view(meta, loc)
             verb = "replace" if replaced else "alter"
+            after = (meta.location, meta.properties)
             return Change([Put(t.key, new, expected=cur)],
-                          f"{verb} view {t.name}", load_result(loc, data), [loc])
+                          f"{verb} view {t.name}", load_result(loc, data), [loc],
+                          claims(t.key, *after)
+                          if moved((base.location, base.properties), after) else [])
 
         return self.catalog.write_at(t.ref, [t.key], who, plan)  # type: ignore[return-value]
 
@@ -179,6 +184,9 @@ class Views:
             raise bad_request(f"Cannot register view {dotted(key)}: "
                               f"{e.message}") from None
 
+        # As for tables: only views from outside this catalog are adopted.
+        taken = claims(key, meta.location, meta.properties, exclusive=True)
+
         def plan(found: dict[ContentKey, Content]) -> Change[bytes]:
             require_namespace(found, ns)
             err = clash(found, key, ContentType.ICEBERG_VIEW)
@@ -187,6 +195,7 @@ class Views:
             analysis = analyse_version(self.catalog, ref, meta)
             refuse_cycle(self.catalog, ref, key, analysis[0])
             return Change([Put(key, view_content(meta, location, None, analysis))],
-                          f"register view {dotted(key)}", load_result(location, data))
+                          f"register view {dotted(key)}", load_result(location, data),
+                          claims=taken)
 
         return self.catalog.write(ref, [key, ns], who, plan)  # type: ignore[return-value]

@@ -123,19 +123,43 @@ def test_per_identifier_refs(http, store, ns) -> None:
                   json=sb.replace_view(uuid, "SELECT 'x'")), 400, "BadRequestException")
 
 
+def outside_copy(made: dict, name: str) -> str:  # type: ignore[type-arg]
+    """The metadata of ``made`` as another catalog would have written it for
+    a table or view of its own: another location, another uuid."""
+    import json
+    import uuid
+    from pathlib import Path
+    from urllib.parse import urlparse
+
+    doc = dict(made["metadata"])
+    doc["location"] = doc["location"].rsplit("/", 1)[0] + f"/{name}_{uuid.uuid4().hex}"
+    doc["table-uuid" if "table-uuid" in doc else "view-uuid"] = str(uuid.uuid4())
+    path = Path(urlparse(doc["location"]).path) / "metadata" / "00000-ext.metadata.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(doc))
+    return path.as_uri()
+
+
 def test_register_view_and_table(http, ns) -> None:
     made = make_view(http, ns, "v", "SELECT 'reg'")
+    # Only views and tables from outside this catalog are adopted.
     r = http.post(f"{V1}/namespaces/{ns}/register-view",
                   json={"name": "v_again", "metadata-location": made["metadata-location"]})
+    assert r.status_code == 400 and "overlaps the location" in r.text, r.text
+    r = http.post(f"{V1}/namespaces/{ns}/register-view",
+                  json={"name": "v_again", "metadata-location": outside_copy(made, "v_ext")})
     assert r.status_code == 200, r.text
     assert sb.current_sql(http.get(f"{V1}/namespaces/{ns}/views/v_again").json()["metadata"]) \
         == "SELECT 'reg'"
     t = http.post(f"{V1}/namespaces/{ns}/tables", json=sb.create_table("t")).json()
     r = http.post(f"{V1}/namespaces/{ns}/register",
                   json={"name": "t_again", "metadata-location": t["metadata-location"]})
+    assert r.status_code == 400 and "overlaps the location" in r.text, r.text
+    r = http.post(f"{V1}/namespaces/{ns}/register",
+                  json={"name": "t_again", "metadata-location": outside_copy(t, "t_ext")})
     assert r.status_code == 200, r.text
     err(http.post(f"{V1}/namespaces/{ns}/register",
-                  json={"name": "t_again", "metadata-location": t["metadata-location"]}),
+                  json={"name": "t_again", "metadata-location": outside_copy(t, "t_other")}),
         409, "AlreadyExistsException")
     err(http.post(f"{V1}/namespaces/{ns}/register",
                   json={"name": "gone", "metadata-location": t["metadata-location"] + ".x"}),

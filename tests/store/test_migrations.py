@@ -95,6 +95,7 @@ def test_the_change_index_is_filled_for_a_catalog_written_before_it(store_url: s
         with s.db.write() as conn:  # back to the previous version's schema
             conn.execute(text("DROP TABLE changes"))
             conn.execute(text("DROP TABLE ancestry"))
+            conn.execute(text("DROP TABLE locations"))  # revision 0006's
             conn.execute(text("UPDATE alembic_version SET version_num = '0004'"))
     finally:
         s.close()

@@ -142,7 +142,7 @@ def test_fsck_files_reports_a_missing_file(server, store, http, ns: str) -> None
 
 # -- the probe: writers, branch churn and gc killed at random, five runs ----------------
 RUNS = 5
-RUN_S = 6.0
+RUN_S = 4.0
 
 
 def test_gc_looping_beside_writers_loses_nothing(tmp_path: Path) -> None:

@@ -151,6 +151,11 @@ def test_gc_over_http(server, store, http, ns: str) -> None:
     assert "sapwood_gc_runs_total 1.0" in metrics
     assert f"sapwood_gc_removed_commits_total {float(r.json()['store']['removed_commits'])}" \
         in metrics
+    if server.database_url.startswith("sqlite") and getattr(server, "s3", None) is None:
+        _refusals(server, http)  # the arguments' checks do not depend on the backend
+
+
+def _refusals(server, http) -> None:  # type: ignore[no-untyped-def]
     for grace in ("-1", "inf", "-inf", "nan", "1e308", "Infinity"):
         for dry in ("true", "false"):
             bad = http.post("/api/v2/admin/gc", params={"graceSeconds": grace, "dryRun": dry})
@@ -158,8 +163,8 @@ def test_gc_over_http(server, store, http, ns: str) -> None:
             assert "graceSeconds" in bad.json()["message"], bad.text
     cli = _gc(server, "--grace", "inf")
     assert cli.returncode == 1 and "grace period inf" in cli.stderr, cli.stdout + cli.stderr
-    for window in ("0", "9.9", "inf", "nan"):  # the write window has a floor
-        cli = _gc(server, "--write-window", window)
-        assert cli.returncode == 1 and "write window" in cli.stderr, cli.stdout + cli.stderr
+    cli = _gc(server, "--write-window", "9.9")  # the write window has a floor
+    assert cli.returncode == 1 and "write window" in cli.stderr, cli.stdout + cli.stderr
+    for window in ("0", "9.9", "inf", "nan"):
         bad = http.post("/api/v2/admin/gc", params={"writeWindowSeconds": window})
         assert bad.status_code == 400 and "write window" in bad.json()["message"], bad.text

@@ -17,13 +17,6 @@ from api import errors
 from api.auth.config import AuthSettings
 from api.auth.guard import AuthRoute, Guard
 from api.auth.policy import check_complete
-from api.catalog.files import Locations, MetadataFiles
-from api.catalog.mviews import MaterializedViews
-from api.catalog.namespaces import Namespaces
-from api.catalog.reading import MetadataReader
-from api.catalog.service import Catalog
-from api.catalog.tables import Tables
-from api.catalog.views import Views
 from api.deps import Services
 from api.hosts import AllowedHosts
 from api.limits import BodyLimit
@@ -50,6 +43,13 @@ from api.routes import (
 )
 from api.settings import Settings
 from api.ui import pages as ui_pages
+from catalog.files import Locations, MetadataFiles
+from catalog.mviews import MaterializedViews
+from catalog.namespaces import Namespaces
+from catalog.reading import MetadataReader
+from catalog.service import Catalog
+from catalog.tables import Tables
+from catalog.views import Views
 
 
 def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:

@@ -18,12 +18,12 @@ from starlette.concurrency import run_in_threadpool
 
 from api.auth.errors import Forbidden
 from api.auth.guard import PRINCIPAL, guard_of
-from api.catalog.mviews import MaterializedViews
-from api.catalog.namespaces import Namespaces
-from api.catalog.service import Catalog, Who
-from api.catalog.tables import Tables
-from api.catalog.views import Views
 from api.paths import request_ref
+from catalog.mviews import MaterializedViews
+from catalog.namespaces import Namespaces
+from catalog.service import Catalog, Who
+from catalog.tables import Tables
+from catalog.views import Views
 from core.auth import Privilege
 from core.keys import ContentKey
 from core.refs import RefSpec
@@ -111,19 +111,3 @@ def json_response(payload: Any) -> Response:
     encoder walks the value twice and shows up in every read's profile)."""
     return Response(json.dumps(payload, separators=(",", ":")).encode(),
                     media_type="application/json")
-
-
-def raw_json(body: bytes) -> Response:
-    """A JSON answer already encoded (metadata bodies are cached as bytes)."""
-    return Response(body, media_type="application/json")
-
-
-def identifiers_response(keys: list[ContentKey], token: str | None) -> Response:
-    """A ListTablesResponse / ListViewsResponse."""
-    return json_response({"identifiers": [{"namespace": list(k.elements[:-1]), "name": k.name}
-                                          for k in keys], "next-page-token": token})
-
-
-# Paging query parameters, as the spec spells them.
-PageToken = Annotated[str | None, Query(alias="pageToken")]
-PageSize = Annotated[int | None, Query(alias="pageSize", ge=1)]

@@ -24,56 +24,80 @@ from pyiceberg.exceptions import ValidationError as IcebergValidationError
 from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException
 
-from api.auth.errors import Forbidden, OAuthError, Unauthorized
+from api.auth.errors import OAuthError, Unauthorized
+from core.conflicts import CommitConflictError
 from core.errors import (
-    CommitConflictError,
+    AlreadyExistsError,
+    BadRequestError,
     ConflictError,
+    ForbiddenError,
     InvalidInputError,
     InvalidRefError,
+    NamespaceNotEmptyError,
+    NoSuchNamespaceError,
+    NoSuchTableError,
+    NoSuchViewError,
     NotFoundError,
     ReadOnlyReferenceError,
     ReferenceAlreadyExistsError,
+    ReferenceConflictError,
     ReferenceNotFoundError,
-    RequirementFailedError,
     SapwoodError,
-    error_details,
+    UnavailableError,
+    UnprocessableError,
+    describe_validation,
 )
 
 log = logging.getLogger("sapwood.api")
 
-
-class IcebergError(Exception):
-    """An answer the REST spec names: status, Iceberg exception type, message."""
-
-    def __init__(self, code: int, type_: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.type = type_
-        self.message = message
-
-
-def no_such_namespace(ns: str) -> IcebergError:
-    return IcebergError(404, "NoSuchNamespaceException", f"Namespace does not exist: {ns}")
-
-
-def no_such_table(name: str) -> IcebergError:
-    return IcebergError(404, "NoSuchTableException", f"Table does not exist: {name}")
-
-
-def no_such_view(name: str) -> IcebergError:
-    return IcebergError(404, "NoSuchViewException", f"View does not exist: {name}")
-
-
-def already_exists(message: str) -> IcebergError:
-    return IcebergError(409, "AlreadyExistsException", message)
+# Domain errors (core.errors) as the REST spec names them: status and the
+# Iceberg exception type, the most specific class first. Nessie's error code
+# under /api/ follows from the type (_NESSIE_CODES).
+_MAPPING: tuple[tuple[type[SapwoodError], int, str], ...] = (
+    (NoSuchNamespaceError, 404, "NoSuchNamespaceException"),
+    (NoSuchTableError, 404, "NoSuchTableException"),
+    (NoSuchViewError, 404, "NoSuchViewException"),
+    (ReferenceNotFoundError, 404, "NoSuchReferenceException"),
+    (NotFoundError, 404, "NotFoundException"),
+    (UnprocessableError, 422, "UnprocessableEntityException"),
+    (InvalidRefError, 400, "BadRequestException"),
+    (ReadOnlyReferenceError, 400, "BadRequestException"),
+    (InvalidInputError, 400, "IllegalArgumentException"),
+    (BadRequestError, 400, "BadRequestException"),
+    (AlreadyExistsError, 409, "AlreadyExistsException"),
+    (ReferenceAlreadyExistsError, 409, "ReferenceAlreadyExistsException"),
+    (NamespaceNotEmptyError, 409, "NamespaceNotEmptyException"),
+    (ConflictError, 409, "CommitFailedException"),
+    (ForbiddenError, 403, "ForbiddenException"),
+    (UnavailableError, 503, "ServiceUnavailableException"),
+)
 
 
-def bad_request(message: str) -> IcebergError:
-    return IcebergError(400, "BadRequestException", message)
+@lru_cache(maxsize=256)
+def status_of(kind: type[SapwoodError]) -> tuple[int, str]:
+    """(status, Iceberg exception type) of a domain error class."""
+    for cls, code, name in _MAPPING:
+        if issubclass(kind, cls):
+            return code, name
+    return 500, "InternalServerError"
 
 
-def commit_failed(message: str) -> IcebergError:
-    return IcebergError(409, "CommitFailedException", message)
+def error_details(err: SapwoodError) -> dict[str, Any]:
+    """Structured extras for an error body (conflict lists, hashes)."""
+    out: dict[str, Any] = {}
+    if isinstance(err, CommitConflictError):
+        out["conflicts"] = [
+            {"conflictType": str(c.type), "key": str(c.key) if c.key else None,
+             "message": c.message, "retryable": c.retryable}
+            for c in err.conflicts
+        ]
+        # Whether sending the same request again may succeed: every conflict
+        # came from the target moving, none from the contents.
+        out["retryable"] = err.retryable
+    if isinstance(err, ReferenceConflictError):
+        out["expectedHash"] = err.expected
+        out["actualHash"] = err.actual
+    return out
 
 
 def body(code: int, type_: str, message: str, **extra: Any) -> dict[str, Any]:
@@ -167,37 +191,22 @@ def _unavailable(r: Request, e: Exception) -> JSONResponse:
 
 
 def _from_domain(e: SapwoodError, r: Request) -> JSONResponse:
-    extra = error_details(e)
-    if isinstance(e, ReadOnlyReferenceError | InvalidRefError):
-        return _respond(400, "BadRequestException", e.message, r, **extra)
-    if isinstance(e, InvalidInputError):
-        return _respond(400, "IllegalArgumentException", e.message, r, **extra)
-    if isinstance(e, ReferenceNotFoundError):
-        return _respond(404, "NoSuchReferenceException", e.message, r, **extra)
-    if isinstance(e, NotFoundError):
-        return _respond(404, "NotFoundException", e.message, r, **extra)
-    if isinstance(e, ReferenceAlreadyExistsError):
-        return _respond(409, "ReferenceAlreadyExistsException", e.message, r, **extra)
-    if isinstance(e, RequirementFailedError | CommitConflictError | ConflictError):
-        return _respond(409, "CommitFailedException", e.message, r, **extra)
-    log.error("unmapped domain error %s: %s", type(e).__name__, e.message)
-    return _respond(500, "InternalServerError", e.message, r)
+    code, kind = status_of(type(e))
+    if code == 500:
+        log.error("unmapped domain error %s: %s", type(e).__name__, e.message)
+        return _respond(500, "InternalServerError", e.message, r)
+    resp = _respond(code, kind, e.message, r, **error_details(e))
+    if isinstance(e, UnavailableError):
+        resp.headers["Retry-After"] = str(e.retry_after_s)
+    return resp
 
 
 def install(app: FastAPI) -> None:
-    @app.exception_handler(IcebergError)
-    async def _iceberg(r: Request, e: IcebergError) -> JSONResponse:
-        return _respond(e.code, e.type, e.message, r)
-
     @app.exception_handler(Unauthorized)
     async def _unauthorized(r: Request, e: Unauthorized) -> JSONResponse:
         resp = _respond(401, "NotAuthorizedException", e.message, r)
         resp.headers["WWW-Authenticate"] = 'Bearer realm="sapwood"'
         return resp
-
-    @app.exception_handler(Forbidden)
-    async def _forbidden(r: Request, e: Forbidden) -> JSONResponse:
-        return _respond(403, "ForbiddenException", e.message, r)
 
     @app.exception_handler(OAuthError)
     async def _oauth(_: Request, e: OAuthError) -> JSONResponse:
@@ -257,11 +266,3 @@ async def _database(r: Request, e: Exception) -> JSONResponse:
         return _unavailable(r, e)
     log.exception("internal error")  # any other database error is a bug
     return _respond(500, "InternalServerError", f"{type(e).__name__}", r)
-
-
-def describe_validation(errors: Any) -> str:
-    parts = []
-    for err in list(errors)[:3]:
-        loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
-        parts.append(f"{loc or 'body'}: {err.get('msg')}")
-    return "Invalid request: " + "; ".join(parts)

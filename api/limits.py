@@ -11,6 +11,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
 from typing import Any
 
+# The catalog's own limits, named here too so that the whole list is in one place.
+from catalog.limits import DEFAULT_MAX_METADATA_BYTES as DEFAULT_MAX_METADATA_BYTES
+from catalog.limits import DEFAULT_READ_TIMEOUT_S as DEFAULT_READ_TIMEOUT_S
+from catalog.limits import MAX_PATH_CHARS as MAX_PATH_CHARS
+from catalog.limits import MAX_PATH_DEPTH as MAX_PATH_DEPTH
+from catalog.limits import TABLE_FORMATS as TABLE_FORMATS
+from catalog.limits import unsupported_format as unsupported_format
 from core.keys import MAX_ELEMENTS, MAX_LENGTH
 from core.refs import MAX_ANCESTORS
 from core.sql import budget as sql_budget
@@ -25,13 +32,6 @@ Send = Callable[[Message], Awaitable[None]]
 # PyIceberg's largest bodies (a commit with its snapshots and schemas) are
 # tens of kilobytes.
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
-# A metadata file the server reads (register, loads), unless
-# SAPWOOD_MAX_METADATA_BYTES says otherwise; the biggest real ones, with
-# thousands of snapshots, are a few megabytes.
-DEFAULT_MAX_METADATA_BYTES = 64 * 1024 * 1024
-# Seconds a read from remote storage (s3:// ...) may take, unless
-# SAPWOOD_METADATA_READ_TIMEOUT_S says otherwise.
-DEFAULT_READ_TIMEOUT_S = 30.0
 # One element of a name (namespace level, table, view): what a file system
 # allows in one path segment.
 MAX_NAME_CHARS = 255
@@ -45,19 +45,11 @@ MAX_UPDATES = 1000
 # A location or metadata location a client sends: below PATH_MAX (4096) with
 # room for the folders and file names the server adds under it.
 MAX_LOCATION_CHARS = 2048
-# Any location the server writes to or reads from, built or given (a
-# write.metadata.path property included): a file system refuses longer
-# paths, and creating folders that deep would exhaust the stack.
-MAX_PATH_CHARS = 3072
-MAX_PATH_DEPTH = 128
 # Commit messages are kept in the log forever.
 MAX_MESSAGE_CHARS = 64 * 1024
 # Page sizes (pageSize, maxRecords) larger than this are clamped to it (the
 # spec lets a server return fewer items; clients follow the page token).
 MAX_PAGE_SIZE = MAX_PAGE
-# Table format versions: PyIceberg 0.12 writes 1 and 2 and refuses to write
-# v3 metadata, so a v3 table could be created but never changed.
-TABLE_FORMATS = (1, 2)
 # These live with the code that checks them (core's key and ref grammar);
 # named here so that the whole list is in one place.
 MAX_KEY_ELEMENTS = MAX_ELEMENTS
@@ -123,11 +115,6 @@ def check_removals(keys: Iterable[str]) -> None:
 def check_count(n: int, what: str) -> None:
     if n > MAX_UPDATES:
         raise ValueError(f"{n} {what}, at most {MAX_UPDATES} per commit")
-
-
-def unsupported_format(version: object) -> str:
-    return (f"Table format version {version} is not supported: this catalog writes format "
-            f"versions {' and '.join(map(str, TABLE_FORMATS))} (format-version)")
 
 
 def check_location(location: str | None) -> None:

@@ -31,6 +31,13 @@ from api.limits import (
     check_updates,
     unsupported_format,
 )
+from catalog.commands import (
+    NewTable,
+    NewView,
+    Registration,
+    TableCommit,
+    ViewCommit,
+)
 from core.views import ViewRequirement, ViewUpdate
 
 
@@ -140,6 +147,10 @@ class CreateTableRequest(_Request):
     _name = field_validator("name")(staticmethod(_checked_name))
     _location = field_validator("location")(staticmethod(_checked_location))
 
+    def command(self) -> NewTable:
+        return NewTable(self.name, self.schema_, self.location, self.partition_spec,
+                        self.write_order, self.stage_create, dict(self.properties))
+
 
 class CommitTableRequest(_Request):
     identifier: TableIdentifier | None = None
@@ -152,6 +163,9 @@ class CommitTableRequest(_Request):
         check_count(len(self.requirements), "requirements")
         _table_updates(self.updates)
         return self
+
+    def command(self) -> TableCommit:
+        return TableCommit(tuple(self.requirements), tuple(self.updates))
 
 
 class TableChange(CommitTableRequest):
@@ -182,6 +196,9 @@ class RegisterTableRequest(_Request):
     _name = field_validator("name")(staticmethod(_checked_name))
     _location = field_validator("metadata_location")(staticmethod(_checked_location))
 
+    def command(self) -> Registration:
+        return Registration(self.name, self.metadata_location, self.overwrite)
+
 
 class CreateViewRequest(_Request):
     name: str
@@ -194,6 +211,10 @@ class CreateViewRequest(_Request):
     _limits = field_validator("properties")(staticmethod(_checked_properties))
     _name = field_validator("name")(staticmethod(_checked_name))
     _location = field_validator("location")(staticmethod(_checked_location))
+
+    def command(self) -> NewView:
+        return NewView(self.name, self.schema_, self.view_version, self.location,
+                       dict(self.properties))
 
 
 class CommitViewRequest(_Request):
@@ -208,6 +229,9 @@ class CommitViewRequest(_Request):
         check_updates(self.updates)
         return self
 
+    def command(self) -> ViewCommit:
+        return ViewCommit(tuple(self.requirements), tuple(self.updates))
+
 
 class RegisterViewRequest(_Request):
     name: str
@@ -215,3 +239,6 @@ class RegisterViewRequest(_Request):
 
     _name = field_validator("name")(staticmethod(_checked_name))
     _location = field_validator("metadata_location")(staticmethod(_checked_location))
+
+    def command(self) -> Registration:
+        return Registration(self.name, self.metadata_location)

@@ -4,13 +4,49 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Callable
 
 import uvicorn
+from sqlalchemy.engine import make_url
 from uvicorn.supervisors import Multiprocess
 
+from api.auth.config import AuthSettings, refuse_open_bind
 from api.settings import Settings
+from store import Store
 
 APP = "api.app:app_from_env"
+
+
+def start(database: str | None, warehouse: str | None, host: str, port: int, workers: int,
+          log_level: str, auth: bool | None, insecure: bool, token_ttl: int | None,
+          say: Callable[[str, bool], None]) -> int:
+    """``sapwood serve``: check the choices, say what is served, serve until
+    stopped. 2 when it must not start (an open catalog on a network address).
+    ``say(line, to_stderr)`` prints."""
+    # Workers build their app from the environment: the choices travel there.
+    if auth is not None:
+        os.environ["SAPWOOD_AUTH"] = "1" if auth else "0"
+    if token_ttl is not None:
+        os.environ["SAPWOOD_TOKEN_TTL_S"] = str(token_ttl)
+    auth_settings = AuthSettings.from_env()
+    why = refuse_open_bind(host, auth_settings, insecure)
+    if why:
+        say(f"error: {why}", True)
+        return 2
+    if host in ("0.0.0.0", "::") and not os.environ.get("SAPWOOD_ALLOWED_HOSTS"):
+        say("note: only requests addressed to loopback names are served; set "
+            "SAPWOOD_ALLOWED_HOSTS to the host names clients use", True)
+    if insecure and not auth_settings.configured:
+        say(f"warning: serving an OPEN catalog on {host} (--insecure): anyone who "
+            "reaches this address can read and change everything", True)
+    settings = Settings.resolve(database, warehouse)
+    Store(settings.database_url).close()  # create or upgrade the schema once, up front
+    safe = make_url(settings.database_url).render_as_string(hide_password=True)
+    say(f"Sapwood on http://{host}:{port}/iceberg (database {safe}, warehouse "
+        f"{settings.warehouse}, authentication "
+        f"{'on' if auth_settings.configured else 'off'})", False)
+    serve(settings, host, port, workers, log_level)
+    return 0
 
 
 def serve(settings: Settings, host: str, port: int, workers: int, log_level: str) -> None:

@@ -160,7 +160,7 @@ def auth_vs_open(url: str, tmp: Path, open_port: int, open_pid: int, rounds: int
                  per_round: int) -> float:
     """The same loadView on the same catalog: a second server with
     authentication on, sent a valid access token, against the open one."""
-    from api.cli_auth import create_key
+    from catalog.access import create_key
     from store import Store
 
     s = Store(url)

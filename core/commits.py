@@ -12,7 +12,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Generic, TypeVar
 
-from core.conflicts import Conflict
+from core.conflicts import CommitConflictError, Conflict, conflict_summary
 from core.content import Content, ContentType
 from core.keys import ContentKey
 
@@ -266,3 +266,11 @@ class MergeResult:
     @property
     def applied(self) -> bool:
         return self.result_hash is not None
+
+
+class MergeConflictError(CommitConflictError):
+    """A merge or transplant was refused; ``result`` has every key's outcome."""
+
+    def __init__(self, result: MergeResult) -> None:
+        self.result = result
+        super().__init__(result.conflicts, conflict_summary(result.conflicts, "merge"))

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from core.keys import ContentKey
+from core.errors import ConflictError
+from core.keys import ContentKey
 
 
 class ConflictType(StrEnum):
@@ -33,3 +33,25 @@ class Conflict:
 
     def __str__(self) -> str:
         return f"{self.type}: {self.message}"
+
+
+class CommitConflictError(ConflictError):
+    """A commit was refused; `conflicts` lists every key that caused it."""
+
+    def __init__(self, conflicts: Sequence[Conflict], message: str | None = None) -> None:
+        self.conflicts = list(conflicts)
+        super().__init__(message or conflict_summary(self.conflicts))
+
+    @property
+    def retryable(self) -> bool:
+        """Whether the same request may succeed if sent again: every conflict
+        came from the target moving, none from the contents."""
+        return bool(self.conflicts) and all(c.retryable for c in self.conflicts)
+
+
+def conflict_summary(conflicts: Sequence[Conflict], what: str = "commit") -> str:
+    if not conflicts:
+        return f"{what} refused"
+    shown = "; ".join(str(c) for c in conflicts[:5])
+    more = f" (and {len(conflicts) - 5} more)" if len(conflicts) > 5 else ""
+    return f"{what} conflicts on {len(conflicts)} key(s): {shown}{more}"

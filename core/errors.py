@@ -1,15 +1,22 @@
-"""Typed domain errors. Every message names the offending input, because it is
-shown verbatim to API clients; the API layer maps classes to status codes."""
+"""The domain's failures, in one vocabulary that every layer raises and only
+the HTTP layer translates (api/errors.py: the Iceberg and the Nessie error
+bodies). Every message names the offending input, because it is shown
+verbatim to clients. A class says what went wrong; nothing above decides by
+reading a message's text.
+
+    bad request (400)   BadRequestError, and InvalidInputError below it
+    not found (404)     NotFoundError: the namespace, table, view, reference,
+                        commit, content or file
+    already exists (409) AlreadyExistsError
+    conflict (409)      ConflictError (core.conflicts.CommitConflictError
+                        carries the keys and their reasons)
+    forbidden (403)     ForbiddenError
+    unavailable (503)   UnavailableError: try again later
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
-
-from core.conflicts import Conflict
-
-if TYPE_CHECKING:
-    from core.commits import MergeResult
+from typing import Any
 
 
 class SapwoodError(Exception):
@@ -19,8 +26,17 @@ class SapwoodError(Exception):
 
 
 # -- bad input (400) ---------------------------------------------------------
-class InvalidInputError(SapwoodError, ValueError):
-    """The request itself is malformed; nothing was looked up or changed."""
+class BadRequestError(SapwoodError, ValueError):
+    """The request cannot be carried out as sent; nothing was changed."""
+
+
+class UnprocessableError(BadRequestError):
+    """Well-formed but contradicting itself (the spec's 422: a property both
+    set and removed)."""
+
+
+class InvalidInputError(BadRequestError):
+    """An argument is malformed; nothing was looked up or changed."""
 
 
 class InvalidKeyError(InvalidInputError):
@@ -64,6 +80,18 @@ class NotFoundError(SapwoodError):
     pass
 
 
+class NoSuchNamespaceError(NotFoundError):
+    pass
+
+
+class NoSuchTableError(NotFoundError):
+    pass
+
+
+class NoSuchViewError(NotFoundError):
+    pass
+
+
 class ReferenceNotFoundError(NotFoundError):
     pass
 
@@ -77,6 +105,15 @@ class CommitNotFoundError(NotFoundError):
 
 
 class ContentNotFoundError(NotFoundError):
+    pass
+
+
+class FileNotFoundInWarehouseError(NotFoundError):
+    """A metadata file a request names is not there."""
+
+
+# -- already there (409) -----------------------------------------------------
+class AlreadyExistsError(SapwoodError):
     pass
 
 
@@ -103,53 +140,66 @@ class ProtectedReferenceError(ConflictError):
     pass
 
 
-class CommitConflictError(ConflictError):
-    """A commit was refused; `conflicts` lists every key that caused it."""
-
-    def __init__(self, conflicts: Sequence[Conflict], message: str | None = None) -> None:
-        self.conflicts = list(conflicts)
-        super().__init__(message or _conflict_summary(self.conflicts))
-
-
-class MergeConflictError(CommitConflictError):
-    def __init__(self, result: MergeResult) -> None:
-        self.result = result
-        super().__init__(result.conflicts, _conflict_summary(result.conflicts, "merge"))
+class NamespaceNotEmptyError(ConflictError):
+    pass
 
 
 class RequirementFailedError(ConflictError):
-    """A commit's stated requirement (e.g. the view's UUID) does not hold."""
+    """A commit's stated requirement (e.g. the view's UUID) does not hold, or
+    the change cannot be made against what the branch holds now."""
 
 
 class RetryLimitError(ConflictError):
     """The branch moved under us more often than the retry budget allows."""
 
 
+# -- refused (403) -----------------------------------------------------------
+class ForbiddenError(SapwoodError):
+    pass
+
+
+# -- not now (503) -----------------------------------------------------------
+class UnavailableError(SapwoodError):
+    """Something the request needs does not answer (storage, a timeout):
+    the same request may succeed later."""
+
+    def __init__(self, message: str, retry_after_s: int = 5) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
 class IncompatibleStoreError(SapwoodError):
     """The database holds data in a storage format this version cannot read."""
 
 
-def _conflict_summary(conflicts: Sequence[Conflict], what: str = "commit") -> str:
-    if not conflicts:
-        return f"{what} refused"
-    shown = "; ".join(str(c) for c in conflicts[:5])
-    more = f" (and {len(conflicts) - 5} more)" if len(conflicts) > 5 else ""
-    return f"{what} conflicts on {len(conflicts)} key(s): {shown}{more}"
+# -- the messages clients rely on (the REST spec's shapes) -------------------------
+def bad_request(message: str) -> BadRequestError:
+    return BadRequestError(message)
 
 
-def error_details(err: SapwoodError) -> dict[str, Any]:
-    """Structured extras for an error body (conflict lists, hashes)."""
-    out: dict[str, Any] = {}
-    if isinstance(err, CommitConflictError):
-        out["conflicts"] = [
-            {"conflictType": str(c.type), "key": str(c.key) if c.key else None,
-             "message": c.message, "retryable": c.retryable}
-            for c in err.conflicts
-        ]
-        # Whether sending the same request again may succeed: every conflict
-        # came from the target moving, none from the contents.
-        out["retryable"] = bool(err.conflicts) and all(c.retryable for c in err.conflicts)
-    if isinstance(err, ReferenceConflictError):
-        out["expectedHash"] = err.expected
-        out["actualHash"] = err.actual
-    return out
+def no_such_namespace(name: str) -> NoSuchNamespaceError:
+    return NoSuchNamespaceError(f"Namespace does not exist: {name}")
+
+
+def no_such_table(name: str) -> NoSuchTableError:
+    return NoSuchTableError(f"Table does not exist: {name}")
+
+
+def no_such_view(name: str) -> NoSuchViewError:
+    return NoSuchViewError(f"View does not exist: {name}")
+
+
+def already_exists(message: str) -> AlreadyExistsError:
+    return AlreadyExistsError(message)
+
+
+def commit_failed(message: str) -> RequirementFailedError:
+    return RequirementFailedError(message)
+
+
+def describe_validation(errors: Any) -> str:
+    parts = []
+    for err in list(errors)[:3]:
+        loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
+        parts.append(f"{loc or 'body'}: {err.get('msg')}")
+    return "Invalid request: " + "; ".join(parts)

@@ -81,6 +81,14 @@ class ContentKey:
         return ContentKey.from_internal(SEP.join(self._elements[:-1])) if len(
             self._elements) > 1 else None
 
+    @property
+    def parent(self) -> ContentKey:
+        """The namespace of a key that has one (a table's, a view's): an
+        InvalidKeyError for a key at the top."""
+        if len(self._elements) < 2:
+            raise InvalidKeyError(f"Key {self} has no namespace")
+        return ContentKey.from_internal(SEP.join(self._elements[:-1]))
+
     def ancestors(self) -> list[ContentKey]:
         """The namespace keys above this key, outermost first."""
         return [ContentKey.from_internal(SEP.join(self._elements[:i]))

@@ -30,7 +30,7 @@ def sapwood_command() -> list[str]:
     if exe.exists():
         return [str(exe)]
     found = shutil.which("sapwood")
-    return [found] if found else [sys.executable, "-m", "api.cli"]
+    return [found] if found else [sys.executable, "-m", "cli"]
 
 
 def stop_process(proc: subprocess.Popen[bytes]) -> None:

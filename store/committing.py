@@ -15,9 +15,9 @@ from core.commits import (
     Reference,
     Unchanged,
 )
-from core.conflicts import Conflict, ConflictType
+from core.conflicts import CommitConflictError, Conflict, ConflictType
 from core.content import Content, ContentType
-from core.errors import CommitConflictError, InvalidOperationError
+from core.errors import InvalidOperationError
 from core.instants import from_micros
 from core.keys import SEP, ContentKey, check_new_key
 from core.merge import namespace_conflicts

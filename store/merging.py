@@ -12,6 +12,7 @@ from core.commits import (
     KeyMergeDetail,
     KeyOutcome,
     MergeBehavior,
+    MergeConflictError,
     MergeResult,
     Put,
     Reference,
@@ -19,7 +20,7 @@ from core.commits import (
 )
 from core.conflicts import Conflict, ConflictType
 from core.content import Content
-from core.errors import InvalidOperationError, MergeConflictError
+from core.errors import InvalidOperationError
 from core.keys import ContentKey
 from core.merge import decide, namespace_conflicts, three_way
 from store.changes import put_ids

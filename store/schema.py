@@ -100,7 +100,7 @@ class ApiKeyRow(Base):
     __tablename__ = "api_keys"
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
     principal: Mapped[str] = mapped_column(String(128))
-    secret_hash: Mapped[str] = mapped_column(Text)  # scrypt, salted (api.auth.secrets)
+    secret_hash: Mapped[str] = mapped_column(Text)  # scrypt, salted (core.secrets)
     description: Mapped[str] = mapped_column(Text)
     created_us: Mapped[int] = mapped_column(BigInteger)
     revoked_us: Mapped[int | None] = mapped_column(BigInteger)

@@ -11,6 +11,7 @@ from core.commits import (
     CommitMeta,
     CommitResult,
     MergeBehavior,
+    MergeConflictError,
     MergeResult,
     Operation,
     Page,
@@ -21,9 +22,8 @@ from core.commits import (
     Resolution,
     ResolvedRef,
 )
-from core.conflicts import Conflict, ConflictType
+from core.conflicts import CommitConflictError, Conflict, ConflictType
 from core.content import Content
-from core.errors import CommitConflictError, MergeConflictError
 from core.keys import ContentKey
 from core.refs import RefSpec, branch_to_write, normalize_hash, parse_ref
 from store.auth import AuthStore
@@ -167,7 +167,7 @@ class Store(Reads):
               principal: str | None = None, raise_on_conflict: bool = True,
               resolutions: dict[ContentKey, Resolution] | None = None) -> MergeResult:
         """``resolutions``: combined values for keys changed on both sides
-        (content-aware merges, api.catalog.content_merge); each applies only
+        (content-aware merges, catalog.content_merge); each applies only
         while the target holds the value it was worked out from."""
         name = _branch_name(into)
         resolved = self.resolve(source)

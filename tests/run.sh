@@ -40,7 +40,7 @@ fi
 
 "$PY" -m pip install --quiet --disable-pip-version-check -e '.[test,spark]' || exit 1
 # The Iceberg jars for Spark, built once into the user cache (says what it did).
-"$PY" -m api.cli spark-setup || echo "note: Spark setup failed; the Spark tests will say why" >&2
+"$PY" -m cli spark-setup || echo "note: Spark setup failed; the Spark tests will say why" >&2
 "$PY" -m ruff check . || exit 1
 
 # The README's run command, proven in a fresh virtual environment: it installs only

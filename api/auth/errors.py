@@ -3,6 +3,8 @@ into each API's error body)."""
 
 from __future__ import annotations
 
+from core.errors import ForbiddenError
+
 
 class Unauthorized(Exception):
     """401: no credential, or one that cannot be trusted."""
@@ -12,12 +14,8 @@ class Unauthorized(Exception):
         self.message = message
 
 
-class Forbidden(Exception):
+class Forbidden(ForbiddenError):
     """403: a known caller without the privilege the request needs."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 class OAuthError(Exception):

@@ -22,12 +22,13 @@ from starlette.concurrency import run_in_threadpool
 from api.auth.config import AuthSettings
 from api.auth.errors import Forbidden, OAuthError, Unauthorized
 from api.auth.policy import RULES, Rule
-from api.auth.secrets import verify_secret
 from api.auth.tokens import InvalidToken, Verifier, mint, token_response
-from api.paths import namespace_key, ref_param, request_ref, target
+from api.paths import namespace_key, ref_param, request_ref
+from catalog.targets import target
 from core.auth import Principal, Privilege
 from core.keys import ContentKey
 from core.refs import RefSpec, parse_ref
+from core.secrets import verify_secret
 from store import Store
 from store.auth import AuthData
 

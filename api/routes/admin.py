@@ -12,10 +12,10 @@ from typing import Any
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
-from api.catalog.fsck_files import FilesCheck, check_files
-from api.catalog.gc_files import collect_all
-from api.catalog.service import Catalog
 from api.deps import json_response
+from catalog.fsck_files import FilesCheck, check_files
+from catalog.gc import collect_all
+from catalog.service import Catalog
 from store.fsck import FsckReport, fsck
 from store.gc import DEFAULT_GRACE_S, MAX_GRACE_S
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from fastapi import APIRouter, Query, Request, Response
 
 from api.auth.guard import guard_of
-from api.catalog.audit import view_history
 from api.deps import json_response
 from api.paths import ref_param
 from api.v2 import redact
+from catalog.audit import view_history
 from core.instants import parse_instant, to_micros
 from core.keys import ContentKey
 

@@ -8,16 +8,15 @@ from dataclasses import replace
 from fastapi import APIRouter, Query, Request, Response
 
 from api.auth.guard import guard_of
-from api.catalog.analysis import with_analysis
-from api.catalog.content_merge import Combined, combine, combiner, discard, report
-from api.catalog.merge_impact import invalidated_views, merge_cycle
-from api.catalog.service import Catalog
 from api.deps import commit_author, json_response, principal
-from api.errors import bad_request
 from api.paths import ref_param
 from api.routes.trees import name_and_hash, require, require_on_protected, store_of
 from api.v2.requests import CommitBody, MergeBody, OperationBody, TransplantBody
 from api.v2.shapes import key_json, log_entry_json, merge_json, page_json, reference_json
+from catalog.analysis import with_analysis
+from catalog.content_merge import Combined, combine, combiner, discard, report
+from catalog.merge_impact import invalidated_views, merge_cycle
+from catalog.service import Catalog
 from core.auth import Privilege
 from core.commits import (
     CommitMeta,
@@ -25,15 +24,16 @@ from core.commits import (
     KeyMergeDetail,
     KeyOutcome,
     MergeBehavior,
+    MergeConflictError,
     MergeResult,
     Operation,
     Put,
     Resolution,
     Unchanged,
 )
-from core.conflicts import Conflict, ConflictType
+from core.conflicts import CommitConflictError, Conflict, ConflictType
 from core.content import parse_content
-from core.errors import CommitConflictError, MergeConflictError
+from core.errors import bad_request
 from core.instants import parse_instant, to_micros
 from core.keys import ContentKey
 from core.sql.budget import Deadline
@@ -149,7 +149,7 @@ def merge(request: Request, ref: str, body: MergeBody) -> Response:
     result: MergeResult | None = None
     for _ in range(_CONTENT_MERGE_ATTEMPTS):
         # A dry run first: each branch may hold half of a view read-cycle, and
-        # keys changed on both sides may be combined (api.catalog.content_merge).
+        # keys changed on both sides may be combined (catalog.content_merge).
         preview = run(True, False)
         combined = combine(catalog, preview, write=not body.dry_run) \
             if body.content_merge else Combined()
@@ -232,7 +232,7 @@ def transplant(request: Request, ref: str, body: TransplantBody) -> Response:
         require_on_protected(request, branch, "a forced transplant onto")
     catalog = request.app.state.services.catalog
     # Keys a transplanted commit and the target both changed are combined by
-    # the merge's rules (api.catalog.content_merge), commit by commit.
+    # the merge's rules (catalog.content_merge), commit by commit.
     written: list[str] = []
     combine_one = combiner(catalog, not body.dry_run, written) if body.content_merge else None
 

@@ -4,7 +4,7 @@ drop, freshness at any ref, hash or instant, and the plan a refresh follows.
 The rows themselves are computed by an engine (``spark.mviews.refresh``):
 it takes the plan, reads the base tables through a catalog pinned at the
 plan's ``branch@hash`` and writes the result with an Iceberg table commit
-that carries the ``Sapwood-Refresh`` header (api.catalog.mv_refresh)."""
+that carries the ``Sapwood-Refresh`` header (catalog.mv_refresh)."""
 
 from __future__ import annotations
 
@@ -15,16 +15,17 @@ from fastapi import APIRouter, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from api.auth.guard import guard_of
-from api.catalog.mv_refresh import refresh_plan
-from api.catalog.mviews import Definition
-from api.catalog.service import Who, drop
 from api.deps import Call, json_response
-from api.errors import bad_request
-from api.paths import Target, ref_param, target
+from api.paths import ref_param
 from api.v2 import redact
 from api.v2.mv_requests import CreateMaterializedView, ReplaceMaterializedView
+from catalog.mv_refresh import refresh_plan
+from catalog.mviews import Definition
+from catalog.service import Who, drop
+from catalog.targets import Target, target
 from core.auth import Privilege
 from core.content import ContentType
+from core.errors import bad_request
 from core.keys import ContentKey
 from core.mv.freshness import Freshness
 from core.mv.metadata import MaterializedViewMetadata

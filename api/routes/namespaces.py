@@ -6,7 +6,8 @@ from fastapi import APIRouter, Request, Response
 
 from api.deps import Call, PageSize, PageToken, json_response
 from api.models import CreateNamespaceRequest, UpdateNamespacePropertiesRequest
-from api.paths import namespace_from_levels, namespace_key
+from api.paths import namespace_key
+from catalog.targets import namespace_from_levels
 from core.auth import Privilege
 
 router = APIRouter(prefix="/iceberg/v1/namespaces")

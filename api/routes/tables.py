@@ -7,21 +7,24 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 
-from api.catalog.mv_refresh import REFRESH_HEADER, commit_refresh
-from api.catalog.mviews import STALENESS_HEADER, ReadOptions
-from api.catalog.service import drop, rename
-from api.deps import Call, PageSize, PageToken, identifiers_response, raw_json
-from api.errors import bad_request
+from api.answers import loaded_json
+from api.deps import Call, PageSize, PageToken, identifiers_response
 from api.models import (
     CommitTableRequest,
     CommitTransactionRequest,
     CreateTableRequest,
     RegisterTableRequest,
     RenameTableRequest,
+    TableIdentifier,
 )
-from api.paths import namespace_from_levels, namespace_key, target
+from api.paths import namespace_key
+from catalog.mv_refresh import REFRESH_HEADER, commit_refresh
+from catalog.mviews import STALENESS_HEADER, ReadOptions
+from catalog.service import drop, rename
+from catalog.targets import Target, namespace_from_levels, target
 from core.auth import Privilege
 from core.content import ContentType
+from core.errors import bad_request
 from core.keys import ContentKey
 
 router = APIRouter(prefix="/iceberg/v1")
@@ -44,7 +47,7 @@ def create_table(request: Request, namespace: str, body: CreateTableRequest,
                  ) -> Response:
     c = Call(request)
     ns = namespace_key(namespace)
-    return raw_json(c.svc.tables.create(c.ref, ns, body, c.who))
+    return loaded_json(c.svc.tables.create(c.ref, ns, body.command(), c.who))
 
 
 @router.get("/namespaces/{namespace}/tables/{table}")
@@ -54,7 +57,7 @@ async def load_table(request: Request, namespace: str, table: str,
     if snapshots not in (None, "all", "refs"):
         raise bad_request(f"Invalid snapshots mode {snapshots!r}: expected 'all' or 'refs'")
     t = target(c.ref, namespace_key(namespace), table)
-    return raw_json(await c.read(c.svc.tables.load, t, snapshots, mv_options(request)))
+    return loaded_json(await c.read(c.svc.tables.load, t, snapshots, mv_options(request)))
 
 
 def mv_options(request: Request) -> ReadOptions | None:
@@ -81,10 +84,11 @@ def commit_table(request: Request, namespace: str, table: str,
                  body: CommitTableRequest) -> Response:
     c = Call(request)
     t = target(c.ref, namespace_key(namespace), table)
+    check_identifier(body.identifier, t)
     refresh = request.headers.get(REFRESH_HEADER)
     if refresh is not None:
-        return raw_json(commit_refresh(c.svc.mviews, t, body, refresh, c.who))
-    return raw_json(c.svc.tables.commit(t, body, c.who))
+        return loaded_json(commit_refresh(c.svc.mviews, t, body.command(), refresh, c.who))
+    return loaded_json(c.svc.tables.commit(t, body.command(), c.who))
 
 
 @router.delete("/namespaces/{namespace}/tables/{table}", status_code=204)
@@ -109,28 +113,35 @@ def report_metrics(namespace: str, table: str) -> Response:
 def register_table(request: Request, namespace: str, body: RegisterTableRequest,
                    ) -> Response:
     c = Call(request)
-    return raw_json(c.svc.tables.register(c.ref, namespace_key(namespace), body, c.who))
+    return loaded_json(c.svc.tables.register(c.ref, namespace_key(namespace), body.command(),
+                                             c.who))
 
 
 @router.post("/tables/rename", status_code=204)
 def rename_table(request: Request, body: RenameTableRequest) -> Response:
-    c = Call(request)
-    src, dst = identifier(body.source.namespace, body.source.name), \
-        identifier(body.destination.namespace, body.destination.name)
-    c.require(Privilege.WRITE, src)
-    c.require(Privilege.WRITE, dst)
-    rename(c.svc.catalog, c.ref, src, dst, ContentType.ICEBERG_TABLE, c.who)
-    return Response(status_code=204)
+    return renamed(request, body, ContentType.ICEBERG_TABLE)
 
 
 @router.post("/transactions/commit", status_code=204)
 def commit_transaction(request: Request, body: CommitTransactionRequest,
                        ) -> Response:
     c = Call(request)
-    for change in body.table_changes:
-        c.require(Privilege.WRITE, identifier(change.identifier.namespace,
-                                              change.identifier.name))
-    c.svc.tables.transaction(c.ref, body.table_changes, c.who)
+    changes = [(ContentKey([*namespace_from_levels(ch.identifier.namespace).elements,
+                            ch.identifier.name]), ch.command()) for ch in body.table_changes]
+    for key, _ in changes:
+        c.require(Privilege.WRITE, key)
+    c.svc.tables.transaction(c.ref, changes, c.who)
+    return Response(status_code=204)
+
+
+def renamed(request: Request, body: RenameTableRequest, kind: ContentType) -> Response:
+    """Rename a table or a view (across namespaces too): one commit."""
+    c = Call(request)
+    src = identifier(body.source.namespace, body.source.name)
+    dst = identifier(body.destination.namespace, body.destination.name)
+    c.require(Privilege.WRITE, src)
+    c.require(Privilege.WRITE, dst)
+    rename(c.svc.catalog, c.ref, src, dst, kind, c.who)
     return Response(status_code=204)
 
 
@@ -139,3 +150,12 @@ def identifier(namespace: list[str], name: str) -> ContentKey:
         raise bad_request(f"Cannot rename {name!r}: a name with its own reference is "
                           "read-only here; rename on the branch itself")
     return ContentKey([*namespace_from_levels(namespace).elements, name])
+
+
+def check_identifier(ident: TableIdentifier | None, t: Target) -> None:
+    """A commit body may repeat its identifier; it must then be the path's."""
+    if ident is None:
+        return
+    if tuple(ident.namespace) != t.key.elements[:-1] or ident.name != t.key.name:
+        raise bad_request(f"The identifier in the body ({'.'.join(ident.namespace)}."
+                          f"{ident.name}) is not the one in the path ({t.name})")

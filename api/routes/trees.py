@@ -10,12 +10,12 @@ from fastapi import APIRouter, Query, Request, Response
 from api.auth.errors import Forbidden
 from api.auth.guard import guard_of
 from api.deps import json_response, principal
-from api.errors import bad_request
 from api.paths import ref_param
 from api.v2.requests import ReferenceBody
 from api.v2.shapes import effective_json, page_json, reference_json
 from core.auth import Privilege
 from core.commits import DEFAULT_BRANCH, NO_ANCESTOR, RefType
+from core.errors import bad_request
 from core.refs import RefSpec
 from store import Store
 

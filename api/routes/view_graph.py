@@ -10,17 +10,19 @@ from typing import Any
 
 from fastapi import APIRouter, Query, Request, Response
 
+from api.answers import loaded_json
 from api.auth.guard import guard_of
-from api.catalog.service import Who
-from api.catalog.view_versions import add_representation, recompile
-from api.deps import json_response, principal, raw_json
-from api.errors import IcebergError
-from api.paths import ref_param, target
+from api.deps import json_response, principal
+from api.paths import ref_param
 from api.routes.trees import store_of
 from api.v2 import redact
 from api.v2.shapes import effective_json
+from catalog.service import Who
+from catalog.targets import target
+from catalog.view_versions import add_representation, recompile
 from core.commits import ResolvedRef
 from core.content import Content, IcebergView, MaterializedView
+from core.errors import ContentNotFoundError, NoSuchViewError
 from core.keys import ContentKey
 from core.sql.stored import DialectAnalysis
 from store import Store
@@ -34,7 +36,7 @@ def _view(store: Store, ref: str, key: str) -> tuple[ResolvedRef, IcebergView]:
     resolved, found = store.lookup(spec, [ck])
     c = found.get(ck)
     if not isinstance(c, IcebergView | MaterializedView):
-        raise IcebergError(404, "NoSuchViewException", f"View does not exist: {ck} at '{spec}'")
+        raise NoSuchViewError(f"View does not exist: {ck} at '{spec}'")
     return resolved, c  # type: ignore[return-value]
 
 
@@ -137,7 +139,7 @@ def content_dependents(request: Request, ref: str, key: str,
     start = ContentKey.parse(key)
     resolved, found = store.lookup(ref_param(ref), [start])
     if start not in found:
-        raise IcebergError(404, "NotFoundException",
+        raise ContentNotFoundError(
                            f"Content does not exist: {start} at '{ref_param(ref)}'")
     at = f"@{resolved.hash}"
     readable = _readable(request, ref)
@@ -172,7 +174,7 @@ def add_view_representation(request: Request, ref: str, key: str,
     ck = ContentKey.parse(key)
     t = target(ref_param(ref), ContentKey(ck.elements[:-1]), ck.name)
     who = Who(principal(request))
-    return raw_json(add_representation(svc.views, t, source, to, who))
+    return loaded_json(add_representation(svc.views, t, source, to, who))
 
 
 @router.post("/{ref}/views/{key}/recompile")

@@ -12,15 +12,15 @@ from fastapi import APIRouter, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from api.auth.guard import guard_of
-from api.catalog.analysis import Resolver
-from api.catalog.service import Catalog
 from api.deps import json_response
-from api.errors import bad_request
 from api.paths import ref_param
 from api.routes.view_graph import primary
 from api.v2 import redact
 from api.v2.shapes import effective_json
+from catalog.analysis import Resolver
+from catalog.service import Catalog
 from core.content import ContentType
+from core.errors import bad_request
 from core.sql.validity import reasons
 from store import Store
 

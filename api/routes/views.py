@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
-from api.catalog.service import drop, rename
-from api.deps import Call, PageSize, PageToken, identifiers_response, raw_json
+from api.answers import loaded_json
+from api.deps import Call, PageSize, PageToken, identifiers_response
 from api.models import CommitViewRequest, CreateViewRequest, RegisterViewRequest, RenameTableRequest
-from api.paths import namespace_key, target
-from api.routes.tables import identifier
+from api.paths import namespace_key
+from api.routes.tables import check_identifier, renamed
+from catalog.service import drop
+from catalog.targets import target
 from core.auth import Privilege
 from core.content import ContentType
 
@@ -35,14 +37,15 @@ async def list_views(request: Request, namespace: str, page_token: PageToken = N
 def create_view(request: Request, namespace: str, body: CreateViewRequest,
                 ) -> Response:
     c = Call(request)
-    return raw_json(c.svc.views.create(c.ref, namespace_key(namespace), body, c.who))
+    return loaded_json(c.svc.views.create(c.ref, namespace_key(namespace), body.command(),
+                                          c.who))
 
 
 @router.get("/namespaces/{namespace}/views/{view}")
 async def load_view(request: Request, namespace: str, view: str) -> Response:
     c = Call(request)
     t = target(c.ref, namespace_key(namespace), view)
-    return raw_json(await c.read(c.svc.views.load, t))
+    return loaded_json(await c.read(c.svc.views.load, t))
 
 
 @router.head("/namespaces/{namespace}/views/{view}", status_code=204)
@@ -57,7 +60,8 @@ def replace_view(request: Request, namespace: str, view: str,
                  body: CommitViewRequest) -> Response:
     c = Call(request)
     t = target(c.ref, namespace_key(namespace), view)
-    return raw_json(c.svc.views.replace(t, body, c.who))
+    check_identifier(body.identifier, t)
+    return loaded_json(c.svc.views.replace(t, body.command(), c.who))
 
 
 @router.delete("/namespaces/{namespace}/views/{view}", status_code=204)
@@ -75,15 +79,10 @@ def drop_view(request: Request, namespace: str, view: str, cascade: bool = False
 def register_view(request: Request, namespace: str, body: RegisterViewRequest,
                   ) -> Response:
     c = Call(request)
-    return raw_json(c.svc.views.register(c.ref, namespace_key(namespace), body, c.who))
+    return loaded_json(c.svc.views.register(c.ref, namespace_key(namespace), body.command(),
+                                            c.who))
 
 
 @router.post("/views/rename", status_code=204)
 def rename_view(request: Request, body: RenameTableRequest) -> Response:
-    c = Call(request)
-    src = identifier(body.source.namespace, body.source.name)
-    dst = identifier(body.destination.namespace, body.destination.name)
-    c.require(Privilege.WRITE, src)
-    c.require(Privilege.WRITE, dst)
-    rename(c.svc.catalog, c.ref, src, dst, ContentType.ICEBERG_VIEW, c.who)
-    return Response(status_code=204)
+    return renamed(request, body, ContentType.ICEBERG_VIEW)

@@ -136,7 +136,7 @@ def refreshes(records: list[dict[str, Any]], readable: Readable | None,
 
 
 def audit(doc: dict[str, Any], readable: Readable | None) -> dict[str, Any]:
-    """A view audit page (api.catalog.audit.view_history)."""
+    """A view audit page (catalog.audit.view_history)."""
     if readable is None:
         return doc
     versions = [{**v, "analysis": [analysis(a, readable) for a in v.get("analysis") or []]}

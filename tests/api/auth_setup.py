@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from api.cli_auth import create_key
+from catalog.access import create_key
 from store import Store
 
 

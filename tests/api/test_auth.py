@@ -165,7 +165,7 @@ def test_revoking_a_key_or_principal_takes_effect_at_once(server, http, people) 
     try:
         s.auth.create_principal("temp")
         s.auth.add_grant("temp", "read", "*")
-        from api.cli_auth import create_key
+        from catalog.access import create_key
 
         k1, k2 = create_key(s, "temp"), create_key(s, "temp")
         h1 = {"Authorization": f"Bearer {k1}"}
@@ -217,7 +217,7 @@ def test_reading_at_a_hash_needs_read_on_a_ref_that_holds_it(server, http, peopl
     try:
         s.auth.create_principal("mainonly")
         s.auth.add_grant("mainonly", "read", "main")
-        from api.cli_auth import create_key
+        from catalog.access import create_key
 
         mine = {"Authorization": f"Bearer {create_key(s, 'mainonly')}"}
     finally:

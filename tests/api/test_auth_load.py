@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from api.cli_auth import create_key
+from catalog.access import create_key
 from store import Store
 from tests.api.auth_setup import People, set_up
 from tests.api.conftest import BACKENDS, database_url

@@ -130,7 +130,7 @@ def guarded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     base = tmp_path_factory.mktemp("locations-auth")
     url = database_url(request, base, "loc")
     people = set_up(url, protect_main=False)
-    from api.cli_auth import create_key
+    from catalog.access import create_key
     from store import Store
 
     s = Store(url)

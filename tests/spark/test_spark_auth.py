@@ -22,7 +22,7 @@ import pytest
 from py4j.protocol import Py4JJavaError
 
 import spark as sw
-from api.cli_auth import create_key
+from catalog.access import create_key
 from spark.errors import CatalogError
 from store import Store
 from tests.server import Server, serving

@@ -1,14 +1,9 @@
 import pytest
 
 from core.commits import CommitMeta, Delete, Put, RefType, Unchanged
-from core.conflicts import ConflictType
+from core.conflicts import CommitConflictError, ConflictType
 from core.content import Namespace
-from core.errors import (
-    CommitConflictError,
-    InvalidOperationError,
-    ReadOnlyReferenceError,
-    ReferenceNotFoundError,
-)
+from core.errors import InvalidOperationError, ReadOnlyReferenceError, ReferenceNotFoundError
 from store import Store
 from tests.store.helpers import K, put_new, table, update, view, with_ns
 

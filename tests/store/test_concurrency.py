@@ -6,7 +6,7 @@ from collections.abc import Callable
 import pytest
 
 from core.commits import CommitMeta, Put
-from core.errors import CommitConflictError
+from core.conflicts import CommitConflictError
 from store import Store
 from store.fsck import fsck
 from tests.store.helpers import K, table, with_ns

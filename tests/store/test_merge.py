@@ -1,8 +1,7 @@
 import pytest
 
-from core.commits import Delete, KeyOutcome, MergeBehavior, Put
+from core.commits import Delete, KeyOutcome, MergeBehavior, MergeConflictError, Put
 from core.conflicts import ConflictType
-from core.errors import MergeConflictError
 from store import Store
 from tests.store.helpers import K, put_new, table, update, view, with_ns
 

@@ -1,0 +1,30 @@
+"""Who may use the catalog, as data in its own database: API keys (the
+credential is returned once; only a salted hash is kept) and the starter
+configuration ``sapwood init --auth`` writes."""
+
+from __future__ import annotations
+
+from core.auth import Privilege
+from core.secrets import hash_secret, new_key
+from store import Store
+
+
+def create_key(store: Store, principal: str, description: str = "") -> str:
+    """A new key for ``principal``; returns the credential ``id:secret``."""
+    key_id, secret = new_key()
+    store.auth.create_key(key_id, principal, hash_secret(secret), description)
+    return f"{key_id}:{secret}"
+
+
+def starter(store: Store) -> str | None:
+    """The starter configuration: role ``admin`` holds every privilege on every
+    reference, principal ``admin`` holds that role, ``main`` is protected.
+    Returns the admin's credential (None when principals exist already)."""
+    auth = store.auth
+    if auth.current().principals:
+        return None
+    for p in Privilege:
+        auth.add_grant("role:admin", p.value, "*")
+    auth.create_principal("admin", ["admin"])
+    auth.protect("main")
+    return create_key(store, "admin", "created by sapwood init --auth")

@@ -1,0 +1,168 @@
+"""The view audit: every version a view has had on a ref, when it became
+current and stopped being current, which commit brought it, who made it, and
+how its SQL changed.
+
+It follows the view's content id over every parent, so renames (same id,
+new key) and merges (the merged-in side's commits) are part of it; the
+change index (store.changes) names those commits, so the cost follows the
+view's own changes, not the history's length. Each
+commit that put the view is read at that commit; consecutive commits that left
+the current version alone (properties, renames, the merge commit that carried
+it over) collapse into one entry. "Became current" is the version-log time
+in that commit's metadata (the catalog's clock), else the commit's time.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Any
+
+from pyiceberg.view.metadata import ViewMetadata, ViewVersion
+
+from api.v2.shapes import effective_json, key_json
+from catalog.service import Catalog
+from core.commits import Commit, OpKind
+from core.content import IcebergView, MaterializedView
+from core.errors import bad_request, no_such_view
+from core.instants import format_instant, from_micros, to_micros
+from core.keys import ContentKey
+from core.mv.metadata import Refresh
+from core.refs import RefSpec
+from core.views import current_version
+from store.refs import clamp_page_size, decode_token, encode_token
+
+
+@dataclass(slots=True)
+class _Step:
+    commit: Commit
+    key: ContentKey
+    version: ViewVersion
+    became_ms: int
+    content: IcebergView | MaterializedView
+
+
+# Versions per page when the caller does not say (at most MAX_PAGE).
+DEFAULT_PAGE = 100
+
+
+def view_history(catalog: Catalog, ref: RefSpec, key: ContentKey, since_ms: int | None,
+                 until_ms: int | None, page_token: str | None = None,
+                 max_records: int | None = None) -> dict[str, Any]:
+    """One page of the view's versions, oldest first. The commits that put
+    the view come from the change index (cost: the view's own changes);
+    only the page's commits are read, plus one on each side (the previous
+    version for the diff, the next for ``currentUntil``)."""
+    store = catalog.store
+    size = clamp_page_size(max_records or DEFAULT_PAGE)
+    resolved, found = store.lookup(ref, [key])
+    view = found.get(key)
+    if not isinstance(view, IcebergView | MaterializedView):
+        raise no_such_view(".".join(key.elements))
+    commits = list(reversed(store.lineage(f"@{resolved.hash}", view.id)))  # type: ignore[arg-type]
+    start = 0
+    if page_token:
+        wanted = decode_token(page_token)
+        start = next((i for i, c in enumerate(commits) if c.hash == wanted), -1)
+        if start < 0:
+            raise bad_request(f"Invalid page token {page_token!r} for the history of "
+                              f"{'.'.join(key.elements)} on this reference")
+    before = _step(catalog, commits[start - 1], view.id) if start else None  # type: ignore[arg-type]
+    out: list[dict[str, Any]] = []
+    current: _Step | None = None
+    token = None
+    for commit in commits[start:]:
+        step = _step(catalog, commit, view.id)  # type: ignore[arg-type]
+        if step is None or (current is not None
+                            and current.version.version_id == step.version.version_id):
+            continue  # the same version carried on (properties, a rename, a merge)
+        if current is not None:
+            if _within(current, step.became_ms, since_ms, until_ms):
+                if len(out) == size:
+                    token = encode_token(current.commit.hash)
+                    break
+                out.append(_entry(current, step.became_ms, before.version if before else None))
+            before = current
+        current = step
+    else:
+        if current is not None and _within(current, None, since_ms, until_ms):
+            if len(out) == size:
+                token = encode_token(current.commit.hash)
+            else:
+                out.append(_entry(current, None, before.version if before else None))
+    extra = {}
+    if isinstance(view, MaterializedView):
+        # Every refresh is kept in the file at the head, oldest first.
+        kept = catalog.files.mv(view.metadata_location).refreshes
+        extra["refreshes"] = [_refresh(r) for r in kept]
+    return {"key": key_json(key), "contentId": view.id, "type": view.type, "versions": out,
+            "hasMore": token is not None, "token": token, **extra,
+            "effectiveReference": effective_json(resolved)}
+
+
+def _refresh(r: Refresh) -> dict[str, Any]:
+    return {"refreshId": r.refresh_id, "versionId": r.version_id,
+            "refreshedAt": _instant(r.timestamp_ms), "kind": r.kind,
+            "sourceCommit": r.source_commit, "snapshotId": r.snapshot_id,
+            "baseTables": {k: b.snapshot_reference for k, b in r.base_tables.items()}}
+
+
+def _step(catalog: Catalog, commit: Commit, content_id: str) -> _Step | None:
+    op = next(o for o in commit.operations if o.kind is OpKind.PUT
+              and o.entry is not None and o.entry.content_id == content_id)
+    then = catalog.store.contents(f"@{commit.hash}", [op.key]).get(op.key)
+    if not isinstance(then, IcebergView | MaterializedView):
+        return None
+    meta = catalog.files.view_of(then)
+    return _Step(commit, op.key, current_version(meta), _became(meta, commit), then)
+
+
+def _within(step: _Step, until: int | None, since_ms: int | None, until_ms: int | None) -> bool:
+    """Whether the version was current at some point in the window."""
+    if since_ms is not None and until is not None and until <= since_ms:
+        return False
+    return not (until_ms is not None and step.became_ms > until_ms)
+
+
+def _became(meta: ViewMetadata, commit: Commit) -> int:
+    times = [e.timestamp_ms for e in meta.version_log
+             if e.version_id == meta.current_version_id]
+    return times[-1] if times else to_micros(commit.created_at) // 1000
+
+
+def _sql(v: ViewVersion) -> dict[str, str]:
+    return {r.root.dialect.lower(): r.root.sql for r in v.representations}
+
+
+def _entry(step: _Step, until_ms: int | None, before: ViewVersion | None) -> dict[str, Any]:
+    c = step.commit
+    sql = _sql(step.version)
+    old = _sql(before) if before else {}
+    diffs = {}
+    for dialect in sorted(set(sql) | set(old)):
+        a, b = old.get(dialect, ""), sql.get(dialect, "")
+        diffs[dialect] = "\n".join(difflib.unified_diff(
+            a.splitlines(), b.splitlines(), lineterm="",
+            fromfile=f"v{before.version_id}/{dialect}" if before else "/dev/null",
+            tofile=f"v{step.version.version_id}/{dialect}"))
+    return {
+        "versionId": step.version.version_id,
+        "currentFrom": _instant(step.became_ms),
+        "currentUntil": _instant(until_ms) if until_ms is not None else None,
+        "key": key_json(step.key),
+        "commit": {"hash": c.hash, "author": c.author, "committer": c.committer,
+                   "message": c.message, "commitTime": format_instant(c.created_at)},
+        "representations": sql,
+        "sqlDiff": diffs,
+        "summary": dict(step.version.summary),
+        "defaultNamespace": list(step.version.default_namespace),
+        # What this version read, as analysed when it was written.
+        "analysis": [{"dialect": a.dialect, "status": a.status, "reasons": a.reasons,
+                      "dependencies": [{"key": d.key, "contentId": d.content_id,
+                                        "type": d.type} for d in a.dependencies]}
+                     for a in step.content.analysis or []],
+    }
+
+
+def _instant(ms: int) -> str:
+    return format_instant(from_micros(ms * 1000))

@@ -1,0 +1,313 @@
+"""Merging an Iceberg table that both sides of a merge changed, when both
+only added data: the target's metadata plus one ``append`` snapshot on top
+of the target's current one, adding exactly the data files the source
+added. The source's manifests that hold only its added files are reused as
+they are (no data written, no unchanged manifest rewritten); the new
+manifest list is the target's plus those. The source's own snapshots join
+the snapshot list, so time travel to either parent still reads.
+
+Anything else stays a conflict, with the reason: a snapshot that removed
+data or added delete files (read from the summaries and checked against
+the manifest lists, not trusted by name), a rewrite, a history that does not
+continue the merge base's, or the same thing changed differently on both
+sides (schema, partition spec, sort order, a property)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyiceberg.io import FileIO
+from pyiceberg.manifest import (
+    DataFile,
+    ManifestContent,
+    ManifestEntry,
+    ManifestEntryStatus,
+    ManifestFile,
+    write_manifest,
+    write_manifest_list,
+)
+from pyiceberg.table.metadata import TableMetadata
+from pyiceberg.table.refs import MAIN_BRANCH, SnapshotRef, SnapshotRefType
+from pyiceberg.table.snapshots import Operation, Snapshot, SnapshotLogEntry, Summary
+
+from catalog.fileio import file_io
+
+# Summary fields that say a snapshot took something away or added deletes.
+_REMOVING = ("deleted-data-files", "deleted-records", "removed-delete-files",
+             "added-delete-files", "added-position-deletes", "added-equality-deletes",
+             "removed-files-size", "added-position-delete-files",
+             "added-equality-delete-files")
+
+
+class NotMergeable(Exception):
+    """Why the two sides cannot be combined (the conflict's reason, one
+    line), and what was found, for the merge's details."""
+
+    def __init__(self, message: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.details = details
+
+
+@dataclass
+class TableMerge:
+    metadata: TableMetadata
+    manifest_list: str
+    combined: dict[str, Any] = field(default_factory=dict)
+    # Every file written (the manifest list, rewritten manifests).
+    written: list[str] = field(default_factory=list)
+
+
+# Recorded on a combined snapshot: the source snapshot it brought in, so a
+# later merge from the same branch knows the base's files are in already.
+MERGED_FROM = "sapwood.merged-snapshot-id"
+
+
+def merge_tables(base: TableMetadata, source: TableMetadata, target: TableMetadata,
+                 manifest_list_location: Callable[[int], str], write: bool) -> TableMerge:
+    """The combined metadata (its manifest list written when ``write``)."""
+    src_walk = _since_base(base, source, "source")
+    tgt_walk = _since_base(base, target, "target")
+    for side, walked in (("source", src_walk), ("target", tgt_walk)):
+        for snap in walked:
+            _only_adds(side, snap)
+    io = file_io(target.location)
+    target_manifests = _manifests(io, target)
+    target_ids = {s.snapshot_id for s in target.snapshots}
+    # What the source added: its manifests that the target does not hold
+    # (by path) and that a snapshot the target does not know wrote (the
+    # base's were written by the base's snapshots, which the target keeps),
+    # each holding only data files it added.
+    skip = {m.manifest_path for m in target_manifests}
+    candidates = [m for m in _manifests(io, source)
+                  if m.manifest_path not in skip and m.added_snapshot_id not in target_ids]
+    updates, taken = _metadata_changes(base, source, target)
+    seq = max(target.last_sequence_number, source.last_sequence_number) + 1
+    src_only = [s for s in source.snapshots if s.snapshot_id not in target_ids]
+    snap_id = _new_id(target_ids | {s.snapshot_id for s in src_only})
+    location = manifest_list_location(snap_id)
+    added: list[ManifestFile] = []
+    rewritten = files = rows = 0
+    for m in candidates:
+        if _only_added_files(m):
+            added.append(m)
+            files += m.added_files_count or 0
+            rows += m.added_rows_count or 0
+            continue
+        # Merged by the engine with older files: keep only the new ones.
+        kept = _new_files(io, m, target_ids)
+        if kept:
+            rewritten += 1
+            files += len(kept)
+            rows += sum(f.record_count for f in kept)
+            if write:
+                added.append(_write_manifest(io, m, kept, source, snap_id, location))
+    if write:
+        with write_manifest_list(format_version=target.format_version,  # type: ignore[arg-type]
+                                 output_file=io.new_output(location), snapshot_id=snap_id,
+                                 parent_snapshot_id=target.current_snapshot_id,
+                                 sequence_number=seq, avro_compression="deflate") as w:
+            w.add_manifests([*target_manifests, *added])
+    current = target.snapshot_by_id(target.current_snapshot_id) \
+        if target.current_snapshot_id is not None else None
+    totals = _totals(current, files, rows)
+    if source.current_snapshot_id is not None:
+        totals[MERGED_FROM] = str(source.current_snapshot_id)
+    now_ms = max(int(time.time() * 1000), target.last_updated_ms + 1)
+    schema_id = updates.get("current_schema_id", target.current_schema_id)
+    snapshot = Snapshot(snapshot_id=snap_id, parent_snapshot_id=target.current_snapshot_id,
+                        sequence_number=seq, timestamp_ms=now_ms, manifest_list=location,
+                        summary=Summary(Operation.APPEND, **totals), schema_id=schema_id)
+    refs = dict(target.refs)
+    refs[MAIN_BRANCH] = SnapshotRef(snapshot_id=snap_id, snapshot_ref_type=SnapshotRefType.BRANCH)
+    meta = target.model_copy(update={
+        **updates,
+        "snapshots": [*target.snapshots, *src_only, snapshot],
+        "current_snapshot_id": snap_id,
+        "last_sequence_number": seq,
+        "last_updated_ms": now_ms,
+        "refs": refs,
+        "snapshot_log": [*target.snapshot_log,
+                         SnapshotLogEntry(snapshot_id=snap_id, timestamp_ms=now_ms)],
+    })
+    combined = {
+        "files": {"source": files, "target": _sum(tgt_walk, "added-data-files")},
+        "rows": {"source": rows, "target": _sum(tgt_walk, "added-records")},
+        "manifestsReused": len(added) - rewritten,
+        **({"manifestsRewritten": rewritten} if rewritten else {}),
+        **({"taken": taken} if taken else {}),
+    }
+    written = [location, *(m.manifest_path for m in added if m.added_snapshot_id == snap_id)] \
+        if write else []
+    return TableMerge(meta, location, combined, written)
+
+
+def _manifests(io: FileIO, meta: TableMetadata) -> list[ManifestFile]:
+    snap = meta.snapshot_by_id(meta.current_snapshot_id) \
+        if meta.current_snapshot_id is not None else None
+    return snap.manifests(io) if snap is not None else []
+
+
+def _since_base(base: TableMetadata, side: TableMetadata, name: str) -> list[Snapshot]:
+    """The side's main-branch snapshots since it forked from the base's
+    history, newest first. The fork is the base's current snapshot, or an
+    older one of its history when the base's later snapshots came to the side
+    through a combined snapshot (an earlier content merge); anything else (a
+    rollback, a replaced table) is refused."""
+    lineage: set[int] = set()
+    cur = base.current_snapshot_id
+    while cur is not None and cur not in lineage:
+        lineage.add(cur)
+        snap = base.snapshot_by_id(cur)
+        cur = snap.parent_snapshot_id if snap is not None else None
+    walked: list[Snapshot] = []
+    cur = side.current_snapshot_id
+    while cur is not None and cur not in lineage:
+        snap = side.snapshot_by_id(cur)
+        if snap is None:
+            break
+        walked.append(snap)
+        cur = snap.parent_snapshot_id
+    if cur != base.current_snapshot_id:
+        brought = {(s.summary.additional_properties if s.summary else {}).get(MERGED_FROM)
+                   for s in walked}
+        if str(base.current_snapshot_id) not in brought:
+            raise NotMergeable(f"the {name}'s table history does not continue the merge "
+                               "base's (rolled back or replaced)")
+    return walked
+
+
+def _only_adds(side: str, snap: Snapshot) -> None:
+    summary = snap.summary
+    op = summary.operation if summary is not None else None
+    props = summary.additional_properties if summary is not None else {}
+    if op == Operation.REPLACE:
+        raise NotMergeable(f"the {side} rewrote data files (snapshot {snap.snapshot_id}: "
+                           "replace, a compaction)")
+    if op not in (Operation.APPEND, Operation.OVERWRITE, Operation.DELETE):
+        raise NotMergeable(f"the {side}'s snapshot {snap.snapshot_id} has no known operation")
+    removing = {k: v for k, v in props.items() if k in _REMOVING and v not in ("0", "")}
+    if op != Operation.APPEND and (removing or not props):
+        what = ", ".join(f"{k}={v}" for k, v in sorted(removing.items())) or "no summary"
+        raise NotMergeable(f"the {side} removed or rewrote rows (snapshot {snap.snapshot_id}: "
+                           f"{op.value}, {what})")
+    if removing:
+        raise NotMergeable(f"the {side}'s append {snap.snapshot_id} also removes or deletes "
+                           f"({', '.join(sorted(removing))})")
+
+
+def _only_added_files(m: ManifestFile) -> bool:
+    """Whether a manifest the source added holds only data files it added
+    (checked on the manifest list's counts, whatever the summaries said);
+    delete files refuse the merge."""
+    if m.content != ManifestContent.DATA:
+        raise NotMergeable(f"the source added delete files ({m.manifest_path})")
+    return not (m.deleted_files_count or 0) and not (m.existing_files_count or 0)
+
+
+def _new_files(io: FileIO, m: ManifestFile, target_ids: set[int]) -> list[DataFile]:
+    """The files of a manifest the engine merged (Iceberg's merge-append
+    folds small manifests together, older files as EXISTING) that snapshots
+    the target does not know added. A file such a snapshot marks deleted
+    refuses the merge."""
+    keep = []
+    for e in m.fetch_manifest_entry(io, discard_deleted=False):
+        new = e.snapshot_id not in target_ids
+        if e.status == ManifestEntryStatus.DELETED:
+            if new:
+                raise NotMergeable(f"the source removed {e.data_file.file_path}")
+            continue
+        if new:
+            keep.append(e.data_file)
+    return keep
+
+
+def _write_manifest(io: FileIO, m: ManifestFile, files: list[DataFile],
+                    source: TableMetadata, snap_id: int, list_location: str) -> ManifestFile:
+    """Those files as a new manifest of the combined snapshot."""
+    spec = next(p for p in source.partition_specs if p.spec_id == m.partition_spec_id)
+    path = f"{list_location.rsplit('/', 1)[0]}/{uuid.uuid4()}-m0.avro"
+    with write_manifest(format_version=source.format_version,  # type: ignore[arg-type]
+                        spec=spec, schema=source.schema(), output_file=io.new_output(path),
+                        snapshot_id=snap_id, avro_compression="deflate") as w:
+        for f in files:
+            w.add_entry(ManifestEntry.from_args(status=ManifestEntryStatus.ADDED,
+                                                snapshot_id=snap_id, data_file=f))
+    return w.to_manifest_file()
+
+
+def _metadata_changes(base: TableMetadata, source: TableMetadata, target: TableMetadata,
+                      ) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """Schema, partition spec, sort order and properties: a change on one side
+    is taken; the same change on both is fine; different changes conflict."""
+    updates: dict[str, Any] = {}
+    taken: dict[str, list[str]] = {}
+
+    def one_side(what: str, b: Any, s: Any, t: Any) -> bool:
+        """Whether the source's change must be taken."""
+        if s in (b, t):
+            return False
+        if t != b:
+            raise NotMergeable(f"both sides changed the {what} differently")
+        taken.setdefault("source", []).append(what)
+        return True
+
+    if one_side("schema", base.schema().fields, source.schema().fields, target.schema().fields):
+        ids = {s.schema_id for s in target.schemas}
+        updates["schemas"] = [*target.schemas, *(s for s in source.schemas
+                                                 if s.schema_id not in ids)]
+        updates["current_schema_id"] = source.current_schema_id
+        updates["last_column_id"] = max(source.last_column_id, target.last_column_id)
+    if one_side("partition spec", base.spec().fields, source.spec().fields,
+                target.spec().fields):
+        ids = {s.spec_id for s in target.partition_specs}
+        updates["partition_specs"] = [*target.partition_specs, *(
+            s for s in source.partition_specs if s.spec_id not in ids)]
+        updates["default_spec_id"] = source.default_spec_id
+        updates["last_partition_id"] = max(source.last_partition_id or 0,
+                                           target.last_partition_id or 0)
+    if one_side("sort order", base.sort_order().fields, source.sort_order().fields,
+                target.sort_order().fields):
+        ids = {s.order_id for s in target.sort_orders}
+        updates["sort_orders"] = [*target.sort_orders, *(
+            s for s in source.sort_orders if s.order_id not in ids)]
+        updates["default_sort_order_id"] = source.default_sort_order_id
+    props = dict(target.properties)
+    for k in sorted(set(base.properties) | set(source.properties) | set(target.properties)):
+        b, s, t = (base.properties.get(k), source.properties.get(k), target.properties.get(k))
+        if one_side(f"property {k}", b, s, t):
+            if s is None:
+                props.pop(k, None)
+            else:
+                props[k] = s
+    if props != target.properties:
+        updates["properties"] = props
+    return updates, taken
+
+
+def _totals(current: Snapshot | None, files: int, rows: int) -> dict[str, str]:
+    out: dict[str, str] = {"added-data-files": str(files), "added-records": str(rows)}
+    before = current.summary.additional_properties if current and current.summary else {}
+    for total, add in (("total-data-files", files), ("total-records", rows)):
+        if total in before:
+            out[total] = str(int(before[total]) + add)
+    for k in ("total-delete-files", "total-position-deletes", "total-equality-deletes"):
+        if k in before:
+            out[k] = before[k]
+    return out
+
+
+def _sum(snaps: list[Snapshot], key: str) -> int:
+    return sum(int((s.summary.additional_properties if s.summary else {}).get(key, 0) or 0)
+               for s in snaps)
+
+
+def _new_id(known: set[int]) -> int:
+    while True:
+        # Java's scheme: a positive long from a random UUID.
+        candidate = uuid.uuid4().int & ((1 << 63) - 1)
+        if candidate and candidate not in known:
+            return candidate

@@ -1,0 +1,236 @@
+"""Iceberg metadata files: where they go, writing them once, reading them cached.
+
+Metadata files are immutable (a new name per change, never overwritten), so a
+parsed file can be cached by its location for as long as the process lives.
+"""
+
+from __future__ import annotations
+
+import errno
+import re
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Generic, TypeVar
+
+import fsspec
+from pydantic import ValidationError
+from pyiceberg.exceptions import ValidationError as IcebergValidationError
+from pyiceberg.table.metadata import TableMetadata, TableMetadataUtil
+from pyiceberg.table.update import AddSnapshotUpdate, TableUpdate
+from pyiceberg.view.metadata import ViewMetadata
+
+from catalog.limits import (
+    DEFAULT_MAX_METADATA_BYTES,
+    DEFAULT_READ_TIMEOUT_S,
+    TABLE_FORMATS,
+    unsupported_format,
+)
+from catalog.locations import Locations
+from catalog.reading import MetadataReader
+from catalog.settings import CatalogSettings
+from core.commits import Put
+from core.content import IcebergView, MaterializedView
+from core.errors import SapwoodError, bad_request, describe_validation
+from core.mv.metadata import MaterializedViewMetadata, view_part
+
+__all__ = ["Locations", "MetadataFiles", "next_metadata_location", "open_files"]
+
+M = TypeVar("M")
+METADATA_PATH = "write.metadata.path"
+_NUMBERED = re.compile(r"(?:^|/)(\d+)-[^/]*\.metadata\.json$")
+_HADOOP = re.compile(r"(?:^|/)v(\d+)\.metadata\.json$")
+
+
+def next_metadata_location(location: str, properties: dict[str, str],
+                           previous: str | None) -> str:
+    folder = properties.get(METADATA_PATH) or f"{location.rstrip('/')}/metadata"
+    return f"{folder.rstrip('/')}/{version_of(previous) + 1:05d}-{uuid.uuid4()}.metadata.json"
+
+
+def version_of(location: str | None) -> int:
+    """The number a metadata file name carries; -1 before the first file."""
+    if location is None:
+        return -1
+    m = _NUMBERED.search(location) or _HADOOP.search(location)
+    return int(m.group(1)) if m else 0
+
+
+class BoundedCache(Generic[M]):
+    """A dict that forgets its oldest entry when full; for values keyed by an
+    immutable file's location, so nothing in it ever goes stale."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.items: dict[str, M] = {}
+        self.lock = threading.Lock()
+
+    def get(self, key: str) -> M | None:
+        return self.items.get(key)
+
+    def put(self, key: str, value: M) -> None:
+        with self.lock:
+            if len(self.items) >= self.size:
+                self.items.pop(next(iter(self.items)), None)
+            self.items[key] = value
+
+
+def _invalid(kind: str, location: str, e: Exception) -> SapwoodError:
+    """A file that is not valid metadata: what is wrong and where, never the
+    file's contents (pydantic's own message quotes the input)."""
+    if isinstance(e, ValidationError):
+        what = describe_validation(e.errors(include_input=False))
+        what = what.removeprefix("Invalid request: ")
+    elif isinstance(e, UnicodeDecodeError):
+        what = "not UTF-8 JSON text"
+    else:
+        what = type(e).__name__
+    return bad_request(f"Invalid {kind} metadata in {location}: {what[:500]}")
+
+
+class MetadataFiles:
+    def __init__(self, reader: MetadataReader | None = None, cache_size: int = 2_000,
+                 ) -> None:
+        # Without a reader (tools, tests): anything under the root of the
+        # local file system, with the default limits.
+        self.reader = reader or MetadataReader(Locations("file:///", False),
+                                               DEFAULT_MAX_METADATA_BYTES,
+                                               DEFAULT_READ_TIMEOUT_S)
+        self.tables: BoundedCache[tuple[TableMetadata, bytes]] = BoundedCache(cache_size)
+        self.views: BoundedCache[tuple[ViewMetadata, bytes]] = BoundedCache(cache_size)
+        self.mvs: BoundedCache[MaterializedViewMetadata] = BoundedCache(cache_size)
+        # Encoded forms derived from one file (a materialized view's storage
+        # or view half), by a key naming the form and the file.
+        self.encoded: BoundedCache[bytes] = BoundedCache(cache_size)
+
+    # -- reading ----------------------------------------------------------------
+    def table(self, location: str) -> tuple[TableMetadata, bytes]:
+        hit = self.tables.get(location)
+        if hit is None:
+            raw = self.reader.read(location)
+            try:
+                meta = TableMetadataUtil.parse_raw(raw.decode())
+            except IcebergValidationError as e:  # PyIceberg's wrapper of pydantic's error
+                raise _invalid("table", location, e.args[0] if e.args else e) from None
+            except ValueError as e:
+                raise _invalid("table", location, e) from None
+            if meta.format_version not in TABLE_FORMATS:
+                raise bad_request(f"Cannot use table metadata in {location}: "
+                                  + unsupported_format(meta.format_version))
+            hit = (meta, meta.model_dump_json().encode())
+            self.tables.put(location, hit)
+        return hit
+
+    def view(self, location: str) -> tuple[ViewMetadata, bytes]:
+        def parse(raw: bytes) -> tuple[ViewMetadata, bytes]:
+            meta = ViewMetadata.model_validate_json(raw)
+            return meta, meta.model_dump_json().encode()
+
+        return self._parsed(self.views, location, "view", parse)
+
+    def mv(self, location: str) -> MaterializedViewMetadata:
+        return self._parsed(self.mvs, location, "materialized view",
+                            MaterializedViewMetadata.model_validate_json)
+
+    def _parsed(self, cache: BoundedCache[M], location: str, kind: str,
+                parse: Callable[[bytes], M]) -> M:
+        """A metadata file read once and parsed once (it never changes)."""
+        hit = cache.get(location)
+        if hit is None:
+            raw = self.reader.read(location)
+            try:
+                hit = parse(raw)
+            except ValueError as e:
+                raise _invalid(kind, location, e) from None
+            cache.put(location, hit)
+        return hit
+
+    def view_of(self, c: IcebergView | MaterializedView) -> ViewMetadata:
+        """A view's metadata, or a materialized view's view half."""
+        if isinstance(c, MaterializedView):
+            return view_part(self.mv(c.metadata_location))
+        return self.view(c.metadata_location)[0]
+
+    def require(self, location: str, what: str) -> None:
+        """400 unless a file is at ``location``: a commit that names a file
+        garbage collection removed (or that was never written) is refused,
+        never landed pointing at nothing."""
+        if not self.reader.exists(location):
+            raise bad_request(f"Cannot commit: {what} {location} does not exist (not written, "
+                              "or removed by garbage collection after the writer took longer "
+                              "than gc's write window; write it again)")
+
+    def require_put(self, op: Put) -> None:
+        """A versioning-API put of a table or view at a new metadata file
+        inside the warehouse needs that file to be there (outside it, the
+        location is stored as the client's business and never opened, so
+        the answer cannot tell whether something is there)."""
+        loc = getattr(op.content, "metadata_location", None)
+        if not loc or loc == getattr(op.expected, "metadata_location", None):
+            return
+        try:
+            self.reader.locations.where(loc)
+        except SapwoodError:
+            return
+        self.require(loc, f"the metadata file of {op.key}")
+
+    def require_snapshots(self, table: str, updates: Sequence[TableUpdate]) -> None:
+        """Every snapshot a commit adds must have its manifest list written: a
+        client writes it before committing, and a file gc removed meanwhile
+        must refuse the commit, not land a table nobody can read."""
+        for u in updates:
+            if isinstance(u, AddSnapshotUpdate):
+                self.require(u.snapshot.manifest_list,
+                             f"the manifest list of snapshot {u.snapshot.snapshot_id} of {table}")
+
+    # -- writing ----------------------------------------------------------------
+    def write_mv(self, meta: MaterializedViewMetadata, location: str) -> None:
+        self._write(location, meta.to_json())
+        self.mvs.put(location, meta)
+
+    def write_table(self, meta: TableMetadata, location: str) -> bytes:
+        data = meta.model_dump_json().encode()
+        self._write(location, data)
+        self.tables.put(location, (meta, data))
+        return data
+
+    def write_view(self, meta: ViewMetadata, location: str) -> bytes:
+        data = meta.model_dump_json().encode()
+        self._write(location, data)
+        self.views.put(location, (meta, data))
+        return data
+
+    def _write(self, location: str, data: bytes) -> None:
+        fs, path = fsspec.core.url_to_fs(location)
+        try:
+            fs.makedirs(fs._parent(path), exist_ok=True)
+            if fs.exists(path):
+                raise bad_request(f"Metadata file {location} exists already: files are never "
+                                  "overwritten")
+            with fs.open(path, "wb") as f:
+                f.write(data)
+        except OSError as e:
+            # Names the client chose (a location, write.metadata.path) can make
+            # a path the file system refuses; the disk failing stays a 5xx.
+            if e.errno in (errno.ENAMETOOLONG, errno.ENOTDIR, errno.EEXIST, errno.EISDIR):
+                raise bad_request(f"Cannot write metadata file {location}: "
+                                  f"{e.strerror}") from None
+            raise
+
+    def discard(self, location: str) -> None:
+        """Best effort: remove a file whose commit did not land."""
+        for cache in (self.tables, self.views, self.mvs, self.encoded):
+            cache.items.pop(location, None)
+        try:
+            fs, path = fsspec.core.url_to_fs(location)
+            fs.rm(path)
+        except (OSError, ValueError):
+            pass
+
+
+def open_files(settings: CatalogSettings) -> MetadataFiles:
+    """The metadata files of a catalog with these settings (the server, and
+    the command line's gc and fsck)."""
+    locations = Locations(settings.warehouse, settings.allow_external_locations)
+    return MetadataFiles(MetadataReader(locations, settings.max_metadata_bytes,
+                                        settings.read_timeout_s))

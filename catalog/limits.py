@@ -1,0 +1,23 @@
+"""The limits the catalog itself enforces (api/limits.py lists every limit,
+these included; docs/limits.md explains them)."""
+
+from __future__ import annotations
+
+# A metadata file the server reads (register, loads), unless
+# SAPWOOD_MAX_METADATA_BYTES says otherwise; the biggest real ones, with
+# thousands of snapshots, are a few megabytes.
+DEFAULT_MAX_METADATA_BYTES = 64 * 1024 * 1024
+# Seconds a read from remote storage (s3:// ...) may take, unless
+# SAPWOOD_METADATA_READ_TIMEOUT_S says otherwise.
+DEFAULT_READ_TIMEOUT_S = 30.0
+# Any location the server writes to or reads from, built or given (a
+# write.metadata.path property included): a file system refuses longer
+# paths, and creating folders that deep would exhaust the stack.
+MAX_PATH_CHARS = 3072
+MAX_PATH_DEPTH = 128
+# Table format versions: PyIceberg 0.12 writes 1 and 2 and refuses to write
+# v3 metadata, so a v3 table could be created but never changed.
+TABLE_FORMATS = (1, 2)
+def unsupported_format(version: object) -> str:
+    return (f"Table format version {version} is not supported: this catalog writes format "
+            f"versions {' and '.join(map(str, TABLE_FORMATS))} (format-version)")

@@ -1,0 +1,126 @@
+"""Reading a metadata file that a client named, safely.
+
+Register names a file, and the versioning API can store any metadata
+location, so every read is treated as hostile: the location is checked
+(scheme, inside the warehouse) before anything is opened, so the answer for
+a file outside never depends on whether it exists; only regular files are
+opened (a FIFO or device would block a worker or never end), without
+blocking even if one is swapped in; reads stop at a size limit; remote reads
+give up after a timeout; and no error quotes what a file holds.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+
+import fsspec
+
+from catalog.locations import Locations, Where
+from core.errors import FileNotFoundInWarehouseError, SapwoodError, UnavailableError, bad_request
+
+_CHUNK = 1024 * 1024
+# Remote reads run here so that a stalled one can be given up on; the thread
+# stays blocked until the storage client's own timeout ends it.
+_REMOTE = ThreadPoolExecutor(max_workers=8, thread_name_prefix="sapwood-read")
+
+
+def not_found(location: str) -> SapwoodError:
+    return FileNotFoundInWarehouseError(f"Metadata file does not exist: {location}")
+
+
+class MetadataReader:
+    def __init__(self, locations: Locations, max_bytes: int, timeout_s: float) -> None:
+        self.locations = locations
+        self.max_bytes = max_bytes
+        self.timeout_s = timeout_s
+
+    def read(self, location: str) -> bytes:
+        where = self.locations.where(location)
+        if where.local:
+            return self._local(where)
+        future = _REMOTE.submit(self._remote, where)
+        try:
+            return future.result(timeout=self.timeout_s)
+        except FutureTimeout:
+            future.cancel()
+            raise UnavailableError(
+                               f"Reading {where.uri} took longer than {self.timeout_s:g} s "
+                               "(SAPWOOD_METADATA_READ_TIMEOUT_S); retry later") from None
+
+    def exists(self, location: str) -> bool:
+        """Whether a file is at ``location``; checked as a read is (outside
+        the warehouse: the same 400, whatever is there)."""
+        where = self.locations.where(location)
+        if where.local:
+            if not self.locations.inside_real(where.path):
+                raise self.locations.outside(where.uri)
+            return os.path.isfile(where.path)
+        future = _REMOTE.submit(_remote_exists, where.uri)
+        try:
+            return future.result(timeout=self.timeout_s)
+        except FutureTimeout:
+            future.cancel()
+            raise UnavailableError(
+                               f"Looking up {where.uri} took longer than {self.timeout_s:g} s "
+                               "(SAPWOOD_METADATA_READ_TIMEOUT_S); retry later") from None
+
+    def _local(self, where: Where) -> bytes:
+        path, uri = where.path, where.uri
+        if not self.locations.inside_real(path):
+            # A link inside the warehouse that leads out: answered as any
+            # location outside is (and without saying where it leads).
+            raise self.locations.outside(uri)
+        try:
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                raise bad_request(f"Cannot read metadata file {uri}: not a regular file")
+            # O_NONBLOCK: should a FIFO replace the file after the stat, the
+            # open does not wait for a writer (and fstat below refuses it).
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        except FileNotFoundError:
+            raise not_found(uri) from None
+        except OSError as e:
+            raise bad_request(f"Cannot read metadata file {uri}: {e.strerror}") from None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise bad_request(f"Cannot read metadata file {uri}: not a regular file")
+            return self._capped(lambda n: os.read(fd, n), uri)
+        except OSError as e:
+            raise bad_request(f"Cannot read metadata file {uri}: {e.strerror}") from None
+        finally:
+            os.close(fd)
+
+    def _remote(self, where: Where) -> bytes:
+        uri = where.uri
+        try:
+            fs, path = fsspec.core.url_to_fs(uri)
+            with fs.open(path, "rb") as f:
+                return self._capped(f.read, uri)
+        except FileNotFoundError:
+            raise not_found(uri) from None
+        except ImportError:
+            raise bad_request(f"Cannot read metadata file {uri}: no file system for "
+                              f"'{where.scheme}' is installed") from None
+        except (OSError, ValueError) as e:
+            # The storage client's message names the request, not the file's bytes.
+            raise bad_request(f"Cannot read metadata file {uri}: {type(e).__name__}") from None
+
+    def _capped(self, read: Callable[[int], bytes], uri: str) -> bytes:
+        """Read to the end, refusing anything larger than the limit."""
+        out = bytearray()
+        while True:
+            chunk = read(min(_CHUNK, self.max_bytes + 1 - len(out)))
+            if not chunk:
+                return bytes(out)
+            out += chunk
+            if len(out) > self.max_bytes:
+                raise bad_request(f"Metadata file {uri} is larger than the limit of "
+                                  f"{self.max_bytes} bytes (SAPWOOD_MAX_METADATA_BYTES)")
+
+
+def _remote_exists(uri: str) -> bool:
+    fs, path = fsspec.core.url_to_fs(uri)
+    return bool(fs.exists(path))

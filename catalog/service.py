@@ -1,0 +1,280 @@
+"""What every catalog operation shares: reading at a ref, checking the
+namespace, and landing one commit with a retry when the branch moved.
+
+A write reads the branch head, plans against it and commits with that head
+as the expected hash. If another writer changed one of the same keys in
+between, the store refuses with VALUE_DIFFERS; the operation is then planned
+again from the new head (re-checking its requirements), so concurrent
+writers on different keys never fail and writers on the same key fail only
+when their requirements no longer hold.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Generic, Protocol, TypeVar
+
+from catalog.claims import claims
+from catalog.commands import Registration
+from catalog.files import Locations, MetadataFiles, next_metadata_location
+from catalog.targets import Target, dotted, target
+from core.commits import CommitMeta, Delete, Operation, Put, RefType, ResolvedRef
+from core.conflicts import CommitConflictError, ConflictType
+from core.content import Content, ContentType
+from core.errors import (
+    AlreadyExistsError,
+    NamespaceNotEmptyError,
+    NoSuchNamespaceError,
+    RequirementFailedError,
+    SapwoodError,
+    already_exists,
+    bad_request,
+    commit_failed,
+    no_such_namespace,
+    no_such_table,
+    no_such_view,
+)
+from core.keys import ContentKey
+from core.refs import RefSpec, branch_to_write
+from store import Store
+from store.locations import Claim
+
+T = TypeVar("T")
+# Writers racing on one key each re-plan after losing; a jittered, growing
+# pause keeps them from colliding again in lockstep.
+ATTEMPTS = 12
+BACKOFF_S = 0.002
+_RETRYABLE = {ConflictType.VALUE_DIFFERS, ConflictType.UNEXPECTED_HASH}
+
+
+@dataclass(frozen=True, slots=True)
+class Who:
+    """The caller, and what the commit should say (headers may override both)."""
+
+    principal: str = "anonymous"
+    message: str | None = None
+    author: str | None = None
+
+    def meta(self, default_message: str) -> CommitMeta:
+        return CommitMeta(message=self.message or default_message,
+                          author=self.author or self.principal)
+
+
+@dataclass(slots=True)
+class Change(Generic[T]):
+    """One planned commit: its operations, the metadata files written for it
+    (removed again if it does not land) and what the caller gets back."""
+
+    operations: Sequence[Operation]
+    message: str
+    result: T
+    files: list[str] = field(default_factory=list)
+    # Locations the change gives its objects (catalog.claims).
+    claims: list[Claim] = field(default_factory=list)
+
+
+class Catalog:
+    def __init__(self, store: Store, files: MetadataFiles, locations: Locations) -> None:
+        self.store = store
+        self.files = files
+        self.locations = locations
+
+    def metadata_file(self, location: str, properties: dict[str, str],
+                      previous: str | None) -> str:
+        """Where the next metadata file goes; under the warehouse unless the
+        server allows otherwise (``write.metadata.path`` included)."""
+        return self.locations.check(next_metadata_location(location, properties, previous))
+
+    def _landed(self, ref: RefSpec, keys: Sequence[ContentKey], files: list[str]) -> bool:
+        _, now = self.store.lookup(ref, keys)
+        return any(getattr(c, "metadata_location", None) in files for c in now.values())
+
+    # -- reads -------------------------------------------------------------------
+    def read(self, ref: RefSpec, keys: Sequence[ContentKey],
+             ) -> tuple[ResolvedRef, dict[ContentKey, Content]]:
+        return self.store.lookup(ref, keys)
+
+    def get(self, ref: RefSpec, key: ContentKey) -> Content | None:
+        return self.store.lookup(ref, [key])[1].get(key)
+
+    # -- writes ------------------------------------------------------------------
+    def write(self, ref: RefSpec, keys: Sequence[ContentKey], who: Who,
+              plan: Callable[[dict[ContentKey, Content]], Change[T]]) -> T:
+        """Read ``keys`` at the head of branch ``ref``, plan, commit; plan again
+        if the keys moved meanwhile. A plan without operations writes nothing."""
+        return self.write_at(ref, keys, who, lambda _head, found: plan(found))
+
+    def write_at(self, ref: RefSpec, keys: Sequence[ContentKey], who: Who,
+                 plan: Callable[[ResolvedRef, dict[ContentKey, Content]], Change[T]],
+                 ) -> T:
+        """``write`` for a plan that also reads beyond ``keys``: it is given
+        the head it plans against, so all it reads is one snapshot."""
+        last: CommitConflictError | None = None
+        for attempt in range(ATTEMPTS):
+            if attempt:
+                time.sleep(random.uniform(0, BACKOFF_S * 2 ** min(attempt, 6)))
+            resolved, found = self.store.lookup(ref, keys)
+            writable(ref, resolved)
+            change = plan(resolved, found)
+            if not change.operations:
+                return change.result  # nothing to change: no empty commit
+            try:
+                self.store.commit(ref, change.operations, who.meta(change.message),
+                                  expected_hash=resolved.hash, principal=who.principal,
+                                  claims=change.claims)
+                return change.result
+            except CommitConflictError as e:
+                # The store re-plans a write whose connection was lost; if that
+                # first try did land, the re-plan is refused as a conflict. The
+                # files are uniquely named, so finding one of them at the head
+                # means this change is in: answer as such, and keep the files.
+                if change.files and self._landed(ref, keys, change.files):
+                    return change.result
+                for f in change.files:
+                    self.files.discard(f)
+                if not {c.type for c in e.conflicts} <= _RETRYABLE:
+                    raise _refused(e) from None
+                last = e
+            except SapwoodError:
+                for f in change.files:  # refused before anything was written
+                    self.files.discard(f)
+                raise
+            # Anything else (the database failed): the commit may or may not
+            # have landed, so its files stay; unreferenced ones are garbage.
+        raise commit_failed(f"Commit failed after {ATTEMPTS} attempts, the branch kept "
+                            f"changing: {last.message if last else ''}")
+
+
+def writable(ref: RefSpec, resolved: ResolvedRef) -> None:
+    """Checked before planning, so nothing is written for a refused write."""
+    if not resolved.writable:
+        branch_to_write(ref, resolved.type is RefType.TAG)
+
+
+def require_namespace(found: dict[ContentKey, Content], ns: ContentKey) -> None:
+    c = found.get(ns)
+    if c is None or c.type != ContentType.NAMESPACE:
+        raise no_such_namespace(dotted(ns))
+
+
+def refuse_clash(found: dict[ContentKey, Content], key: ContentKey,
+                 creating: ContentType) -> None:
+    """409 when the name is taken, in the spec's words for what holds it."""
+    c = found.get(key)
+    if c is None:
+        return
+    name = dotted(key)
+    kind = _KIND[c.type]
+    if kind == _KIND[creating]:
+        raise already_exists(f"{kind} already exists: {name}")
+    raise already_exists(f"{kind} with same name already exists: {name}")
+
+
+class Placed(Protocol):
+    """Table or view metadata: where the object lives, and its properties."""
+
+    @property
+    def location(self) -> str: ...
+
+    @property
+    def properties(self) -> dict[str, str]: ...
+
+
+M = TypeVar("M", bound=Placed)
+
+
+def adopted(catalog: Catalog, ref: RefSpec, ns: ContentKey, req: Registration, kind: str,
+            read: Callable[[str], tuple[M, bytes]],
+            ) -> tuple[Target, str, tuple[M, bytes], list[Claim]]:
+    """What registering a table or view starts with: its name (which may
+    carry its own branch, as for reads), the metadata file checked and read
+    (a missing or unreadable one is the request's fault), and the locations
+    it takes. Register adopts only objects from outside this catalog: a
+    location that overlaps any object's (the one overwritten too, on any
+    reference) is refused, so no one reads another branch's metadata
+    through it."""
+    t = target(ref, ns, req.name)
+    try:
+        # Checked before anything is opened (the reader checks it again).
+        location = catalog.locations.check(req.metadata_location)
+        found = read(location)
+    except SapwoodError as e:
+        raise bad_request(f"Cannot register {kind} {t.name}: {e.message}") from None
+    taken = claims(t.key, found[0].location, found[0].properties, exclusive=True)
+    return t, location, found, taken
+
+
+_KIND = {ContentType.ICEBERG_TABLE: "Table", ContentType.ICEBERG_VIEW: "View",
+         ContentType.MATERIALIZED_VIEW: "View", ContentType.NAMESPACE: "Namespace"}
+_BY_CONFLICT: dict[ConflictType, type[SapwoodError]] = {
+    ConflictType.KEY_EXISTS: AlreadyExistsError,
+    ConflictType.NAMESPACE_ABSENT: NoSuchNamespaceError,
+    ConflictType.NAMESPACE_NOT_EMPTY: NamespaceNotEmptyError,
+}
+
+
+def _refused(e: CommitConflictError) -> SapwoodError:
+    """A commit the store refused for a reason the plan did not foresee (a
+    race): the error its first conflict's kind says, else a failed commit."""
+    kind = _BY_CONFLICT.get(e.conflicts[0].type) if e.conflicts else None
+    return (kind or RequirementFailedError)(e.message)
+
+
+def rename(catalog: Catalog, ref: RefSpec, src: ContentKey, dst: ContentKey, kind: ContentType,
+           who: Who) -> None:
+    """Rename a table or view (across namespaces too): one commit that deletes
+    the old key and puts the same content, same id, under the new one."""
+    if src == dst:
+        raise bad_request(f"Cannot rename {dotted(src)} to itself")
+    missing = no_such_table if kind == ContentType.ICEBERG_TABLE else no_such_view
+    ns = dst.namespace
+    if ns is None:
+        raise bad_request(f"Cannot rename {dotted(src)} to {dotted(dst)}: no namespace")
+
+    from catalog.invalidation import plan_rename  # it builds on this module
+
+    def plan(head: ResolvedRef, found: dict[ContentKey, Content]) -> Change[None]:
+        cur = found.get(src)
+        if cur is None or _KIND[cur.type] != _KIND[kind]:
+            raise missing(dotted(src))
+        taken = found.get(dst)
+        if taken is not None:
+            raise already_exists(f"Cannot rename {dotted(src)} to {dotted(dst)}. "
+                                 f"{_KIND[taken.type]} already exists")
+        require_namespace(found, ns)
+        # Inside the plan: a retry re-checks the dependents at its new head.
+        plan_rename(catalog, head, src, dst, _KIND[kind].lower())
+        return Change([Delete(src, expected=cur), Put(dst, cur)],
+                      f"rename {_KIND[kind].lower()} {dotted(src)} to {dotted(dst)}", None)
+
+    catalog.write_at(ref, [src, dst, ns], who, plan)
+
+
+def drop(catalog: Catalog, t: Target, kind: ContentType, who: Who, cascade: bool = False,
+         require: Callable[[ContentKey], None] | None = None,
+         also: tuple[ContentType, ...] = ()) -> None:
+    """Drop a table or view. ``purgeRequested`` removes no files: other branches
+    and older commits may still point at them; reclaiming them is garbage
+    collection's job. The views that read it are checked (strict mode) or,
+    with ``cascade``, dropped in the same commit (docs/views.md). ``also``:
+    other content types the name may hold (a view route drops a
+    materialized view too, its storage with it)."""
+    from catalog.invalidation import plan_drop  # it builds on this module
+
+    missing = no_such_table if kind == ContentType.ICEBERG_TABLE else no_such_view
+
+    def plan(head: ResolvedRef, found: dict[ContentKey, Content]) -> Change[None]:
+        cur = found.get(t.key)
+        if cur is None or (cur.type != kind and cur.type not in also):
+            raise missing(t.name)
+        what = ("materialized view" if cur.type == ContentType.MATERIALIZED_VIEW
+                else _KIND[kind].lower())
+        # Inside the plan: a retry re-checks the dependents at its new head.
+        extra = plan_drop(catalog, head, t.key, what, cascade, require)
+        message = f"drop {what} {t.name}" + (f" cascade ({len(extra)} views)" if cascade else "")
+        return Change([Delete(t.key, expected=cur), *extra], message, None)
+
+    catalog.write_at(t.ref, [t.key], who, plan)

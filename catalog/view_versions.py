@@ -1,0 +1,161 @@
+"""New view versions the catalog makes itself: a representation in another
+dialect, transpiled by sqlglot from one the view has (marked generated in the
+version summary), and a recompile; committed like any replace."""
+
+from __future__ import annotations
+
+from pyiceberg.schema import Schema
+from pyiceberg.types import NestedField
+from pyiceberg.view.metadata import SQLViewRepresentation, ViewVersion
+
+from catalog.analysis import Resolver, analyse_version
+from catalog.commands import Loaded
+from catalog.service import Change, Who
+from catalog.targets import Target
+from catalog.views import Views, view_content
+from core.commits import Put
+from core.content import Content, IcebergView
+from core.errors import (
+    RequirementFailedError,
+    already_exists,
+    bad_request,
+    no_such_view,
+)
+from core.keys import ContentKey
+from core.sql.analysis import analyze, known_dialect
+from core.sql.budget import Deadline
+from core.sql.transpile import GENERATED, provenance, transpile
+from core.views import (
+    LAST_ADDED,
+    AddSchema,
+    AddViewVersion,
+    SetCurrentViewVersion,
+    apply_view_updates,
+)
+from core.views import current_version as current
+
+RECOMPILED = "sapwood.recompiled-from-version"
+
+
+def add_representation(views: Views, t: Target, source: str, target: str, who: Who,
+                       ) -> Loaded:
+    catalog = views.catalog
+    source, target = source.lower(), target.lower()
+    for dialect in (source, target):  # before anything is read or written
+        if not known_dialect(dialect):
+            raise bad_request(f"sqlglot does not know the SQL dialect {dialect!r}")
+
+    def plan(found: dict[ContentKey, Content]) -> Change[Loaded]:
+        cur = found.get(t.key)
+        if not isinstance(cur, IcebergView):
+            raise no_such_view(t.name)
+        base = catalog.files.view(cur.metadata_location)[0]
+        version = current(base)
+        reps = {r.root.dialect.lower(): r.root for r in version.representations}
+        if source not in reps:
+            raise bad_request(f"View {t.name} has no {source} representation to transpile "
+                              f"from (it has: {', '.join(sorted(reps))})")
+        if target in reps:
+            raise already_exists(f"View {t.name} already has a {target} representation")
+        sql = transpile(reps[source].sql, source, target)  # type: ignore[union-attr]
+        added = ViewVersion(
+            version_id=max(v.version_id for v in base.versions) + 1,
+            schema_id=version.schema_id, timestamp_ms=views._now_ms(),
+            summary={**version.summary, GENERATED: provenance(source, target)},
+            representations=[*version.representations,
+                             SQLViewRepresentation(type="sql", sql=sql, dialect=target)],
+            default_namespace=version.default_namespace,
+            default_catalog=version.default_catalog)
+        meta = apply_view_updates(base, [AddViewVersion(view_version=added),
+                                         SetCurrentViewVersion(view_version_id=LAST_ADDED)],
+                                  views._now_ms())
+        analysis = analyse_version(catalog, t.ref, meta)
+        loc = catalog.metadata_file(meta.location, meta.properties, cur.metadata_location)
+        data = catalog.files.write_view(meta, loc)
+        return Change([Put(t.key, view_content(meta, loc, cur.id, analysis), expected=cur)],
+                      f"transpile view {t.name} from {source} to {target}",
+                      Loaded(loc, data, loc), [loc])
+
+    return catalog.write(t.ref, [t.key], who, plan)
+
+
+# Engine type names (as sqlglot spells them) that map to an Iceberg type.
+_ICEBERG_TYPES = {"BIGINT": "long", "INT": "int", "SMALLINT": "int", "TINYINT": "int",
+                  "DOUBLE": "double", "FLOAT": "float", "BOOLEAN": "boolean",
+                  "STRING": "string", "VARCHAR": "string", "TEXT": "string", "DATE": "date",
+                  "TIMESTAMP": "timestamptz", "TIMESTAMP_NTZ": "timestamp",
+                  "BINARY": "binary"}
+
+
+def iceberg_type(engine_type: str | None) -> str | None:
+    if engine_type is None:
+        return None
+    if engine_type.upper().startswith("DECIMAL"):
+        return engine_type.lower()
+    return _ICEBERG_TYPES.get(engine_type.upper())
+
+
+def recompile(views: Views, t: Target, who: Who) -> dict[str, object]:
+    """Hive's ALTER VIEW … RECOMPILE: the view's SQL analysed again against
+    the objects it reads now; when the expanded text or the output columns
+    changed, a new version with the same SQL and the new schema (columns that
+    were there keep their type; new ones take the type sqlglot infers). A view
+    that does not hold stays as it is: 409 with its reasons."""
+    catalog = views.catalog
+
+    def plan(found: dict[ContentKey, Content]) -> Change[dict[str, object]]:
+        cur = found.get(t.key)
+        if not isinstance(cur, IcebergView):
+            raise no_such_view(t.name)
+        base = catalog.files.view(cur.metadata_location)[0]
+        version = current(base)
+        schema = next(s for s in base.schemas if s.schema_id == version.schema_id)
+        resolve = Resolver(catalog, t.ref)
+        reps = [r.root for r in version.representations]
+        deadline = Deadline()  # one budget for all of them
+        analysed = [analyze(r.sql, r.dialect.lower(), tuple(version.default_namespace or ()),  # type: ignore[union-attr]
+                            resolve.many, version.default_catalog, with_types=True,
+                            deadline=deadline) for r in reps]
+        a = next((x for x in analysed if x.analysed), None)
+        if a is None or a.problems:
+            why = "; ".join(a.problems) if a else "; ".join(x.error or "" for x in analysed)
+            raise RequirementFailedError(
+                               f"View {t.name} cannot be recompiled: {why}")
+        old = {f.name: f.field_type for f in schema.fields}
+        fields = []
+        for i, ((name, _), engine_type) in enumerate(zip(a.columns, a.types, strict=True)):
+            kind = old.get(name) or iceberg_type(engine_type)
+            if kind is None:
+                raise RequirementFailedError(
+                                   f"View {t.name} cannot be recompiled: no Iceberg type for "
+                                   f"its new column {name} ({engine_type or 'unknown'})")
+            fields.append(NestedField(field_id=i + 1, name=name, field_type=kind,
+                                      required=False))
+        hive = cur.extensions.get("hive")
+        was = getattr(hive, "expanded_text", None)
+        same_columns = [(f.name, str(f.field_type)) for f in schema.fields] == \
+            [(f.name, str(f.field_type)) for f in fields]
+        answer: dict[str, object] = {"recompiled": False, "versionId": version.version_id,
+                                     "expandedText": a.expanded_sql}
+        if same_columns and was == a.expanded_sql:
+            return Change([], "", answer)
+        added = ViewVersion(
+            version_id=max(v.version_id for v in base.versions) + 1, schema_id=LAST_ADDED,
+            timestamp_ms=views._now_ms(),
+            summary={**version.summary, RECOMPILED: str(version.version_id)},
+            representations=version.representations,
+            default_namespace=version.default_namespace,
+            default_catalog=version.default_catalog)
+        meta = apply_view_updates(base, [
+            AddSchema(schema=Schema(*fields, schema_id=LAST_ADDED)),
+            AddViewVersion(view_version=added),
+            SetCurrentViewVersion(view_version_id=LAST_ADDED)], views._now_ms())
+        analysis = analyse_version(catalog, t.ref, meta)
+        loc = catalog.metadata_file(meta.location, meta.properties, cur.metadata_location)
+        catalog.files.write_view(meta, loc)
+        answer |= {"recompiled": True, "versionId": meta.current_version_id,
+                   "columns": [f.name for f in fields]}
+        return Change([Put(t.key, view_content(meta, loc, cur.id, analysis), expected=cur)],
+                      f"recompile view {t.name}", answer, [loc])
+
+    return catalog.write(t.ref, [t.key], who, plan)  # type: ignore[return-value]

@@ -1,0 +1,5 @@
+"""``python -m cli``: the ``sapwood`` command."""
+
+from cli.main import main
+
+main()

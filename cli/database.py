@@ -1,0 +1,210 @@
+"""The verbs that open the catalog's database directly (no server needed):
+init, fsck, gc, export, import. For whoever runs the catalog."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+if TYPE_CHECKING:  # imported where used: the CLI starts without them
+    from catalog.fsck_files import FilesCheck
+    from catalog.settings import CatalogSettings
+    from store import Store
+
+database_app = typer.Typer()
+DEFAULT_DATA_DIR = Path(os.environ.get("SAPWOOD_DATA_DIR", Path.home() / ".sapwood"))
+DB_HELP = ("SQLAlchemy URL (default: SAPWOOD_DATABASE_URL, else the SQLite file under "
+           "~/.sapwood)")
+
+
+def database_url(database: str | None) -> str:
+    from store.db import default_database_url
+
+    return database or os.environ.get("SAPWOOD_DATABASE_URL") or default_database_url(
+        DEFAULT_DATA_DIR)
+
+
+def safe_url(url: str) -> str:
+    """A database URL as it may be printed (no password)."""
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def register(app: typer.Typer) -> None:
+    for command in database_app.registered_commands:
+        app.registered_commands.append(command)
+
+
+@database_app.command()
+def init(database: str | None = typer.Option(
+        None, help="SQLAlchemy URL (default: SAPWOOD_DATABASE_URL, else a SQLite file "
+                   "under ~/.sapwood)"),
+         auth: bool = typer.Option(
+             False, help="Write the starter access configuration: principal 'admin' "
+                         "(its key printed once) with every privilege, 'main' protected")
+         ) -> None:
+    """Create or upgrade the catalog database; the branch 'main' exists afterwards."""
+    from catalog.access import starter
+    from store import Store
+
+    url = database_url(database)
+    store = Store(url)
+    try:
+        main = store.get_reference("main")
+        typer.echo(f"catalog ready at {safe_url(url)}; main is at {main.hash[:12]}")
+        if auth:
+            credential = starter(store)
+            if credential is None:
+                typer.echo("principals exist already: starter configuration not written")
+            else:
+                typer.echo("starter configuration: role admin holds every privilege, "
+                           "main is protected; admin's credential (shown once):")
+                typer.echo(credential)
+    finally:
+        store.close()
+
+
+@database_app.command()
+def fsck(database: str | None = typer.Option(
+        None, help="SQLAlchemy URL (default: SAPWOOD_DATABASE_URL, else the SQLite file "
+                   "under ~/.sapwood)"),
+         files: bool = typer.Option(
+             False, "--files", help="Also check that every file a table or view version "
+                                    "still in history references exists in the warehouse"),
+         warehouse: str | None = typer.Option(
+             None, help="The warehouse, for --files (default: SAPWOOD_WAREHOUSE, else the "
+                        "one under ~/.sapwood)"),
+         grace: float | None = typer.Option(
+             None, help="For --files: versions a reflog entry this recent names count too "
+                        "(default: SAPWOOD_GC_GRACE_S, else 7 days: gc's)")) -> None:
+    """Check the catalog's integrity: refs, commits, index nodes, content values
+    (and with --files, the warehouse files they reference).
+
+    Reads only. Exits 1 when anything is missing or does not match its hash."""
+    from catalog.settings import CatalogSettings
+    from store import Store
+    from store.fsck import fsck as check
+
+    settings = CatalogSettings.resolve(database, warehouse)
+    store = Store(settings.database_url)
+    try:
+        report = check(store)
+        found = _check_files(store, settings, grace) if files else None
+    finally:
+        store.close()
+    typer.echo(f"{report.refs} refs, {report.commits} commits "
+               f"({report.unreachable_commits} unreachable), {report.nodes} index nodes, "
+               f"{report.contents} content values, {report.index_rows} change-index rows")
+    for p in report.problems:
+        typer.echo(str(p))
+    problems = len(report.problems)
+    if found is not None:
+        typer.echo(str(found))
+        for m in found.missing:
+            typer.echo(str(m))
+        problems += len(found.missing)
+    if problems:
+        typer.echo(f"{problems} problem(s)", err=True)
+        raise typer.Exit(1)
+    typer.echo("ok")
+
+
+def _check_files(store: Store, settings: CatalogSettings, grace: float | None) -> FilesCheck:
+    from catalog.files import open_files
+    from catalog.fsck_files import check_files
+
+    return check_files(store, open_files(settings), settings.warehouse, grace)
+
+
+@database_app.command()
+def gc(database: str | None = typer.Option(
+        None, help="SQLAlchemy URL (default: SAPWOOD_DATABASE_URL, else the SQLite file "
+                   "under ~/.sapwood)"),
+       dry_run: bool = typer.Option(False, "--dry-run", help="Say what would go; remove nothing"),
+       grace: float | None = typer.Option(
+           None, help="Seconds an unreferenced commit or file is kept (default: "
+                      "SAPWOOD_GC_GRACE_S, else 7 days)"),
+       write_window: float | None = typer.Option(
+           None, "--write-window",
+           help="Seconds a writer may take between writing a file and committing it: "
+                "files younger than that (counted from when the mark began) are never "
+                "deleted, whatever the grace (default: SAPWOOD_GC_WRITE_WINDOW_S, else "
+                "3600; at least 10)"),
+       warehouse: str | None = typer.Option(
+           None, help="The warehouse (default: SAPWOOD_WAREHOUSE, else the one under "
+                      "~/.sapwood)")) -> None:
+    """Remove the commits no reference reaches (older than the grace period),
+    the objects only they hold, then the warehouse files no table or view
+    version still in history references. Safe while writers commit
+    (docs/operations.md)."""
+    from catalog.files import open_files
+    from catalog.gc import collect_all
+    from catalog.settings import CatalogSettings
+    from store import Store
+
+    settings = CatalogSettings.resolve(database, warehouse)
+    store = Store(settings.database_url)
+    try:
+        report, files = collect_all(store, open_files(settings), settings.warehouse, grace,
+                                    write_window, dry_run)
+    finally:
+        store.close()
+    typer.echo(str(report))
+    if files is None:  # a commit needed what the sweep would remove: run again
+        raise typer.Exit(2)
+    typer.echo(str(files))
+
+
+@database_app.command("export")
+def export_(output: str = typer.Argument("-", help="File to write (- for standard output)"),
+            database: str | None = typer.Option(
+                None, help="SQLAlchemy URL (default: SAPWOOD_DATABASE_URL, else the SQLite "
+                           "file under ~/.sapwood)")) -> None:
+    """Write the whole catalog (commits, refs, reflog, grants …) as JSON lines:
+    a backup, or a move to another database (docs/operations.md)."""
+    import sys
+
+    from store import Store
+    from store.dump import write_dump
+
+    store = Store(database_url(database))
+    try:
+        if output == "-":
+            n = write_dump(store.db, sys.stdout)
+        else:
+            with open(output, "w", encoding="utf-8") as f:
+                n = write_dump(store.db, f)
+    finally:
+        store.close()
+    typer.echo(f"exported {n} rows", err=True)
+
+
+@database_app.command("import")
+def import_(source: str = typer.Argument(..., help="An export file (- for standard input)"),
+            database: str | None = typer.Option(
+                None, help="SQLAlchemy URL of a new, empty catalog")) -> None:
+    """Load an export into a new catalog: the same commits and hashes."""
+    import sys
+
+    from core.errors import InvalidInputError
+    from store import Store
+    from store.dump import import_rows
+
+    store = Store(database_url(database))
+    try:
+        if source == "-":
+            counts = import_rows(store.db, sys.stdin)
+        else:
+            with open(source, encoding="utf-8") as f:
+                counts = import_rows(store.db, f)
+    except InvalidInputError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(1) from None
+    finally:
+        store.close()
+    typer.echo(", ".join(f"{n} {t}" for t, n in counts.items()) + " imported; "
+               "run sapwood fsck to check every hash")

@@ -1,0 +1,115 @@
+"""The ``sapwood`` command: its processes (serve, demo, spark-setup) and the
+verbs of every other module of cli/, registered on one application."""
+
+from __future__ import annotations
+
+import sys
+from importlib.metadata import version as dist_version
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from core.errors import SapwoodError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Sapwood: a Git-like versioned catalog for Iceberg tables and views.")
+
+@app.command()
+def version() -> None:
+    """Print Sapwood's version."""
+    typer.echo(dist_version("sapwood"))
+
+
+@app.command()
+def serve(host: str = typer.Option("127.0.0.1", help="Address to listen on"),
+          port: int = typer.Option(8181, help="Port to listen on"),
+          database: str | None = typer.Option(
+              None, help="SQLAlchemy URL (default: SAPWOOD_DATABASE_URL, else a SQLite "
+                         "file under the data directory)"),
+          warehouse: str | None = typer.Option(
+              None, help="Base location of new tables and views (default: "
+                         "SAPWOOD_WAREHOUSE, else a folder under the data directory)"),
+          workers: int = typer.Option(1, help="Server processes"),
+          log_level: str = typer.Option("warning", help="uvicorn's log level"),
+          auth: bool | None = typer.Option(
+              None, "--auth/--no-auth", help="Require tokens or API keys (default: "
+                                            "SAPWOOD_AUTH, else off)"),
+          insecure: bool = typer.Option(
+              False, help="Serve an open catalog on a non-loopback address anyway"),
+          token_ttl: int | None = typer.Option(
+              None, help="Lifetime of issued access tokens in seconds (default: "
+                         "SAPWOOD_TOKEN_TTL_S, else 3600)"),
+          ) -> None:
+    """Serve the Iceberg REST catalog (``/iceberg/v1``, ``/iceberg/{ref}/v1``)
+    and the versioning API (``/api/v2``)."""
+    from api.server import start  # the HTTP layer's entry point
+
+    code = start(database, warehouse, host, port, workers, log_level, auth, insecure,
+                 token_ttl, say=lambda line, err: typer.echo(line, err=err))
+    if code:
+        raise typer.Exit(code)
+
+
+@app.command()
+def demo(data_dir: Annotated[Path | None, typer.Option(
+             "--data-dir", help="Keep the demo's catalog in this (new or empty) folder "
+                                "instead of a temporary one")] = None,
+         rows: int = typer.Option(2000, min=100, help="Orders to generate")) -> None:
+    """Write-audit-publish with PySpark on an embedded catalog: branch, load, check,
+    merge, replace a view, and audit it through time."""
+    from spark.demo import run
+    from spark.errors import CatalogError, SetupError
+
+    try:
+        run(data_dir, rows, out=lambda line: typer.echo(line))
+    except (SetupError, CatalogError) as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(1) from None
+
+
+@app.command("spark-setup")
+def spark_setup() -> None:
+    """Find or build the jars Spark needs for Iceberg, and say where they are."""
+    from spark.errors import SetupError
+    from spark.jars import OVERRIDE, cache_dir, java, java_version, spark_jars
+
+    try:
+        java()
+        typer.echo(f"java: {java_version()}")
+        jars = spark_jars(log=lambda line: typer.echo(line))
+    except SetupError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(1) from None
+    how = {"override": f"taken from {OVERRIDE}", "cache": f"already built in {cache_dir()}",
+           "built": f"built into {cache_dir()}"}[jars.source]
+    typer.echo(f"Iceberg jars for Spark ({how}):")
+    for path in jars.paths:
+        typer.echo(f"  {path} ({path.stat().st_size / 1e6:.1f} MB)")
+
+
+def main() -> None:
+    from cli.auth import register as register_auth
+    from cli.client import CliError
+    from cli.database import register as register_database
+    from cli.mviews import register as register_mviews
+    from cli.versioning import register
+    from cli.views import register as register_views
+
+    register_database(app)
+    register(app)
+    register_auth(app)
+    register_views(app)
+    register_mviews(app)
+    try:
+        app(standalone_mode=True)
+    except SapwoodError as e:
+        typer.echo(f"error: {e.message}", err=True)
+        sys.exit(1)
+    except CliError as e:
+        typer.echo(f"error: {e}", err=True)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

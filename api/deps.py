@@ -111,3 +111,14 @@ def json_response(payload: Any) -> Response:
     encoder walks the value twice and shows up in every read's profile)."""
     return Response(json.dumps(payload, separators=(",", ":")).encode(),
                     media_type="application/json")
+
+
+def identifiers_response(keys: list[ContentKey], token: str | None) -> Response:
+    """A ListTablesResponse / ListViewsResponse."""
+    return json_response({"identifiers": [{"namespace": list(k.elements[:-1]), "name": k.name}
+                                          for k in keys], "next-page-token": token})
+
+
+# Paging query parameters, as the spec spells them.
+PageToken = Annotated[str | None, Query(alias="pageToken")]
+PageSize = Annotated[int | None, Query(alias="pageSize", ge=1)]

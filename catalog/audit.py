@@ -16,19 +16,18 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from typing import Any
 
 from pyiceberg.view.metadata import ViewMetadata, ViewVersion
 
-from api.v2.shapes import effective_json, key_json
 from catalog.service import Catalog
-from core.commits import Commit, OpKind
+from core.commits import Commit, OpKind, ResolvedRef
 from core.content import IcebergView, MaterializedView
 from core.errors import bad_request, no_such_view
-from core.instants import format_instant, from_micros, to_micros
+from core.instants import to_micros
 from core.keys import ContentKey
 from core.mv.metadata import Refresh
 from core.refs import RefSpec
+from core.sql.stored import DialectAnalysis
 from core.views import current_version
 from store.refs import clamp_page_size, decode_token, encode_token
 
@@ -42,13 +41,44 @@ class _Step:
     content: IcebergView | MaterializedView
 
 
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """One version the view had: when it became current (and stopped), the
+    commit that brought it, its SQL per dialect with the diff from the
+    version before, and what it read as analysed when it was written."""
+
+    version_id: int
+    current_from_ms: int
+    current_until_ms: int | None
+    key: ContentKey
+    commit: Commit
+    representations: dict[str, str]
+    sql_diff: dict[str, str]
+    summary: dict[str, str]
+    default_namespace: list[str]
+    analysis: list[DialectAnalysis]
+
+
+@dataclass(frozen=True, slots=True)
+class ViewHistory:
+    key: ContentKey
+    content_id: str | None
+    type: str
+    versions: list[AuditEntry]
+    # The page token of the next page (None: the last page).
+    token: str | None
+    resolved: ResolvedRef
+    # A materialized view's refreshes, oldest first (None for a view).
+    refreshes: list[Refresh] | None = None
+
+
 # Versions per page when the caller does not say (at most MAX_PAGE).
 DEFAULT_PAGE = 100
 
 
 def view_history(catalog: Catalog, ref: RefSpec, key: ContentKey, since_ms: int | None,
                  until_ms: int | None, page_token: str | None = None,
-                 max_records: int | None = None) -> dict[str, Any]:
+                 max_records: int | None = None) -> ViewHistory:
     """One page of the view's versions, oldest first. The commits that put
     the view come from the change index (cost: the view's own changes);
     only the page's commits are read, plus one on each side (the previous
@@ -68,7 +98,7 @@ def view_history(catalog: Catalog, ref: RefSpec, key: ContentKey, since_ms: int 
             raise bad_request(f"Invalid page token {page_token!r} for the history of "
                               f"{'.'.join(key.elements)} on this reference")
     before = _step(catalog, commits[start - 1], view.id) if start else None  # type: ignore[arg-type]
-    out: list[dict[str, Any]] = []
+    out: list[AuditEntry] = []
     current: _Step | None = None
     token = None
     for commit in commits[start:]:
@@ -90,21 +120,10 @@ def view_history(catalog: Catalog, ref: RefSpec, key: ContentKey, since_ms: int 
                 token = encode_token(current.commit.hash)
             else:
                 out.append(_entry(current, None, before.version if before else None))
-    extra = {}
-    if isinstance(view, MaterializedView):
-        # Every refresh is kept in the file at the head, oldest first.
-        kept = catalog.files.mv(view.metadata_location).refreshes
-        extra["refreshes"] = [_refresh(r) for r in kept]
-    return {"key": key_json(key), "contentId": view.id, "type": view.type, "versions": out,
-            "hasMore": token is not None, "token": token, **extra,
-            "effectiveReference": effective_json(resolved)}
-
-
-def _refresh(r: Refresh) -> dict[str, Any]:
-    return {"refreshId": r.refresh_id, "versionId": r.version_id,
-            "refreshedAt": _instant(r.timestamp_ms), "kind": r.kind,
-            "sourceCommit": r.source_commit, "snapshotId": r.snapshot_id,
-            "baseTables": {k: b.snapshot_reference for k, b in r.base_tables.items()}}
+    # A materialized view's refreshes: every one is kept in the file at the head.
+    refreshes = (list(catalog.files.mv(view.metadata_location).refreshes)
+                 if isinstance(view, MaterializedView) else None)
+    return ViewHistory(key, view.id, view.type, out, token, resolved, refreshes)
 
 
 def _step(catalog: Catalog, commit: Commit, content_id: str) -> _Step | None:
@@ -134,8 +153,7 @@ def _sql(v: ViewVersion) -> dict[str, str]:
     return {r.root.dialect.lower(): r.root.sql for r in v.representations}
 
 
-def _entry(step: _Step, until_ms: int | None, before: ViewVersion | None) -> dict[str, Any]:
-    c = step.commit
+def _entry(step: _Step, until_ms: int | None, before: ViewVersion | None) -> AuditEntry:
     sql = _sql(step.version)
     old = _sql(before) if before else {}
     diffs = {}
@@ -145,24 +163,6 @@ def _entry(step: _Step, until_ms: int | None, before: ViewVersion | None) -> dic
             a.splitlines(), b.splitlines(), lineterm="",
             fromfile=f"v{before.version_id}/{dialect}" if before else "/dev/null",
             tofile=f"v{step.version.version_id}/{dialect}"))
-    return {
-        "versionId": step.version.version_id,
-        "currentFrom": _instant(step.became_ms),
-        "currentUntil": _instant(until_ms) if until_ms is not None else None,
-        "key": key_json(step.key),
-        "commit": {"hash": c.hash, "author": c.author, "committer": c.committer,
-                   "message": c.message, "commitTime": format_instant(c.created_at)},
-        "representations": sql,
-        "sqlDiff": diffs,
-        "summary": dict(step.version.summary),
-        "defaultNamespace": list(step.version.default_namespace),
-        # What this version read, as analysed when it was written.
-        "analysis": [{"dialect": a.dialect, "status": a.status, "reasons": a.reasons,
-                      "dependencies": [{"key": d.key, "contentId": d.content_id,
-                                        "type": d.type} for d in a.dependencies]}
-                     for a in step.content.analysis or []],
-    }
-
-
-def _instant(ms: int) -> str:
-    return format_instant(from_micros(ms * 1000))
+    return AuditEntry(step.version.version_id, step.became_ms, until_ms, step.key, step.commit,
+                      sql, diffs, dict(step.version.summary),
+                      list(step.version.default_namespace), list(step.content.analysis or []))

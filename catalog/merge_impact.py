@@ -5,7 +5,7 @@ run, so a publisher sees what breaks before merging."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from catalog.analysis import find_cycle, relation
 from catalog.service import Catalog
@@ -17,8 +17,16 @@ from core.sql.validity import dependency_reasons
 _TAKEN = (KeyOutcome.APPLIED, KeyOutcome.FORCED)
 
 
+@dataclass(frozen=True, slots=True)
+class InvalidatedView:
+    """A view on the target that the merge would break, and why."""
+
+    key: ContentKey
+    reasons: list[str]
+
+
 def invalidated_views(catalog: Catalog, target_hash: str, r: MergeResult,
-                      ) -> list[dict[str, Any]]:
+                      ) -> list[InvalidatedView]:
     store = catalog.store
     keys = [d.key for d in r.details if d.outcome in _TAKEN]
     if not keys:
@@ -39,8 +47,7 @@ def invalidated_views(catalog: Catalog, target_hash: str, r: MergeResult,
                         if why:
                             broken.setdefault(view_key, []).extend(why)
                 break  # the first analysis speaks for the view
-    return [{"key": list(k.elements), "reasons": sorted(set(v))}
-            for k, v in sorted(broken.items())]
+    return [InvalidatedView(k, sorted(set(v))) for k, v in sorted(broken.items())]
 
 
 def merge_cycle(catalog: Catalog, target_hash: str, r: MergeResult) -> list[ContentKey] | None:

@@ -8,6 +8,7 @@ from api.auth.guard import guard_of
 from api.deps import json_response
 from api.paths import ref_param
 from api.v2 import redact
+from api.v2.shapes import view_history_json
 from catalog.audit import view_history
 from core.instants import parse_instant, to_micros
 from core.keys import ContentKey
@@ -30,5 +31,5 @@ def audit_view(request: Request, ref: str, key: str, since: str | None = None,
         to_micros(parse_instant(since)) // 1000 if since else None,
         to_micros(parse_instant(until)) // 1000 if until else None, page_token, max_records)
     guard = guard_of(request)
-    return json_response(redact.audit(page, guard.key_filter(request, spec)
+    return json_response(redact.audit(view_history_json(page), guard.key_filter(request, spec)
                                       if guard is not None else None))

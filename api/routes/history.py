@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import replace
-
 from fastapi import APIRouter, Query, Request, Response
 
 from api.auth.guard import guard_of
@@ -13,25 +10,21 @@ from api.paths import ref_param
 from api.routes.trees import name_and_hash, require, require_on_protected, store_of
 from api.v2.requests import CommitBody, MergeBody, OperationBody, TransplantBody
 from api.v2.shapes import key_json, log_entry_json, merge_json, page_json, reference_json
+from catalog import merging
 from catalog.analysis import with_analysis
-from catalog.content_merge import Combined, combine, combiner, discard, report
-from catalog.merge_impact import invalidated_views, merge_cycle
+from catalog.merge_impact import InvalidatedView
 from catalog.service import Catalog
 from core.auth import Privilege
 from core.commits import (
     CommitMeta,
     Delete,
-    KeyMergeDetail,
-    KeyOutcome,
     MergeBehavior,
     MergeConflictError,
     MergeResult,
     Operation,
     Put,
-    Resolution,
     Unchanged,
 )
-from core.conflicts import CommitConflictError, Conflict, ConflictType
 from core.content import parse_content
 from core.errors import bad_request
 from core.instants import parse_instant, to_micros
@@ -107,19 +100,16 @@ def commit(request: Request, ref: str, body: CommitBody) -> Response:
                           for k, cid in result.assigned_ids.items()]})
 
 
-def _merge_answer(body: MergeBody | TransplantBody, run: Callable[[], MergeResult],
-                  request: Request | None = None) -> Response:
-    try:
-        result = run()
-    except MergeConflictError as e:
-        if body.return_conflict_as_result:
-            return json_response(merge_json(e.result))
-        raise
+def _merge_answer(body: MergeBody | TransplantBody, result: MergeResult,
+                  invalidated: list[InvalidatedView] | None = None) -> Response:
+    """The merge result, or its conflicts as a 409 (unless the body asks for
+    them as a result)."""
+    if result.conflicts and not body.return_conflict_as_result:
+        raise MergeConflictError(result)
     out = merge_json(result)
-    if request is not None and result.dry_run:
-        # What would break on the target: a publisher sees it before merging.
-        out["invalidatedViews"] = invalidated_views(
-            request.app.state.services.catalog, result.expected_target_hash, result)
+    if invalidated is not None:
+        out["invalidatedViews"] = [{"key": list(v.key.elements), "reasons": v.reasons}
+                                   for v in invalidated]
     return json_response(out)
 
 
@@ -134,93 +124,10 @@ def merge(request: Request, ref: str, body: MergeBody) -> Response:
     require(request, Privilege.READ, source)
     if MergeBehavior.FORCE in (body.default_key_merge_mode, *body.modes().values()):
         require_on_protected(request, branch, "a forced merge into")
-    store = store_of(request)
-
-    def run(dry_run: bool, raise_on_conflict: bool, expected: str | None = expected,
-            resolutions: dict[ContentKey, Resolution] | None = None) -> MergeResult:
-        return store.merge(
-            source, branch, expected_hash=expected, default_mode=body.default_key_merge_mode,
-            key_modes=body.modes(), dry_run=dry_run, meta=CommitMeta(message, author),
-            principal=principal(request), raise_on_conflict=raise_on_conflict,
-            resolutions=resolutions)
-
-    catalog = request.app.state.services.catalog
-    raising = not body.return_conflict_as_result
-    result: MergeResult | None = None
-    for _ in range(_CONTENT_MERGE_ATTEMPTS):
-        # A dry run first: each branch may hold half of a view read-cycle, and
-        # keys changed on both sides may be combined (catalog.content_merge).
-        preview = run(True, False)
-        combined = combine(catalog, preview, write=not body.dry_run) \
-            if body.content_merge else Combined()
-        shown = report(preview, combined)
-        cycle = merge_cycle(catalog, shown.expected_target_hash, shown) \
-            if not shown.conflicts else None
-        if cycle:
-            discard(catalog, combined)
-            raise CommitConflictError([Conflict(
-                ConflictType.VALUE_DIFFERS, cycle[0],
-                "the merge would make views read themselves: "
-                + " → ".join(str(k) for k in cycle))])
-        if body.dry_run or shown.conflicts:
-            discard(catalog, combined)  # a refused merge keeps none of its files
-            return _merge_answer(body, lambda shown=shown: _raise_or(shown, raising), request)
-        try:
-            # Against the head the combinations were worked out at.
-            result = run(False, False, shown.expected_target_hash, combined.resolutions)
-        except BaseException:
-            discard(catalog, combined)
-            raise
-        if not result.applied:
-            discard(catalog, combined)
-        result = _moved(result, shown)
-        if result.conflicts and all(c.retryable for c in result.conflicts):
-            continue  # the target moved under a combination: work it out again
-        return _merge_answer(body, lambda result=result: _raise_or(result, raising), request)
-    # Abandoned: the target kept moving. The answer names each key, says so,
-    # and is marked retryable (a client tells it from "cannot be merged").
-    assert result is not None
-    gave_up = replace(result, details=[_abandoned(d) for d in result.details])
-    return _merge_answer(body, lambda: _raise_or(gave_up, raising), request)
-
-
-def _moved(result: MergeResult, preview: MergeResult) -> MergeResult:
-    """Conflicts the merge met that its dry run did not: the target changed
-    those keys in between, so the merge was worked out without them (no
-    combination was tried); sending it again works them out."""
-    seen = {c.key for c in preview.conflicts}
-    details = []
-    for d in result.details:
-        c = d.conflict
-        if c is not None and d.outcome is KeyOutcome.CONFLICT and not c.retryable and \
-                c.key not in seen and c.type is ConflictType.VALUE_DIFFERS:
-            d = replace(d, conflict=replace(
-                c, retryable=True, message=f"{c.message} (the target changed it after the "
-                                           "merge was worked out)"))
-        details.append(d)
-    return replace(result, details=details)
-
-
-def _abandoned(d: KeyMergeDetail) -> KeyMergeDetail:
-    if d.conflict is None or not d.conflict.retryable:
-        return d
-    why = (f"the target changed under the combination of key '{d.key}' on each of "
-           f"{_CONTENT_MERGE_ATTEMPTS} attempts: the merge was abandoned; send it again")
-    return replace(d, conflict=replace(d.conflict, message=why),
-                   conflict_details={**(d.conflict_details or {}), "combination": "abandoned",
-                                     "reason": "target-moved",
-                                     "attempts": _CONTENT_MERGE_ATTEMPTS})
-
-
-# A combination is worked out at the target's head; if that moves before the
-# merge lands, it is worked out again, this many times at most.
-_CONTENT_MERGE_ATTEMPTS = 3
-
-
-def _raise_or(result: MergeResult, raising: bool) -> MergeResult:
-    if result.conflicts and raising:
-        raise MergeConflictError(result)
-    return result
+    outcome = merging.merge(request.app.state.services.catalog, merging.MergeRequest(
+        source, branch, expected, body.default_key_merge_mode, body.modes(), body.dry_run,
+        body.content_merge, CommitMeta(message, author), principal(request)))
+    return _merge_answer(body, outcome.result, outcome.invalidated)
 
 
 @router.post("/transplant")
@@ -230,24 +137,7 @@ def transplant(request: Request, ref: str, body: TransplantBody) -> Response:
         require(request, Privilege.READ, f"@{h}")
     if MergeBehavior.FORCE in (body.default_key_merge_mode, *body.modes().values()):
         require_on_protected(request, branch, "a forced transplant onto")
-    catalog = request.app.state.services.catalog
-    # Keys a transplanted commit and the target both changed are combined by
-    # the merge's rules (catalog.content_merge), commit by commit.
-    written: list[str] = []
-    combine_one = combiner(catalog, not body.dry_run, written) if body.content_merge else None
-
-    def run() -> MergeResult:
-        try:
-            result = store_of(request).transplant(
-                body.hashes_to_transplant, branch, expected_hash=expected,
-                default_mode=body.default_key_merge_mode, key_modes=body.modes(),
-                dry_run=body.dry_run, principal=principal(request),
-                raise_on_conflict=not body.return_conflict_as_result, combiner=combine_one)
-        except BaseException:
-            discard(catalog, Combined(files=written))
-            raise
-        if not result.applied:
-            discard(catalog, Combined(files=written))
-        return result
-
-    return _merge_answer(body, run)
+    result = merging.transplant(request.app.state.services.catalog, merging.TransplantRequest(
+        list(body.hashes_to_transplant), branch, expected, body.default_key_merge_mode,
+        body.modes(), body.dry_run, body.content_merge, principal(request)))
+    return _merge_answer(body, result)

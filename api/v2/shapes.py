@@ -6,6 +6,7 @@ from typing import Any
 
 from api.v2 import redact
 from api.v2.redact import Readable
+from catalog.audit import AuditEntry, ViewHistory
 from core.commits import (
     Commit,
     DiffEntry,
@@ -15,7 +16,7 @@ from core.commits import (
     ResolvedRef,
 )
 from core.content import Content
-from core.instants import format_instant
+from core.instants import format_instant, from_micros
 from core.keys import ContentKey
 
 
@@ -105,3 +106,46 @@ def merge_json(r: MergeResult) -> dict[str, Any]:
 
 def page_json(items_name: str, items: list[Any], token: str | None) -> dict[str, Any]:
     return {"hasMore": token is not None, "token": token, items_name: items}
+
+
+def _instant_ms(ms: int) -> str:
+    return format_instant(from_micros(ms * 1000))
+
+
+def view_history_json(h: ViewHistory) -> dict[str, Any]:
+    """A page of the view audit (api/routes/audit.py)."""
+    out: dict[str, Any] = {
+        "key": key_json(h.key), "contentId": h.content_id, "type": h.type,
+        "versions": [audit_entry_json(e) for e in h.versions],
+        "hasMore": h.token is not None, "token": h.token}
+    if h.refreshes is not None:
+        out["refreshes"] = [{
+            "refreshId": r.refresh_id, "versionId": r.version_id,
+            "refreshedAt": _instant_ms(r.timestamp_ms), "kind": r.kind,
+            "sourceCommit": r.source_commit, "snapshotId": r.snapshot_id,
+            "baseTables": {k: b.snapshot_reference for k, b in r.base_tables.items()}}
+            for r in h.refreshes]
+    out["effectiveReference"] = effective_json(h.resolved)
+    return out
+
+
+def audit_entry_json(e: AuditEntry) -> dict[str, Any]:
+    c = e.commit
+    return {
+        "versionId": e.version_id,
+        "currentFrom": _instant_ms(e.current_from_ms),
+        "currentUntil": _instant_ms(e.current_until_ms) if e.current_until_ms is not None
+        else None,
+        "key": key_json(e.key),
+        "commit": {"hash": c.hash, "author": c.author, "committer": c.committer,
+                   "message": c.message, "commitTime": format_instant(c.created_at)},
+        "representations": e.representations,
+        "sqlDiff": e.sql_diff,
+        "summary": e.summary,
+        "defaultNamespace": e.default_namespace,
+        # What this version read, as analysed when it was written.
+        "analysis": [{"dialect": a.dialect, "status": a.status, "reasons": a.reasons,
+                      "dependencies": [{"key": d.key, "contentId": d.content_id,
+                                        "type": d.type} for d in a.dependencies]}
+                     for a in e.analysis],
+    }

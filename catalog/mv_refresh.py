@@ -16,7 +16,8 @@ that moved meanwhile are fine: the refresh is simply already a little stale.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Literal
 
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.update import update_table_metadata
@@ -42,7 +43,7 @@ from core.mv.metadata import (
     with_table,
 )
 from core.refs import parse_ref
-from core.sql.incremental import DELTA, DELTA_RESULT, STORED, plan_incremental
+from core.sql.incremental import plan_incremental
 from core.views import current_version
 
 REFRESH_HEADER = "Sapwood-Refresh"
@@ -108,50 +109,86 @@ def appends_since(meta: TableMetadata, since: int) -> str | None:
     return None if at == since else f"snapshot {since} is not an ancestor of the current one"
 
 
-def decide(p: Pinned, mode: str, dialect: str) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class IncrementalStep:
+    """How an incremental refresh runs: the view's SQL over the appended rows
+    (``delta_sql``), and for an aggregate the merge with the stored groups."""
+
+    shape: str
+    table: str
+    from_snapshot: int
+    to_snapshot: int
+    delta_sql: str
+    merge_sql: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    kind: Literal["full", "incremental", "none"]
+    reason: str
+    incremental: IncrementalStep | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RefreshPlan:
+    """What an engine refreshing the view does: read the base tables at the
+    pinned commit (branch@hash), run ``sql``, write with a table commit."""
+
+    key: ContentKey
+    branch: str
+    hash: str
+    version_id: int
+    dialect: str
+    sql: str
+    default_namespace: list[str]
+    base_tables: dict[str, int]
+    views: dict[str, int]
+    decision: Decision
+
+    @property
+    def pinned_reference(self) -> str:
+        return f"{self.branch}@{self.hash}"
+
+
+def decide(p: Pinned, mode: str, dialect: str) -> Decision:
     """Full or incremental, and the SQL of each step; "none" when fresh."""
     meta = p.meta
-    sql, _ = _sql(meta, dialect)
     last = meta.current_refresh()
-    version = current_version(view_part(meta))
-    schema = next(s for s in meta.schemas if s.schema_id == version.schema_id)
-    columns = [f.name for f in schema.fields]
-    base = p.base_tables()
     if mode == "full":
-        return {"kind": "full", "reason": "a full refresh was asked for"}
+        return Decision("full", "a full refresh was asked for")
     if last is None:
-        return {"kind": "full", "reason": "never refreshed"}
+        return Decision("full", "never refreshed")
     if last.version_id != meta.current_version_id:
-        return {"kind": "full", "reason": "the definition changed since the last refresh"}
+        return Decision("full", "the definition changed since the last refresh")
     if last.views != p.views:
-        return {"kind": "full", "reason": "a view it reads changed since the last refresh"}
+        return Decision("full", "a view it reads changed since the last refresh")
+    base = p.base_tables()
     read = {k: b.snapshot_reference for k, b in last.base_tables.items()}
     if read == {k: b.snapshot_reference for k, b in base.items()}:
-        return {"kind": "none", "reason": "fresh: no base table changed since the last refresh"}
+        return Decision("none", "fresh: no base table changed since the last refresh")
     if p.views or len(base) != 1:
-        return {"kind": "full", "reason": f"it reads {len(base)} tables"
-                + (" through views" if p.views else "")}
+        return Decision("full", f"it reads {len(base)} tables"
+                        + (" through views" if p.views else ""))
     (name, b), = base.items()
     was = last.base_tables.get(name)
     if was is None or was.properties.get(CONTENT_ID) != b.properties.get(CONTENT_ID):
-        return {"kind": "full", "reason": f"table {name} is not the one read last time"}
+        return Decision("full", f"table {name} is not the one read last time")
     why = appends_since(p.tables[name][1], was.snapshot_reference)
     if why:
-        return {"kind": "full", "reason": f"table {name}: {why}"}
-    plan = plan_incremental(sql, dialect, columns)
+        return Decision("full", f"table {name}: {why}")
+    version = current_version(view_part(meta))
+    schema = next(s for s in meta.schemas if s.schema_id == version.schema_id)
+    plan = plan_incremental(_sql(meta, dialect)[0], dialect, [f.name for f in schema.fields])
     if plan.shape is None:
-        return {"kind": "full", "reason": plan.why}
-    return {"kind": "incremental", "reason": f"only appends to {name} since the last refresh",
-            "incremental": {"shape": plan.shape, "table": name,
-                            "fromSnapshot": was.snapshot_reference,
-                            "toSnapshot": b.snapshot_reference,
-                            "deltaView": DELTA, "storedView": STORED,
-                            "deltaResultView": DELTA_RESULT,
-                            "deltaSql": plan.delta_sql, "mergeSql": plan.merge_sql or None}}
+        return Decision("full", plan.why)
+    return Decision("incremental", f"only appends to {name} since the last refresh",
+                    IncrementalStep(plan.shape, name, was.snapshot_reference,
+                                    b.snapshot_reference, plan.delta_sql,
+                                    plan.merge_sql or None))
 
 
 def refresh_plan(views: MaterializedViews, t: Target, mode: str = "auto",
-                 dialect: str = "spark") -> dict[str, Any]:
+                 dialect: str = "spark") -> RefreshPlan:
     if mode not in MODES:
         raise bad_request(f"Invalid refresh mode {mode!r}: expected one of {', '.join(MODES)}")
     resolved, c, meta = views.at(t)
@@ -160,12 +197,10 @@ def refresh_plan(views: MaterializedViews, t: Target, mode: str = "auto",
                           "branch (name one, optionally pinned as branch@hash)")
     p = Pinned(views, t.name, f"@{resolved.hash}", c, meta)
     sql, default_ns = _sql(meta, dialect.lower())
-    return {"key": list(t.key.elements), "branch": resolved.name, "hash": resolved.hash,
-            "pinnedReference": f"{resolved.name}@{resolved.hash}",
-            "versionId": meta.current_version_id, "dialect": dialect.lower(), "sql": sql,
-            "defaultNamespace": default_ns,
-            "baseTables": {k: b.snapshot_reference for k, b in p.base_tables().items()},
-            "views": p.views, **decide(p, mode, dialect.lower())}
+    return RefreshPlan(t.key, resolved.name, resolved.hash, meta.current_version_id,
+                       dialect.lower(), sql, default_ns,
+                       {k: b.snapshot_reference for k, b in p.base_tables().items()},
+                       p.views, decide(p, mode, dialect.lower()))
 
 
 def commit_refresh(views: MaterializedViews, t: Target, req: TableCommit,
@@ -221,7 +256,7 @@ def commit_refresh(views: MaterializedViews, t: Target, req: TableCommit,
         if kind not in ("full", "incremental"):
             raise bad_request(f"Invalid {REFRESH_KIND}={kind!r} in the snapshot summary: "
                               "expected full or incremental")
-        if kind == "incremental" and decide(p, "auto", _dialect(p.meta))["kind"] != \
+        if kind == "incremental" and decide(p, "auto", _dialect(p.meta)).kind != \
                 "incremental":
             raise bad_request(f"Refresh of {t.name} refused: it says incremental, but only "
                               "a full refresh is right at the pinned commit")

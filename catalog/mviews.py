@@ -98,21 +98,13 @@ def content(meta: MaterializedViewMetadata, location: str, content_id: str | Non
         refresh_id=refresh.refresh_id if refresh else -1)
 
 
-def summary(key: ContentKey, c: MaterializedView, meta: MaterializedViewMetadata,
-            ) -> dict[str, Any]:
-    version = current_version(view_part(meta))
-    schema = next(s for s in meta.schemas if s.schema_id == version.schema_id)
-    reps = [getattr(r, "root", r) for r in version.representations]
-    return {
-        "key": list(key.elements), "contentId": c.id, "metadataLocation": c.metadata_location,
-        "versionId": meta.current_version_id, "currentRefreshId": meta.current_refresh_id,
-        "snapshotId": meta.current_snapshot_id,
-        "defaultNamespace": list(version.default_namespace or []),
-        "representations": [{"dialect": r.dialect, "sql": r.sql} for r in reps],
-        "columns": [{"name": f.name, "type": str(f.field_type)} for f in schema.fields],
-        "properties": meta.properties,
-        "refreshes": [r.model_dump(mode="json", by_alias=True) for r in meta.refreshes],
-    }
+@dataclass(frozen=True, slots=True)
+class Described:
+    """A materialized view as it is at a commit."""
+
+    key: ContentKey
+    content: MaterializedView
+    meta: MaterializedViewMetadata
 
 
 class MaterializedViews:
@@ -137,9 +129,9 @@ class MaterializedViews:
         now = t.instant_ms if t.instant_ms is not None else self._now_ms()
         return freshness_at(self.catalog, f"@{resolved.hash}", c, meta, now), now, meta
 
-    def describe(self, t: Target) -> dict[str, Any]:
+    def describe(self, t: Target) -> Described:
         _, c, meta = self.at(t)
-        return summary(t.key, c, meta)
+        return Described(t.key, c, meta)
 
     def load_table(self, t: Target, resolved: ResolvedRef, c: MaterializedView,
                    options: ReadOptions) -> Loaded:
@@ -178,13 +170,13 @@ class MaterializedViews:
 
     # -- writes -------------------------------------------------------------------
     def create(self, ref: RefSpec, key: ContentKey, d: Definition, properties: dict[str, str],
-               who: Who) -> dict[str, Any]:
+               who: Who) -> Described:
         ns = key.namespace
         if ns is None:
             raise bad_request(f"Cannot create materialized view {dotted(key)}: no namespace")
         location = self.catalog.locations.default(ns.elements, key.name)
 
-        def plan(found: dict[ContentKey, Content]) -> Change[dict[str, Any]]:
+        def plan(found: dict[ContentKey, Content]) -> Change[Described]:
             require_namespace(found, ns)
             refuse_clash(found, key, ContentType.MATERIALIZED_VIEW)
             now = self._now_ms()
@@ -206,17 +198,17 @@ class MaterializedViews:
             self.files.write_mv(meta, loc)
             c = content(meta, loc, None, analysis)
             return Change([Put(key, c)], f"create materialized view {dotted(key)}",
-                          summary(key, c, meta), [loc], claims(key, meta.location,
-                                                               meta.properties))
+                          Described(key, c, meta), [loc], claims(key, meta.location,
+                                                                 meta.properties))
 
-        return self.catalog.write(ref, [key, ns], who, plan)  # type: ignore[return-value]
+        return self.catalog.write(ref, [key, ns], who, plan)
 
     def replace(self, t: Target, d: Definition | None, properties: dict[str, str],
-                who: Who) -> dict[str, Any]:
+                who: Who) -> Described:
         """A new version (``d``) and/or properties; a new version makes the
         stored rows stale until the next refresh."""
 
-        def plan(head: ResolvedRef, found: dict[ContentKey, Content]) -> Change[dict[str, Any]]:
+        def plan(head: ResolvedRef, found: dict[ContentKey, Content]) -> Change[Described]:
             cur = found.get(t.key)
             if not isinstance(cur, MaterializedView):
                 raise no_such_view(t.name)
@@ -240,12 +232,11 @@ class MaterializedViews:
                 updates.append(SetProperties(updates=properties))
             return self.plan_view_updates(head, t, cur, base, updates, deadline)
 
-        out = self.catalog.write_at(t.ref, [t.key], who, plan)
-        return out if isinstance(out, dict) else self.describe(t)
+        return self.catalog.write_at(t.ref, [t.key], who, plan)
 
     def plan_view_updates(self, head: ResolvedRef, t: Target, cur: MaterializedView,
                           base: MaterializedViewMetadata, updates: list[ViewUpdate],
-                          deadline: Deadline | None = None) -> Change[dict[str, Any]]:
+                          deadline: Deadline | None = None) -> Change[Described]:
         """View updates applied to the view half (a replace from the
         versioning API or an Iceberg REST ``replaceView``): a new version is
         analysed, checked for cycles and against strict dependents."""
@@ -255,7 +246,7 @@ class MaterializedViews:
         except InvalidInputError as e:
             raise bad_request(e.message) from None
         if meta.model_copy(update={"last_updated_ms": base.last_updated_ms}) == base:
-            return Change([], "", summary(t.key, cur, base))
+            return Change([], "", Described(t.key, cur, base))
         replaced = meta.current_version_id != base.current_version_id
         analysis = (self._analysed(t.ref, t.key, view, deadline) if replaced
                     else (cur.analysis, dict(cur.extensions)))
@@ -267,7 +258,7 @@ class MaterializedViews:
         self.files.write_mv(meta, loc)
         verb = "replace" if replaced else "alter"
         return Change([Put(t.key, new, expected=cur)], f"{verb} materialized view {t.name}",
-                      summary(t.key, new, meta), [loc])
+                      Described(t.key, new, meta), [loc])
 
     def _analysed(self, ref: RefSpec, key: ContentKey, view: ViewMetadata,
                   deadline: Deadline | None = None) -> Any:

@@ -4,13 +4,15 @@ version summary), and a recompile; committed like any replace."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pyiceberg.schema import Schema
 from pyiceberg.types import NestedField
 from pyiceberg.view.metadata import SQLViewRepresentation, ViewVersion
 
 from catalog.analysis import Resolver, analyse_version
 from catalog.commands import Loaded
-from catalog.service import Change, Who
+from catalog.service import Catalog, Change, Who
 from catalog.targets import Target
 from catalog.views import Views, view_content
 from core.commits import Put
@@ -22,7 +24,7 @@ from core.errors import (
     no_such_view,
 )
 from core.keys import ContentKey
-from core.sql.analysis import analyze, known_dialect
+from core.sql.analysis import Analysis, analyze, known_dialect
 from core.sql.budget import Deadline
 from core.sql.transpile import GENERATED, provenance, transpile
 from core.views import (
@@ -95,7 +97,16 @@ def iceberg_type(engine_type: str | None) -> str | None:
     return _ICEBERG_TYPES.get(engine_type.upper())
 
 
-def recompile(views: Views, t: Target, who: Who) -> dict[str, object]:
+@dataclass(frozen=True, slots=True)
+class Recompiled:
+    recompiled: bool
+    version_id: int
+    expanded_text: str | None
+    # The output columns of the new version (None when none was made).
+    columns: list[str] | None = None
+
+
+def recompile(views: Views, t: Target, who: Who) -> Recompiled:
     """Hive's ALTER VIEW … RECOMPILE: the view's SQL analysed again against
     the objects it reads now; when the expanded text or the output columns
     changed, a new version with the same SQL and the new schema (columns that
@@ -103,42 +114,20 @@ def recompile(views: Views, t: Target, who: Who) -> dict[str, object]:
     that does not hold stays as it is: 409 with its reasons."""
     catalog = views.catalog
 
-    def plan(found: dict[ContentKey, Content]) -> Change[dict[str, object]]:
+    def plan(found: dict[ContentKey, Content]) -> Change[Recompiled]:
         cur = found.get(t.key)
         if not isinstance(cur, IcebergView):
             raise no_such_view(t.name)
         base = catalog.files.view(cur.metadata_location)[0]
         version = current(base)
         schema = next(s for s in base.schemas if s.schema_id == version.schema_id)
-        resolve = Resolver(catalog, t.ref)
-        reps = [r.root for r in version.representations]
-        deadline = Deadline()  # one budget for all of them
-        analysed = [analyze(r.sql, r.dialect.lower(), tuple(version.default_namespace or ()),  # type: ignore[union-attr]
-                            resolve.many, version.default_catalog, with_types=True,
-                            deadline=deadline) for r in reps]
-        a = next((x for x in analysed if x.analysed), None)
-        if a is None or a.problems:
-            why = "; ".join(a.problems) if a else "; ".join(x.error or "" for x in analysed)
-            raise RequirementFailedError(
-                               f"View {t.name} cannot be recompiled: {why}")
-        old = {f.name: f.field_type for f in schema.fields}
-        fields = []
-        for i, ((name, _), engine_type) in enumerate(zip(a.columns, a.types, strict=True)):
-            kind = old.get(name) or iceberg_type(engine_type)
-            if kind is None:
-                raise RequirementFailedError(
-                                   f"View {t.name} cannot be recompiled: no Iceberg type for "
-                                   f"its new column {name} ({engine_type or 'unknown'})")
-            fields.append(NestedField(field_id=i + 1, name=name, field_type=kind,
-                                      required=False))
-        hive = cur.extensions.get("hive")
-        was = getattr(hive, "expanded_text", None)
+        a = _analysed_again(catalog, t, version)
+        fields = _columns(t, schema, a)
+        was = getattr(cur.extensions.get("hive"), "expanded_text", None)
         same_columns = [(f.name, str(f.field_type)) for f in schema.fields] == \
             [(f.name, str(f.field_type)) for f in fields]
-        answer: dict[str, object] = {"recompiled": False, "versionId": version.version_id,
-                                     "expandedText": a.expanded_sql}
         if same_columns and was == a.expanded_sql:
-            return Change([], "", answer)
+            return Change([], "", Recompiled(False, version.version_id, a.expanded_sql))
         added = ViewVersion(
             version_id=max(v.version_id for v in base.versions) + 1, schema_id=LAST_ADDED,
             timestamp_ms=views._now_ms(),
@@ -153,9 +142,39 @@ def recompile(views: Views, t: Target, who: Who) -> dict[str, object]:
         analysis = analyse_version(catalog, t.ref, meta)
         loc = catalog.metadata_file(meta.location, meta.properties, cur.metadata_location)
         catalog.files.write_view(meta, loc)
-        answer |= {"recompiled": True, "versionId": meta.current_version_id,
-                   "columns": [f.name for f in fields]}
         return Change([Put(t.key, view_content(meta, loc, cur.id, analysis), expected=cur)],
-                      f"recompile view {t.name}", answer, [loc])
+                      f"recompile view {t.name}",
+                      Recompiled(True, meta.current_version_id, a.expanded_sql,
+                                 [f.name for f in fields]), [loc])
 
-    return catalog.write(t.ref, [t.key], who, plan)  # type: ignore[return-value]
+    return catalog.write(t.ref, [t.key], who, plan)
+
+
+def _analysed_again(catalog: Catalog, t: Target, version: ViewVersion) -> Analysis:
+    """The first representation that analyses, with its output types; 409
+    when none holds against what it reads now."""
+    resolve = Resolver(catalog, t.ref)
+    deadline = Deadline()  # one budget for all of them
+    reps = [r.root for r in version.representations]
+    analysed = [analyze(r.sql, r.dialect.lower(), tuple(version.default_namespace or ()),
+                        resolve.many, version.default_catalog, with_types=True,
+                        deadline=deadline) for r in reps]
+    a = next((x for x in analysed if x.analysed), None)
+    if a is None or a.problems:
+        why = "; ".join(a.problems) if a else "; ".join(x.error or "" for x in analysed)
+        raise RequirementFailedError(f"View {t.name} cannot be recompiled: {why}")
+    return a
+
+
+def _columns(t: Target, schema: Schema, a: Analysis) -> list[NestedField]:
+    """The recompiled output columns: those that were there keep their type."""
+    old = {f.name: f.field_type for f in schema.fields}
+    fields = []
+    for i, ((name, _), engine_type) in enumerate(zip(a.columns, a.types, strict=True)):
+        kind = old.get(name) or iceberg_type(engine_type)
+        if kind is None:
+            raise RequirementFailedError(
+                f"View {t.name} cannot be recompiled: no Iceberg type for its new column "
+                f"{name} ({engine_type or 'unknown'})")
+        fields.append(NestedField(field_id=i + 1, name=name, field_type=kind, required=False))
+    return fields

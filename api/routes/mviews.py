@@ -19,8 +19,9 @@ from api.deps import Call, json_response
 from api.paths import ref_param
 from api.v2 import redact
 from api.v2.mv_requests import CreateMaterializedView, ReplaceMaterializedView
+from api.v2.shapes import mv_summary_json, refresh_plan_json
 from catalog.mv_refresh import refresh_plan
-from catalog.mviews import Definition
+from catalog.mviews import Definition, Described
 from catalog.service import Who, drop
 from catalog.targets import Target, target
 from core.auth import Privilege
@@ -57,8 +58,9 @@ def _readable(request: Request, t: Target) -> redact.Readable | None:
     return None if guard is None else guard.key_filter(request, t.ref)
 
 
-def _described(request: Request, t: Target, doc: dict[str, Any]) -> Response:
+def _described(request: Request, t: Target, d: Described) -> Response:
     """A materialized view's summary; its refreshes name hidden bases only."""
+    doc = mv_summary_json(d)
     readable = _readable(request, t)
     if readable is not None:
         doc = {**doc, "refreshes": redact.refreshes(doc["refreshes"], readable)}
@@ -135,4 +137,4 @@ async def materialized_view_refresh_plan(request: Request, ref: str, key: str,
                                          dialect: str = Query("spark")) -> Response:
     svc = request.app.state.services
     plan = await run_in_threadpool(refresh_plan, svc.mviews, _target(ref, key), mode, dialect)
-    return json_response(plan)
+    return json_response(refresh_plan_json(plan))

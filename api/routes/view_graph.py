@@ -184,4 +184,9 @@ def recompile_view(request: Request, ref: str, key: str) -> Response:
     svc = request.app.state.services
     ck = ContentKey.parse(key)
     t = target(ref_param(ref), ContentKey(ck.elements[:-1]), ck.name)
-    return json_response(recompile(svc.views, t, Who(principal(request))))
+    r = recompile(svc.views, t, Who(principal(request)))
+    out: dict[str, Any] = {"recompiled": r.recompiled, "versionId": r.version_id,
+                           "expandedText": r.expanded_text}
+    if r.columns is not None:
+        out["columns"] = r.columns
+    return json_response(out)

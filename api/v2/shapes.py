@@ -7,6 +7,8 @@ from typing import Any
 from api.v2 import redact
 from api.v2.redact import Readable
 from catalog.audit import AuditEntry, ViewHistory
+from catalog.mv_refresh import RefreshPlan
+from catalog.mviews import Described
 from core.commits import (
     Commit,
     DiffEntry,
@@ -18,6 +20,9 @@ from core.commits import (
 from core.content import Content
 from core.instants import format_instant, from_micros
 from core.keys import ContentKey
+from core.mv.metadata import view_part
+from core.sql.incremental import DELTA, DELTA_RESULT, STORED
+from core.views import current_version
 
 
 def key_json(key: ContentKey) -> dict[str, Any]:
@@ -148,4 +153,39 @@ def audit_entry_json(e: AuditEntry) -> dict[str, Any]:
                       "dependencies": [{"key": d.key, "contentId": d.content_id,
                                         "type": d.type} for d in a.dependencies]}
                      for a in e.analysis],
+    }
+
+
+def refresh_plan_json(p: RefreshPlan) -> dict[str, Any]:
+    """The plan an engine follows to refresh a materialized view."""
+    d = p.decision
+    out: dict[str, Any] = {
+        "key": list(p.key.elements), "branch": p.branch, "hash": p.hash,
+        "pinnedReference": p.pinned_reference, "versionId": p.version_id,
+        "dialect": p.dialect, "sql": p.sql, "defaultNamespace": p.default_namespace,
+        "baseTables": p.base_tables, "views": p.views, "kind": d.kind, "reason": d.reason}
+    if d.incremental is not None:
+        i = d.incremental
+        out["incremental"] = {
+            "shape": i.shape, "table": i.table, "fromSnapshot": i.from_snapshot,
+            "toSnapshot": i.to_snapshot, "deltaView": DELTA, "storedView": STORED,
+            "deltaResultView": DELTA_RESULT, "deltaSql": i.delta_sql, "mergeSql": i.merge_sql}
+    return out
+
+
+def mv_summary_json(d: Described) -> dict[str, Any]:
+    """A materialized view: its definition, storage snapshot and refreshes."""
+    meta, c = d.meta, d.content
+    version = current_version(view_part(meta))
+    schema = next(s for s in meta.schemas if s.schema_id == version.schema_id)
+    reps = [getattr(r, "root", r) for r in version.representations]
+    return {
+        "key": list(d.key.elements), "contentId": c.id, "metadataLocation": c.metadata_location,
+        "versionId": meta.current_version_id, "currentRefreshId": meta.current_refresh_id,
+        "snapshotId": meta.current_snapshot_id,
+        "defaultNamespace": list(version.default_namespace or []),
+        "representations": [{"dialect": r.dialect, "sql": r.sql} for r in reps],
+        "columns": [{"name": f.name, "type": str(f.field_type)} for f in schema.fields],
+        "properties": meta.properties,
+        "refreshes": [r.model_dump(mode="json", by_alias=True) for r in meta.refreshes],
     }

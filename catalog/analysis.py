@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from pyiceberg.view.metadata import SQLViewRepresentation, ViewMetadata
 
 from catalog.service import Catalog
+from catalog.targets import dotted
 from core.content import Content, IcebergTable, IcebergView, MaterializedView
 from core.dialects import HiveExtension
 from core.errors import SapwoodError, bad_request
@@ -178,3 +179,11 @@ def with_analysis(catalog: Catalog, ref: RefSpec | str, key: ContentKey, c: Cont
         raise bad_request(f"View {key} would read itself: "
                           + " → ".join(str(k) for k in cycle))
     return c.model_copy(update={"analysis": found, "extensions": {**c.extensions, **hive}})
+
+
+def refuse_cycle(catalog: Catalog, ref: RefSpec, key: ContentKey,
+                 analyses: list[DialectAnalysis] | None) -> None:
+    cycle = find_cycle(catalog, ref, key, analyses)
+    if cycle:
+        raise bad_request(f"View {dotted(key)} would read itself: "
+                          + " → ".join(dotted(k) for k in cycle))

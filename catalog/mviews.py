@@ -21,15 +21,14 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import NestedField
 from pyiceberg.view.metadata import SQLViewRepresentation, ViewMetadata, ViewVersion
 
-from catalog.analysis import Resolver, analyse_version, view_relation
+from catalog.analysis import Resolver, analyse_version, refuse_cycle, view_relation
 from catalog.claims import claims
 from catalog.commands import Loaded
+from catalog.engine_types import iceberg_type
 from catalog.invalidation import check_changes
 from catalog.mv_state import freshness_at
 from catalog.service import Catalog, Change, Who, refuse_clash, require_namespace
 from catalog.targets import Target, dotted
-from catalog.view_versions import iceberg_type
-from catalog.views import refuse_cycle
 from core.commits import Put, ResolvedRef
 from core.content import Content, ContentType, MaterializedView
 from core.errors import (

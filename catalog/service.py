@@ -21,7 +21,7 @@ from catalog.claims import claims
 from catalog.commands import Registration
 from catalog.files import Locations, MetadataFiles, next_metadata_location
 from catalog.targets import Target, dotted, target
-from core.commits import CommitMeta, Delete, Operation, Put, RefType, ResolvedRef
+from core.commits import CommitMeta, Operation, RefType, ResolvedRef
 from core.conflicts import CommitConflictError, ConflictType
 from core.content import Content, ContentType
 from core.errors import (
@@ -34,8 +34,6 @@ from core.errors import (
     bad_request,
     commit_failed,
     no_such_namespace,
-    no_such_table,
-    no_such_view,
 )
 from core.keys import ContentKey
 from core.refs import RefSpec, branch_to_write
@@ -167,8 +165,8 @@ def refuse_clash(found: dict[ContentKey, Content], key: ContentKey,
     if c is None:
         return
     name = dotted(key)
-    kind = _KIND[c.type]
-    if kind == _KIND[creating]:
+    kind = KIND[c.type]
+    if kind == KIND[creating]:
         raise already_exists(f"{kind} already exists: {name}")
     raise already_exists(f"{kind} with same name already exists: {name}")
 
@@ -207,7 +205,7 @@ def adopted(catalog: Catalog, ref: RefSpec, ns: ContentKey, req: Registration, k
     return t, location, found, taken
 
 
-_KIND = {ContentType.ICEBERG_TABLE: "Table", ContentType.ICEBERG_VIEW: "View",
+KIND = {ContentType.ICEBERG_TABLE: "Table", ContentType.ICEBERG_VIEW: "View",
          ContentType.MATERIALIZED_VIEW: "View", ContentType.NAMESPACE: "Namespace"}
 _BY_CONFLICT: dict[ConflictType, type[SapwoodError]] = {
     ConflictType.KEY_EXISTS: AlreadyExistsError,
@@ -221,60 +219,3 @@ def _refused(e: CommitConflictError) -> SapwoodError:
     race): the error its first conflict's kind says, else a failed commit."""
     kind = _BY_CONFLICT.get(e.conflicts[0].type) if e.conflicts else None
     return (kind or RequirementFailedError)(e.message)
-
-
-def rename(catalog: Catalog, ref: RefSpec, src: ContentKey, dst: ContentKey, kind: ContentType,
-           who: Who) -> None:
-    """Rename a table or view (across namespaces too): one commit that deletes
-    the old key and puts the same content, same id, under the new one."""
-    if src == dst:
-        raise bad_request(f"Cannot rename {dotted(src)} to itself")
-    missing = no_such_table if kind == ContentType.ICEBERG_TABLE else no_such_view
-    ns = dst.namespace
-    if ns is None:
-        raise bad_request(f"Cannot rename {dotted(src)} to {dotted(dst)}: no namespace")
-
-    from catalog.invalidation import plan_rename  # it builds on this module
-
-    def plan(head: ResolvedRef, found: dict[ContentKey, Content]) -> Change[None]:
-        cur = found.get(src)
-        if cur is None or _KIND[cur.type] != _KIND[kind]:
-            raise missing(dotted(src))
-        taken = found.get(dst)
-        if taken is not None:
-            raise already_exists(f"Cannot rename {dotted(src)} to {dotted(dst)}. "
-                                 f"{_KIND[taken.type]} already exists")
-        require_namespace(found, ns)
-        # Inside the plan: a retry re-checks the dependents at its new head.
-        plan_rename(catalog, head, src, dst, _KIND[kind].lower())
-        return Change([Delete(src, expected=cur), Put(dst, cur)],
-                      f"rename {_KIND[kind].lower()} {dotted(src)} to {dotted(dst)}", None)
-
-    catalog.write_at(ref, [src, dst, ns], who, plan)
-
-
-def drop(catalog: Catalog, t: Target, kind: ContentType, who: Who, cascade: bool = False,
-         require: Callable[[ContentKey], None] | None = None,
-         also: tuple[ContentType, ...] = ()) -> None:
-    """Drop a table or view. ``purgeRequested`` removes no files: other branches
-    and older commits may still point at them; reclaiming them is garbage
-    collection's job. The views that read it are checked (strict mode) or,
-    with ``cascade``, dropped in the same commit (docs/views.md). ``also``:
-    other content types the name may hold (a view route drops a
-    materialized view too, its storage with it)."""
-    from catalog.invalidation import plan_drop  # it builds on this module
-
-    missing = no_such_table if kind == ContentType.ICEBERG_TABLE else no_such_view
-
-    def plan(head: ResolvedRef, found: dict[ContentKey, Content]) -> Change[None]:
-        cur = found.get(t.key)
-        if cur is None or (cur.type != kind and cur.type not in also):
-            raise missing(t.name)
-        what = ("materialized view" if cur.type == ContentType.MATERIALIZED_VIEW
-                else _KIND[kind].lower())
-        # Inside the plan: a retry re-checks the dependents at its new head.
-        extra = plan_drop(catalog, head, t.key, what, cascade, require)
-        message = f"drop {what} {t.name}" + (f" cascade ({len(extra)} views)" if cascade else "")
-        return Change([Delete(t.key, expected=cur), *extra], message, None)
-
-    catalog.write_at(t.ref, [t.key], who, plan)

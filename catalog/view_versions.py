@@ -12,6 +12,7 @@ from pyiceberg.view.metadata import SQLViewRepresentation, ViewVersion
 
 from catalog.analysis import Resolver, analyse_version
 from catalog.commands import Loaded
+from catalog.engine_types import iceberg_type
 from catalog.service import Catalog, Change, Who
 from catalog.targets import Target
 from catalog.views import Views, view_content
@@ -79,22 +80,6 @@ def add_representation(views: Views, t: Target, source: str, target: str, who: W
                       Loaded(loc, data, loc), [loc])
 
     return catalog.write(t.ref, [t.key], who, plan)
-
-
-# Engine type names (as sqlglot spells them) that map to an Iceberg type.
-_ICEBERG_TYPES = {"BIGINT": "long", "INT": "int", "SMALLINT": "int", "TINYINT": "int",
-                  "DOUBLE": "double", "FLOAT": "float", "BOOLEAN": "boolean",
-                  "STRING": "string", "VARCHAR": "string", "TEXT": "string", "DATE": "date",
-                  "TIMESTAMP": "timestamptz", "TIMESTAMP_NTZ": "timestamp",
-                  "BINARY": "binary"}
-
-
-def iceberg_type(engine_type: str | None) -> str | None:
-    if engine_type is None:
-        return None
-    if engine_type.upper().startswith("DECIMAL"):
-        return engine_type.lower()
-    return _ICEBERG_TYPES.get(engine_type.upper())
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from pyiceberg.view.metadata import ViewMetadata
 
-from catalog.analysis import analyse_version, find_cycle, view_relation
+from catalog.analysis import analyse_version, refuse_cycle, view_relation
 from catalog.claims import claims, moved
 from catalog.commands import Loaded, NewView, Registration, ViewCommit
 from catalog.invalidation import check_changes
@@ -50,14 +50,6 @@ def view_content(meta: ViewMetadata, location: str, content_id: str | None,
                        version_id=meta.current_version_id,
                        schema_id=current_version(meta).schema_id,
                        extensions=frozen, analysis=found)
-
-
-def refuse_cycle(catalog: Catalog, ref: RefSpec, key: ContentKey,
-                 analyses: list[DialectAnalysis] | None) -> None:
-    cycle = find_cycle(catalog, ref, key, analyses)
-    if cycle:
-        raise bad_request(f"View {dotted(key)} would read itself: "
-                          + " → ".join(dotted(k) for k in cycle))
 
 
 class Views:

@@ -18,9 +18,9 @@ from api.models import (
     TableIdentifier,
 )
 from api.paths import namespace_key
+from catalog.lifecycle import drop, rename
 from catalog.mv_refresh import REFRESH_HEADER, commit_refresh
 from catalog.mviews import STALENESS_HEADER, ReadOptions
-from catalog.service import drop, rename
 from catalog.targets import Target, namespace_from_levels, target
 from core.auth import Privilege
 from core.content import ContentType

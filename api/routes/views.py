@@ -10,7 +10,7 @@ from api.deps import Call, PageSize, PageToken, identifiers_response
 from api.models import CommitViewRequest, CreateViewRequest, RegisterViewRequest, RenameTableRequest
 from api.paths import namespace_key
 from api.routes.tables import check_identifier, renamed
-from catalog.service import drop
+from catalog.lifecycle import drop
 from catalog.targets import target
 from core.auth import Privilege
 from core.content import ContentType

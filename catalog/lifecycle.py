@@ -1,0 +1,69 @@
+"""Renaming and dropping tables and views: one commit each, checked against
+the views that read them (strict mode refuses, lenient leaves them
+invalid, CASCADE drops them too: catalog.invalidation)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from catalog.invalidation import plan_drop, plan_rename
+from catalog.service import KIND, Catalog, Change, Who, require_namespace
+from catalog.targets import Target, dotted
+from core.commits import Delete, Put, ResolvedRef
+from core.content import Content, ContentType
+from core.errors import already_exists, bad_request, no_such_table, no_such_view
+from core.keys import ContentKey
+from core.refs import RefSpec
+
+
+def rename(catalog: Catalog, ref: RefSpec, src: ContentKey, dst: ContentKey, kind: ContentType,
+           who: Who) -> None:
+    """Rename a table or view (across namespaces too): one commit that deletes
+    the old key and puts the same content, same id, under the new one."""
+    if src == dst:
+        raise bad_request(f"Cannot rename {dotted(src)} to itself")
+    missing = no_such_table if kind == ContentType.ICEBERG_TABLE else no_such_view
+    ns = dst.namespace
+    if ns is None:
+        raise bad_request(f"Cannot rename {dotted(src)} to {dotted(dst)}: no namespace")
+
+    def plan(head: ResolvedRef, found: dict[ContentKey, Content]) -> Change[None]:
+        cur = found.get(src)
+        if cur is None or KIND[cur.type] != KIND[kind]:
+            raise missing(dotted(src))
+        taken = found.get(dst)
+        if taken is not None:
+            raise already_exists(f"Cannot rename {dotted(src)} to {dotted(dst)}. "
+                                 f"{KIND[taken.type]} already exists")
+        require_namespace(found, ns)
+        # Inside the plan: a retry re-checks the dependents at its new head.
+        plan_rename(catalog, head, src, dst, KIND[kind].lower())
+        return Change([Delete(src, expected=cur), Put(dst, cur)],
+                      f"rename {KIND[kind].lower()} {dotted(src)} to {dotted(dst)}", None)
+
+    catalog.write_at(ref, [src, dst, ns], who, plan)
+
+
+def drop(catalog: Catalog, t: Target, kind: ContentType, who: Who, cascade: bool = False,
+         require: Callable[[ContentKey], None] | None = None,
+         also: tuple[ContentType, ...] = ()) -> None:
+    """Drop a table or view. ``purgeRequested`` removes no files: other branches
+    and older commits may still point at them; reclaiming them is garbage
+    collection's job. The views that read it are checked (strict mode) or,
+    with ``cascade``, dropped in the same commit (docs/views.md). ``also``:
+    other content types the name may hold (a view route drops a
+    materialized view too, its storage with it)."""
+    missing = no_such_table if kind == ContentType.ICEBERG_TABLE else no_such_view
+
+    def plan(head: ResolvedRef, found: dict[ContentKey, Content]) -> Change[None]:
+        cur = found.get(t.key)
+        if cur is None or (cur.type != kind and cur.type not in also):
+            raise missing(t.name)
+        what = ("materialized view" if cur.type == ContentType.MATERIALIZED_VIEW
+                else KIND[kind].lower())
+        # Inside the plan: a retry re-checks the dependents at its new head.
+        extra = plan_drop(catalog, head, t.key, what, cascade, require)
+        message = f"drop {what} {t.name}" + (f" cascade ({len(extra)} views)" if cascade else "")
+        return Change([Delete(t.key, expected=cur), *extra], message, None)
+
+    catalog.write_at(t.ref, [t.key], who, plan)

@@ -121,18 +121,16 @@ def _add_flat(app: FastAPI, routers: list[APIRouter], checked: bool) -> None:
     are tried in order; both showed in a cached read's time in
     bench/rest_bench.py. No two routes match the same path and method, so
     the order changes nothing else."""
-    routes = [r for router in routers for r in router.routes]
-    assert all(isinstance(r, APIRoute) for r in routes)
-    check_complete([r.name for r in routes])  # type: ignore[attr-defined]
+    routes = [r for router in routers for r in router.routes if isinstance(r, APIRoute)]
+    assert len(routes) == sum(len(router.routes) for router in routers)
+    check_complete([r.name for r in routes])
     routes.sort(key=lambda r: (_READ_ORDER.get(r.name, len(_READ_ORDER)),
-                               "GET" not in r.methods))  # type: ignore[attr-defined]
+                               "GET" not in (r.methods or ())))
     for route in routes:
-        app.router.add_api_route(route.path, route.endpoint,  # type: ignore[attr-defined]
-                          methods=sorted(route.methods),  # type: ignore[attr-defined]
-                          status_code=route.status_code,  # type: ignore[attr-defined]
-                          name=route.name,  # type: ignore[attr-defined]
-                          include_in_schema=route.include_in_schema,  # type: ignore[attr-defined]
-                          route_class_override=AuthRoute if checked else APIRoute)
+        app.router.add_api_route(route.path, route.endpoint, methods=sorted(route.methods or ()),
+                                 status_code=route.status_code, name=route.name,
+                                 include_in_schema=route.include_in_schema,
+                                 route_class_override=AuthRoute if checked else APIRoute)
 
 
 # The reads clients send most (Spark loads a table or view per statement).

@@ -24,6 +24,7 @@ from pyiceberg.exceptions import ValidationError as IcebergValidationError
 from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException
 
+from api.asgi import Scope
 from api.auth.errors import OAuthError, Unauthorized
 from core.conflicts import CommitConflictError
 from core.errors import (
@@ -73,13 +74,17 @@ _MAPPING: tuple[tuple[type[SapwoodError], int, str], ...] = (
 )
 
 
-@lru_cache(maxsize=256)
 def status_of(kind: type[SapwoodError]) -> tuple[int, str]:
     """(status, Iceberg exception type) of a domain error class."""
-    for cls, code, name in _MAPPING:
-        if issubclass(kind, cls):
-            return code, name
-    return 500, "InternalServerError"
+    hit = _STATUS.get(kind)
+    if hit is None:
+        hit = next(((code, name) for cls, code, name in _MAPPING if issubclass(kind, cls)),
+                   (500, "InternalServerError"))
+        _STATUS[kind] = hit
+    return hit
+
+
+_STATUS: dict[type[SapwoodError], tuple[int, str]] = {}
 
 
 def error_details(err: SapwoodError) -> dict[str, Any]:
@@ -144,7 +149,7 @@ def _respond(code: int, type_: str, message: str, request: Request | None = None
     return JSONResponse(payload, status_code=code)
 
 
-def error_response(code: int, type_: str, message: str, scope: dict[str, Any],
+def error_response(code: int, type_: str, message: str, scope: Scope,
                    ) -> JSONResponse:
     """The error answer for a request the middlewares refuse before routing."""
     return _respond(code, type_, message, Request(scope))
@@ -251,7 +256,7 @@ def install(app: FastAPI) -> None:
         return _respond(400, "IllegalArgumentException", str(e), r)
 
     for kind in (*_unavailable_types(), DBAPIError):
-        app.add_exception_handler(kind, _database)  # type: ignore[arg-type]
+        app.add_exception_handler(kind, _database)
 
     @app.exception_handler(Exception)
     async def _bug(r: Request, e: Exception) -> JSONResponse:

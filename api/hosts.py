@@ -9,9 +9,9 @@ page's host name in ``Host``; refusing names the server does not know
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 
-from api.limits import Message, Receive, Scope, Send
+from api.asgi import App, Message, Receive, Scope, Send
 
 ANY = "*"
 
@@ -33,7 +33,7 @@ class AllowedHosts:
     """ASGI middleware: a request whose Host is not one of ``hosts`` (ports are
     not compared) is answered 400 and goes no further. ``*`` allows any."""
 
-    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]],
+    def __init__(self, app: App,
                  hosts: Iterable[str]) -> None:
         self.app = app
         hosts = list(hosts)

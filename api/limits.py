@@ -8,10 +8,10 @@ streamed it in chunks.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
-from typing import Any
+from collections.abc import Iterable, Mapping
 
 # The catalog's own limits, named here too so that the whole list is in one place.
+from api.asgi import App, Message, Receive, Scope, Send
 from catalog.limits import DEFAULT_MAX_METADATA_BYTES as DEFAULT_MAX_METADATA_BYTES
 from catalog.limits import DEFAULT_READ_TIMEOUT_S as DEFAULT_READ_TIMEOUT_S
 from catalog.limits import MAX_PATH_CHARS as MAX_PATH_CHARS
@@ -22,11 +22,6 @@ from core.keys import MAX_ELEMENTS, MAX_LENGTH
 from core.refs import MAX_ANCESTORS
 from core.sql import budget as sql_budget
 from store.refs import MAX_PAGE
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
 
 # A request body, unless SAPWOOD_MAX_BODY_BYTES says otherwise. Spark's and
 # PyIceberg's largest bodies (a commit with its snapshots and schemas) are
@@ -155,7 +150,7 @@ class BodyLimit:
     declared Content-Length is checked up front; a chunked body is read here
     (counting) and handed on whole, so no route ever sees more than the limit."""
 
-    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]],
+    def __init__(self, app: App,
                  max_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
         self.app = app
         self.max_bytes = max_bytes

@@ -169,7 +169,7 @@ class CommitTableRequest(_Request):
 
 
 class TableChange(CommitTableRequest):
-    identifier: TableIdentifier  # type: ignore[assignment]  # required in a transaction
+    identifier: TableIdentifier  # required in a transaction
 
 
 class CommitTransactionRequest(_Request):

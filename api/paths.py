@@ -11,9 +11,9 @@ exist once and routing stays one table lookup per request.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
 from urllib.parse import quote, unquote
 
+from api.asgi import App, Receive, Scope, Send
 from catalog.targets import namespace_from_levels
 from core.commits import DEFAULT_BRANCH
 from core.errors import bad_request
@@ -65,10 +65,10 @@ class RefPaths:
     """ASGI middleware: fold the four Iceberg path shapes into one (see the
     module doc), and keep the versioning API's ref segments whole."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: App) -> None:
         self.app = app
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             raw = scope.get("raw_path")
             path = raw.decode("latin-1") if raw else quote(scope["path"])
@@ -82,7 +82,7 @@ class RefPaths:
         await self.app(scope, receive, send)
 
 
-def request_ref(scope: dict[str, Any], fallback: str | None = None) -> RefSpec:
+def request_ref(scope: Scope, fallback: str | None = None) -> RefSpec:
     """The ref spec a request addresses, parsed once here at the edge (bad
     grammar is a 400 before anything is looked up): base path and prefix
     must agree."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 
-from pyiceberg.view.metadata import SQLViewRepresentation, ViewMetadata
+from pyiceberg.view.metadata import ViewMetadata
 
 from catalog.service import Catalog
 from catalog.targets import dotted
@@ -20,7 +20,7 @@ from core.refs import RefSpec
 from core.sql.analysis import TABLE, VIEW, Key, Relation, analyze
 from core.sql.budget import Deadline
 from core.sql.stored import DialectAnalysis, stored
-from core.views import current_version
+from core.views import current_version, sql_representations
 
 
 class Resolver:
@@ -50,7 +50,7 @@ class Resolver:
         if wanted:
             if self._at is None:
                 self._at = f"@{self.catalog.store.resolve(self.ref).hash}"
-            found = self.catalog.store.lookup(self._at, list(wanted))[1]  # type: ignore[arg-type]
+            found = self.catalog.store.lookup(self._at, list(wanted))[1]
             for ck, key in wanted.items():
                 c = found.get(ck)
                 rel = relation(self.catalog, key, c) if c is not None and c.id else None
@@ -106,10 +106,7 @@ def analyse_version(catalog: Catalog, ref: RefSpec | str, meta: ViewMetadata,
     default_ns = tuple(version.default_namespace or ())
     out: list[DialectAnalysis] = []
     hive: dict[str, HiveExtension] = {}
-    # pyiceberg wraps each representation in a RootModel.
-    reps: Sequence[SQLViewRepresentation] = [
-        r for r in (getattr(r, "root", r) for r in version.representations)
-        if isinstance(r, SQLViewRepresentation)]
+    reps = sql_representations(version)
     deadline = deadline or Deadline()  # one budget for all the representations
     for rep in reps:
         a = analyze(rep.sql, rep.dialect.lower(), default_ns, resolve.many,

@@ -28,7 +28,7 @@ from core.keys import ContentKey
 from core.mv.metadata import Refresh
 from core.refs import RefSpec
 from core.sql.stored import DialectAnalysis
-from core.views import current_version
+from core.views import current_version, sql_representations
 from store.refs import clamp_page_size, decode_token, encode_token
 
 
@@ -150,7 +150,7 @@ def _became(meta: ViewMetadata, commit: Commit) -> int:
 
 
 def _sql(v: ViewVersion) -> dict[str, str]:
-    return {r.root.dialect.lower(): r.root.sql for r in v.representations}
+    return {r.dialect.lower(): r.sql for r in sql_representations(v)}
 
 
 def _entry(step: _Step, until_ms: int | None, before: ViewVersion | None) -> AuditEntry:

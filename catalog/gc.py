@@ -34,6 +34,8 @@ import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
 
 import fsspec
 
@@ -178,6 +180,8 @@ def keep_claims(store: Store, files: MetadataFiles, live: list[Content]) -> None
     store.locations.record(rows)
 
 
-def _mtime(info: dict[str, object]) -> float:
+def _mtime(info: dict[str, Any]) -> float:
+    """A listed file's modification time: local file systems give seconds,
+    object stores a datetime."""
     m = info.get("mtime") or info.get("LastModified") or info.get("created") or 0
-    return m.timestamp() if hasattr(m, "timestamp") else float(m)  # type: ignore[union-attr, arg-type]
+    return float(m.timestamp() if isinstance(m, datetime) else m)

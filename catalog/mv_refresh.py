@@ -44,7 +44,7 @@ from core.mv.metadata import (
 )
 from core.refs import parse_ref
 from core.sql.incremental import plan_incremental
-from core.views import current_version
+from core.views import current_version, sql_representations
 
 REFRESH_HEADER = "Sapwood-Refresh"
 MODES = ("auto", "full")
@@ -81,7 +81,7 @@ def _snapshot(meta: TableMetadata) -> int:
 def _sql(meta: MaterializedViewMetadata, dialect: str) -> tuple[str, list[str]]:
     version = current_version(view_part(meta))
     reps = {r.dialect.lower(): r.sql for r in
-            (getattr(x, "root", x) for x in version.representations)}
+            sql_representations(version)}
     if dialect not in reps:
         raise bad_request(f"The view has no {dialect} representation to refresh with "
                           f"(it has: {', '.join(sorted(reps))})")
@@ -222,63 +222,74 @@ def commit_refresh(views: MaterializedViews, t: Target, req: TableCommit,
     at = f"@{pinned.hash}"
     then = catalog.store.lookup(at, [t.key])[1].get(t.key)
     if not isinstance(then, MaterializedView):
-        raise NoSuchTableError(
-                           f"Materialized view does not exist: {t.name} at '{t.ref}'")
+        raise NoSuchTableError(f"Materialized view does not exist: {t.name} at '{t.ref}'")
     if then.version_id != version:
         raise commit_failed(f"Refresh of {t.name} refused: it computed version {version}, "
                             f"but version {then.version_id} is the one at {pinned.hash[:12]}")
     p = Pinned(views, t.name, at, then, catalog.files.mv(then.metadata_location))
-    branch = parse_ref(pinned.name)
 
     def plan(head: ResolvedRef, found: dict[ContentKey, Content]) -> Change[Loaded]:
         cur = found.get(t.key)
-        if not isinstance(cur, MaterializedView) or cur.id != then.id:
-            raise commit_failed(f"Refresh of {t.name} refused: the materialized view was "
-                                f"dropped or replaced by another object since {pinned.hash[:12]}")
-        if cur.version_id != then.version_id:
-            raise commit_failed(f"Refresh of {t.name} refused: its definition changed since "
-                                f"the refresh began (version {then.version_id} → "
-                                f"{cur.version_id}); refresh again")
-        if cur.refresh_id != then.refresh_id:
-            raise commit_failed(f"Refresh of {t.name} refused: another refresh "
-                                f"({cur.refresh_id}) landed since the refresh began")
-        base = catalog.files.mv(cur.metadata_location)
-        table = table_part(base)
-        for r in req.requirements:
-            r.validate(table)
-        catalog.files.require_snapshots(t.name, req.updates)
-        new = update_table_metadata(table, tuple(req.updates),
-                                    metadata_location=cur.metadata_location)
-        snap = new.current_snapshot()
-        if snap is None or snap.snapshot_id == table.current_snapshot_id:
-            raise bad_request(f"A refresh of {t.name} must write a new current snapshot")
-        kind = (snap.summary.get(REFRESH_KIND) if snap.summary else None) or "full"
-        if kind not in ("full", "incremental"):
-            raise bad_request(f"Invalid {REFRESH_KIND}={kind!r} in the snapshot summary: "
-                              "expected full or incremental")
-        if kind == "incremental" and decide(p, "auto", _dialect(p.meta)).kind != \
-                "incremental":
-            raise bad_request(f"Refresh of {t.name} refused: it says incremental, but only "
-                              "a full refresh is right at the pinned commit")
-        now = views._now_ms()
-        refresh = Refresh(refresh_id=next_refresh_id(base), version_id=cur.version_id,
-                          base_tables=p.base_tables(), sequence_number=snap.sequence_number,
-                          timestamp_ms=now, snapshot_id=snap.snapshot_id, kind=kind,
-                          source_commit=pinned.hash, views=p.views)
-        meta = with_table(base, new, refresh, now)
-        loc = catalog.metadata_file(meta.location, meta.properties, cur.metadata_location)
-        catalog.files.write_mv(meta, loc)
-        value = content(meta, loc, cur.id, (cur.analysis, dict(cur.extensions)))
-        return Change([Put(t.key, value, expected=cur)],
-                      f"refresh materialized view {t.name} ({kind}, base tables at "
-                      f"{pinned.hash[:12]})",
-                      Loaded(loc, table_part(meta).model_dump_json().encode()), [loc])
+        _still_refreshable(t, cur, then, pinned.hash)
+        assert isinstance(cur, MaterializedView)
+        return _refresh_change(views, t, req, p, cur, pinned.hash)
 
-    return catalog.write_at(branch, [t.key], who, plan)
+    return catalog.write_at(parse_ref(pinned.name), [t.key], who, plan)
+
+
+def _still_refreshable(t: Target, cur: Content | None, then: MaterializedView,
+                       pinned: str) -> None:
+    """409 when the view at the head is not the one the refresh computed."""
+    if not isinstance(cur, MaterializedView) or cur.id != then.id:
+        raise commit_failed(f"Refresh of {t.name} refused: the materialized view was "
+                            f"dropped or replaced by another object since {pinned[:12]}")
+    if cur.version_id != then.version_id:
+        raise commit_failed(f"Refresh of {t.name} refused: its definition changed since "
+                            f"the refresh began (version {then.version_id} → "
+                            f"{cur.version_id}); refresh again")
+    if cur.refresh_id != then.refresh_id:
+        raise commit_failed(f"Refresh of {t.name} refused: another refresh "
+                            f"({cur.refresh_id}) landed since the refresh began")
+
+
+def _refresh_change(views: MaterializedViews, t: Target, req: TableCommit, p: Pinned,
+                    cur: MaterializedView, pinned: str) -> Change[Loaded]:
+    """The storage commit applied to the view's current metadata, with a
+    refresh record of the base tables at the pinned commit."""
+    catalog = views.catalog
+    base = catalog.files.mv(cur.metadata_location)
+    table = table_part(base)
+    for r in req.requirements:
+        r.validate(table)
+    catalog.files.require_snapshots(t.name, req.updates)
+    new = update_table_metadata(table, tuple(req.updates),
+                                metadata_location=cur.metadata_location)
+    snap = new.current_snapshot()
+    if snap is None or snap.snapshot_id == table.current_snapshot_id:
+        raise bad_request(f"A refresh of {t.name} must write a new current snapshot")
+    kind = (snap.summary.get(REFRESH_KIND) if snap.summary else None) or "full"
+    if kind not in ("full", "incremental"):
+        raise bad_request(f"Invalid {REFRESH_KIND}={kind!r} in the snapshot summary: "
+                          "expected full or incremental")
+    if kind == "incremental" and decide(p, "auto", _dialect(p.meta)).kind != "incremental":
+        raise bad_request(f"Refresh of {t.name} refused: it says incremental, but only "
+                          "a full refresh is right at the pinned commit")
+    now = views._now_ms()
+    refresh = Refresh(refresh_id=next_refresh_id(base), version_id=cur.version_id,
+                      base_tables=p.base_tables(), sequence_number=snap.sequence_number,
+                      timestamp_ms=now, snapshot_id=snap.snapshot_id, kind=kind,
+                      source_commit=pinned, views=p.views)
+    meta = with_table(base, new, refresh, now)
+    loc = catalog.metadata_file(meta.location, meta.properties, cur.metadata_location)
+    catalog.files.write_mv(meta, loc)
+    value = content(meta, loc, cur.id, (cur.analysis, dict(cur.extensions)))
+    return Change([Put(t.key, value, expected=cur)],
+                  f"refresh materialized view {t.name} ({kind}, base tables at {pinned[:12]})",
+                  Loaded(loc, table_part(meta).model_dump_json().encode()), [loc])
 
 
 def _dialect(meta: MaterializedViewMetadata) -> str:
     """The dialect a refresh runs: Spark's when the view has it."""
     version = current_version(view_part(meta))
-    dialects = [getattr(r, "root", r).dialect.lower() for r in version.representations]
+    dialects = [r.dialect.lower() for r in sql_representations(version)]
     return "spark" if "spark" in dialects else dialects[0]

@@ -225,7 +225,7 @@ class MaterializedViews:
                     default_namespace=list(d.default_namespace))
                 schema = d.schema if d.schema is not None else \
                     self._infer_schema(t.ref, t.key, d, deadline)
-                updates += [AddSchema(schema=schema), AddViewVersion(view_version=version),
+                updates += [AddSchema(schema_=schema), AddViewVersion(view_version=version),
                             SetCurrentViewVersion(view_version_id=LAST_ADDED)]
             if properties:
                 updates.append(SetProperties(updates=properties))

@@ -21,7 +21,7 @@ class Namespaces:
         self.catalog = catalog
         self.store = catalog.store
 
-    def list(self, ref: RefSpec, parent: ContentKey | None, page_token: str | None,
+    def listed(self, ref: RefSpec, parent: ContentKey | None, page_token: str | None,
              page_size: int | None) -> tuple[list[tuple[str, ...]], str | None]:
         if parent is not None:
             self.load(ref, parent)

@@ -66,7 +66,8 @@ def references(files: MetadataFiles, contents: Iterable[Content],
             read_lists.add(mlist)
             yield "manifest-list", norm(mlist), need, None
             try:
-                listed = [(m.manifest_path, m) for m in read_manifest_list(io.new_input(mlist))]
+                listed: list[tuple[str, ManifestFile | None]] = [
+                    (m.manifest_path, m) for m in read_manifest_list(io.new_input(mlist))]
             except FileNotFoundError:
                 continue
             yield from _manifests(io, listed, need, read_manifests)
@@ -126,4 +127,4 @@ def storage_fields(raw: bytes) -> dict[str, Any]:
 
 def norm(location: str) -> str:
     """The path part of a location, as fsspec lists it."""
-    return fsspec.core.url_to_fs(location)[1].rstrip("/")
+    return str(fsspec.core.url_to_fs(location)[1]).rstrip("/")

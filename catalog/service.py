@@ -91,11 +91,11 @@ class Catalog:
         return any(getattr(c, "metadata_location", None) in files for c in now.values())
 
     # -- reads -------------------------------------------------------------------
-    def read(self, ref: RefSpec, keys: Sequence[ContentKey],
+    def read(self, ref: RefSpec | str, keys: Sequence[ContentKey],
              ) -> tuple[ResolvedRef, dict[ContentKey, Content]]:
         return self.store.lookup(ref, keys)
 
-    def get(self, ref: RefSpec, key: ContentKey) -> Content | None:
+    def get(self, ref: RefSpec | str, key: ContentKey) -> Content | None:
         return self.store.lookup(ref, [key])[1].get(key)
 
     # -- writes ------------------------------------------------------------------
@@ -205,7 +205,7 @@ def adopted(catalog: Catalog, ref: RefSpec, ns: ContentKey, req: Registration, k
     return t, location, found, taken
 
 
-KIND = {ContentType.ICEBERG_TABLE: "Table", ContentType.ICEBERG_VIEW: "View",
+KIND: dict[str, str] = {ContentType.ICEBERG_TABLE: "Table", ContentType.ICEBERG_VIEW: "View",
          ContentType.MATERIALIZED_VIEW: "View", ContentType.NAMESPACE: "Namespace"}
 _BY_CONFLICT: dict[ConflictType, type[SapwoodError]] = {
     ConflictType.KEY_EXISTS: AlreadyExistsError,

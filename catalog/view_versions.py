@@ -34,6 +34,7 @@ from core.views import (
     AddViewVersion,
     SetCurrentViewVersion,
     apply_view_updates,
+    sql_representations,
 )
 from core.views import current_version as current
 
@@ -54,13 +55,13 @@ def add_representation(views: Views, t: Target, source: str, target: str, who: W
             raise no_such_view(t.name)
         base = catalog.files.view(cur.metadata_location)[0]
         version = current(base)
-        reps = {r.root.dialect.lower(): r.root for r in version.representations}
+        reps = {r.dialect.lower(): r for r in sql_representations(version)}
         if source not in reps:
             raise bad_request(f"View {t.name} has no {source} representation to transpile "
                               f"from (it has: {', '.join(sorted(reps))})")
         if target in reps:
             raise already_exists(f"View {t.name} already has a {target} representation")
-        sql = transpile(reps[source].sql, source, target)  # type: ignore[union-attr]
+        sql = transpile(reps[source].sql, source, target)
         added = ViewVersion(
             version_id=max(v.version_id for v in base.versions) + 1,
             schema_id=version.schema_id, timestamp_ms=views._now_ms(),
@@ -121,7 +122,7 @@ def recompile(views: Views, t: Target, who: Who) -> Recompiled:
             default_namespace=version.default_namespace,
             default_catalog=version.default_catalog)
         meta = apply_view_updates(base, [
-            AddSchema(schema=Schema(*fields, schema_id=LAST_ADDED)),
+            AddSchema(schema_=Schema(*fields, schema_id=LAST_ADDED)),
             AddViewVersion(view_version=added),
             SetCurrentViewVersion(view_version_id=LAST_ADDED)], views._now_ms())
         analysis = analyse_version(catalog, t.ref, meta)
@@ -140,7 +141,7 @@ def _analysed_again(catalog: Catalog, t: Target, version: ViewVersion) -> Analys
     when none holds against what it reads now."""
     resolve = Resolver(catalog, t.ref)
     deadline = Deadline()  # one budget for all of them
-    reps = [r.root for r in version.representations]
+    reps = sql_representations(version)
     analysed = [analyze(r.sql, r.dialect.lower(), tuple(version.default_namespace or ()),
                         resolve.many, version.default_catalog, with_types=True,
                         deadline=deadline) for r in reps]

@@ -52,7 +52,8 @@ class CatalogClient:
                 return out
 
     def reference(self, ref: str) -> dict[str, Any]:
-        return self.call("GET", f"/api/v2/trees/{ref_path(ref)}")["reference"]
+        found: dict[str, Any] = self.call("GET", f"/api/v2/trees/{ref_path(ref)}")["reference"]
+        return found
 
     # -- contents ----------------------------------------------------------------
     def content(self, ref: str, key: ContentKey) -> dict[str, Any]:

@@ -12,7 +12,8 @@ import hashlib
 import json
 import weakref
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from functools import partial
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
     BaseModel,
@@ -55,7 +56,7 @@ class _Content(BaseModel):
 
     id: str | None = None
 
-    def with_id(self, content_id: str) -> Content:
+    def with_id(self, content_id: str) -> Self:
         return self.model_copy(update={"id": content_id})
 
     def to_json(self) -> dict[str, Any]:
@@ -80,11 +81,15 @@ class _Content(BaseModel):
         digest = hashlib.sha256(data).hexdigest()
         # Keyed by identity, not equality (views hold dicts, so values are not
         # hashable); the weakref's callback drops the entry with the value.
-        _HASHED[key] = (weakref.ref(self, lambda _, k=key: _HASHED.pop(k, None)), digest, data)
+        _HASHED[key] = (weakref.ref(self, partial(_forget, key)), digest, data)
         return digest, data
 
 
 _HASHED: dict[int, tuple[weakref.ref[Any], str, bytes]] = {}
+
+
+def _forget(key: int, _: object) -> None:
+    _HASHED.pop(key, None)
 
 
 class IcebergTable(_Content):

@@ -14,7 +14,12 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pyiceberg.schema import Schema
-from pyiceberg.view.metadata import ViewHistoryEntry, ViewMetadata, ViewVersion
+from pyiceberg.view.metadata import (
+    SQLViewRepresentation,
+    ViewHistoryEntry,
+    ViewMetadata,
+    ViewVersion,
+)
 
 from core.errors import InvalidInputError, RequirementFailedError
 
@@ -156,7 +161,7 @@ class _Builder:
             raise InvalidInputError(f"Cannot add version with unknown schema: {schema_id}")
         seen: set[str] = set()
         for r in v.representations:
-            dialect = r.root.dialect.lower()
+            dialect = _sql_of(r).dialect.lower()
             if dialect in seen:
                 raise InvalidInputError(
                     f"Invalid view version: Cannot add multiple queries for dialect {dialect}")
@@ -239,7 +244,7 @@ def new_view_metadata(location: str, schema: Schema, version: ViewVersion,
                       properties: dict[str, str], now_ms: int) -> ViewMetadata:
     return apply_view_updates(None, [
         AssignUUID(uuid=str(uuid.uuid4())), SetLocation(location=location),
-        AddSchema(schema=schema), SetProperties(updates=properties),
+        AddSchema(schema_=schema), SetProperties(updates=properties),
         AddViewVersion(view_version=version.model_copy(update={"schema_id": LAST_ADDED})),
         SetCurrentViewVersion(view_version_id=LAST_ADDED),
     ], now_ms)
@@ -282,7 +287,7 @@ def _same_version(a: ViewVersion, b: ViewVersion) -> bool:
 
 
 def _dialects(v: ViewVersion) -> set[str]:
-    return {r.root.dialect.lower() for r in v.representations}
+    return {r.dialect.lower() for r in sql_representations(v)}
 
 
 def _int_property(props: dict[str, str], name: str, default: int) -> int:
@@ -316,3 +321,19 @@ def _expire(versions: list[ViewVersion], log: list[ViewHistoryEntry], current: i
         else:
             out.clear()
     return kept, out
+
+
+def sql_representations(version: ViewVersion) -> list[SQLViewRepresentation]:
+    """A version's SQL representations (PyIceberg wraps each in a root model)."""
+    out = []
+    for r in version.representations:
+        inner = getattr(r, "root", r)
+        if isinstance(inner, SQLViewRepresentation):
+            out.append(inner)
+    return out
+
+
+def _sql_of(r: object) -> SQLViewRepresentation:
+    inner = getattr(r, "root", r)
+    assert isinstance(inner, SQLViewRepresentation)  # the only kind the spec has
+    return inner

@@ -49,13 +49,14 @@ class Versioning:
         return json.loads(raw) if raw else {}
 
     def head(self, ref: str) -> str:
-        return self.call("GET", f"/api/v2/trees/{quote(ref, safe=_REF_SAFE)}")["reference"]["hash"]
+        return str(self.call("GET", f"/api/v2/trees/{quote(ref, safe=_REF_SAFE)}")
+                   ["reference"]["hash"])
 
     def create_branch(self, name: str, from_ref: str = "main") -> str:
         """Create branch ``name`` at ``from_ref``'s head; returns that hash."""
         hash_ = self.head(from_ref)
-        return self.call("POST", "/api/v2/trees", {"type": "BRANCH", "hash": hash_},
-                         {"name": name, "type": "BRANCH"})["reference"]["hash"]
+        return str(self.call("POST", "/api/v2/trees", {"type": "BRANCH", "hash": hash_},
+                             {"name": name, "type": "BRANCH"})["reference"]["hash"])
 
     def delete_branch(self, name: str) -> None:
         self.call("DELETE", f"/api/v2/trees/{quote(name, safe='')}@{self.head(name)}",
@@ -99,12 +100,16 @@ class Versioning:
         return out
 
     def lineage(self, key: str, ref: str = "main") -> list[dict[str, Any]]:
-        return self.call("GET", f"/api/v2/trees/{quote(ref, safe=_REF_SAFE)}/views/"
-                                f"{_key_path(key)}/lineage")["columns"]
+        found: list[dict[str, Any]] = self.call(
+            "GET", f"/api/v2/trees/{quote(ref, safe=_REF_SAFE)}/views/{_key_path(key)}/lineage"
+        )["columns"]
+        return found
 
     def dependents(self, key: str, ref: str = "main") -> list[dict[str, Any]]:
-        return self.call("GET", f"/api/v2/trees/{quote(ref, safe=_REF_SAFE)}/contents/"
-                                f"{_key_path(key)}/dependents")["dependents"]
+        found: list[dict[str, Any]] = self.call(
+            "GET", f"/api/v2/trees/{quote(ref, safe=_REF_SAFE)}/contents/{_key_path(key)}/"
+            "dependents")["dependents"]
+        return found
 
 
 def _message(raw: bytes) -> str:

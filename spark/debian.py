@@ -34,14 +34,14 @@ def mirror(etc: Path = Path("/etc/apt")) -> str:
             suites = fields.get("Suites", "").split()
             if "deb" in fields.get("Types", "").split() and uris and not any(
                     s.endswith("-security") for s in suites) and "security" not in uris[0]:
-                return uris[0]
+                return str(uris[0])
     legacy = etc / "sources.list"
     if legacy.exists():
         for line in legacy.read_text().splitlines():
             parts = line.split()
             uris = [p for p in parts[1:] if "://" in p]
             if parts[:1] == ["deb"] and uris and "security" not in line:
-                return uris[0]
+                return str(uris[0])
     raise SetupError(f"no Debian package source found in {etc}; HttpClient 5 comes from "
                      "Debian's packages (or set SAPWOOD_ICEBERG_SPARK_JARS to an official "
                      "iceberg-spark-runtime jar)")

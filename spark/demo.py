@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from spark.embedded import EmbeddedCatalog
 from spark.session import add_catalog, session
@@ -104,8 +104,8 @@ def checks(spark: SparkSession, rows: int, expected_orders: int) -> list[str]:
         "customers": spark.table("etl.shop.customers").count(),
         "revenue_by_region rows": spark.table("etl.shop.revenue_by_region").count(),
         "daily_orders days": spark.table("etl.shop.daily_orders").count(),
-        "negative amounts": spark.sql(
-            "SELECT count(*) FROM etl.shop.orders WHERE amount < 0").first()[0],
+        "negative amounts": _one(spark, "SELECT count(*) FROM etl.shop.orders "
+                                        "WHERE amount < 0"),
     }
     want = {"orders": expected_orders, "customers": CUSTOMERS,
             "revenue_by_region rows": len(REGIONS), "daily_orders days": min(rows, 21),
@@ -156,7 +156,7 @@ def _pipeline(spark: SparkSession, uri: str, rows: int, p: Progress) -> None:
           f"{[r[0] for r in spark.sql('SHOW NAMESPACES IN main').collect()]}")
 
     p.step("audit: checking etl before it may be merged")
-    bad = spark.sql("SELECT count(*) FROM etl.shop.orders WHERE amount < 0").first()[0]
+    bad = _one(spark, "SELECT count(*) FROM etl.shop.orders WHERE amount < 0")
     failures = checks(spark, rows, rows)
     for f in failures:
         p.say(f"check failed: {f}")
@@ -198,3 +198,10 @@ def _pipeline(spark: SparkSession, uri: str, rows: int, p: Progress) -> None:
     p.say(f"rows as of {after.strftime('%H:%M:%S.%f')[:-3]} (after):")
     p.table(read_view(spark, "shop.revenue_by_region", ref="main", as_of=after,
                       catalog="main").orderBy("region"))
+
+
+def _one(spark: SparkSession, sql: str) -> Any:
+    """The one value a one-row query gives."""
+    row = spark.sql(sql).first()
+    assert row is not None  # an aggregate always answers a row
+    return row[0]

@@ -47,7 +47,7 @@ def iceberg_schema(df: DataFrame) -> dict[str, Any]:
     for i, f in enumerate(df.schema.fields, start=1):
         dt = f.dataType
         kind = (f"decimal({dt.precision}, {dt.scale})" if isinstance(dt, T.DecimalType)
-                else simple.get(type(dt)))
+                else next((v for t, v in simple.items() if type(dt) is t), None))
         if kind is None:
             raise ValueError(f"column {f.name} has type {dt.simpleString()}, which a "
                              "materialized view cannot store yet")

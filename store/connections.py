@@ -115,6 +115,7 @@ class DedicatedConnections:
     def _open(self) -> DedicatedConnection:
         fairy = self._engine.raw_connection()
         conn = fairy.dbapi_connection
+        assert conn is not None  # a connection just opened
         fairy.detach()  # ours from now on; the engine's pool opens another
         if self._autocommit:
             conn.autocommit = True

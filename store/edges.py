@@ -30,6 +30,8 @@ def edges_of(ops: Sequence[Operation]) -> list[tuple[str, str, str]]:
             continue
         analyses = getattr(op.content, "analysis", None) or []
         location = getattr(op.content, "metadata_location", None)
+        if location is None:
+            continue  # only views (which have a metadata file) read anything
         for a in analyses:
             for d in a.dependencies:
                 out.add((_text(ContentKey(d.key)), _text(op.key), location))

@@ -193,11 +193,12 @@ class KeyIndex:
 
         def walk(ref: Node) -> str:
             if ref.hash is None:
-                kids = [k if k is None or isinstance(k, tuple) else (walk(k), k.loc)
-                        for k in ref.kids]
+                kids: list[StoredRef | None] = [
+                    k if k is None or isinstance(k, tuple) else (walk(k), k.loc)
+                    for k in ref.kids]
                 ref.hash = node_identity(ref.level, ref.keys, ref.idents,
                                          [None if k is None else k[0] for k in kids])
-                ref.kids = kids
+                ref.kids = list(kids)
                 new.append(ref)
             return ref.hash
 
@@ -283,7 +284,7 @@ class KeyIndex:
                         yield ex[0], ex[1], ey[1]
 
 
-class _Item(tuple):
+class _Item(tuple[str, "IndexEntry | None"]):
     """A (key, entry) in a diff stream, told apart from stored refs (tuples too)."""
 
     __slots__ = ()

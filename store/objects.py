@@ -14,7 +14,7 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 from sqlalchemy import Select, and_, bindparam, or_, select, text
 
@@ -170,18 +170,18 @@ def loc_of(commit_hash: str) -> str:
     return commit_hash[:LOC_LEN]
 
 
-_PACK_QUERIES: dict[int, Select[tuple[str, bytes]]] = {}
+_PACK_QUERIES: dict[int, Select[str, bytes]] = {}
 _PACK_QUERY_MAX = 32
 
 
-def _select_packs(n: int) -> Select[tuple[str, bytes]]:
+def _select_packs(n: int) -> Select[str, bytes]:
     """Packs of commits by location: a location is a prefix of the commit hash,
     so each one is a range on the primary key (no index of its own to keep)."""
     q = _PACK_QUERIES.get(n)
     if q is None:
-        q = select(COMMITS.c.hash, COMMITS.c.pack).where(or_(*(
+        q = cast("Select[str, bytes]", select(COMMITS.c.hash, COMMITS.c.pack).where(or_(*(
             and_(COMMITS.c.hash >= bindparam(f"lo{i}"), COMMITS.c.hash < bindparam(f"hi{i}"))
-            for i in range(n))))
+            for i in range(n)))))
         _PACK_QUERIES[n] = q
     return q
 
@@ -193,27 +193,28 @@ def plan_packs(nodes: list[Node], contents: dict[str, bytes], base: str,
     The first pack is located by the commit itself (``base``), the others as
     ``base.k``. Returns the location of every object and the packs.
     """
-    if len(nodes) + len(contents) <= PACK_OBJECTS:  # the usual commit: one pack
-        locs = dict.fromkeys(contents, base)
-        for n in nodes:
-            locs[n.hash] = base  # type: ignore[index]
-        return locs, [(base, nodes, list(contents))] if nodes or contents else []
-    objs: list[tuple[str, Node | str]] = [("n", n) for n in nodes]
-    objs += [("c", h) for h in contents]
-    size = PACK_OBJECTS if len(objs) <= PACK_OBJECTS else BULK_PACK_OBJECTS
     locs: dict[str, str] = {}
+    if len(nodes) + len(contents) <= PACK_OBJECTS:  # the usual commit: one pack
+        locs.update(dict.fromkeys(contents, base))
+        locs.update((_hash(n), base) for n in nodes)
+        return locs, [(base, nodes, list(contents))] if nodes or contents else []
+    objs: list[Node | str] = [*nodes, *contents]
+    size = PACK_OBJECTS if len(objs) <= PACK_OBJECTS else BULK_PACK_OBJECTS
     packs = []
     for k, i in enumerate(range(0, len(objs), size)):
         loc = base if k == 0 else f"{base}.{k:x}"
         chunk = objs[i:i + size]
-        pack_nodes = [o for kind, o in chunk if kind == "n"]
-        pack_contents = [o for kind, o in chunk if kind == "c"]
-        for n in pack_nodes:
-            locs[n.hash] = loc  # type: ignore[union-attr,index]
-        for h in pack_contents:
-            locs[h] = loc  # type: ignore[index]
-        packs.append((loc, pack_nodes, pack_contents))  # type: ignore[arg-type]
+        pack_nodes = [o for o in chunk if isinstance(o, Node)]
+        pack_contents = [o for o in chunk if isinstance(o, str)]
+        locs.update((_hash(n), loc) for n in pack_nodes)
+        locs.update((h, loc) for h in pack_contents)
+        packs.append((loc, pack_nodes, pack_contents))
     return locs, packs
+
+
+def _hash(n: Node) -> str:
+    assert n.hash is not None  # finalized before it is packed
+    return n.hash
 
 
 def encode_pack(loc: str, nodes: list[Node], contents: dict[str, bytes]) -> bytes:
@@ -275,9 +276,10 @@ class ObjectReader:
         with self.db.read() as conn:
             for i in range(0, len(in_commits), _PACK_QUERY_MAX):
                 chunk = in_commits[i:i + _PACK_QUERY_MAX]
-                params = {}
+                params: dict[str, str] = {}
                 for j, loc in enumerate(chunk):
-                    params[f"lo{j}"], params[f"hi{j}"] = loc, loc + "g"  # past every hex digit
+                    params[f"lo{j}"] = loc
+                    params[f"hi{j}"] = loc + "g"  # past every hex digit
                 for hash_, pack in conn.execute(_select_packs(len(chunk)), params):
                     if pack:
                         self._unpack(loc_of(hash_), bytes(pack).decode())

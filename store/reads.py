@@ -91,7 +91,7 @@ class Reads:
              .where(COMMITS.c.hash >= prefix, COMMITS.c.hash < prefix + "g")
              .order_by(COMMITS.c.hash).limit(2))
         with self.db.read() as conn:
-            found = conn.execute(q).scalars().all()
+            found: list[str] = list(conn.execute(q).scalars().all())
         if not found:
             raise CommitNotFoundError(f"no commit hash starts with {prefix}")
         if len(found) > 1:

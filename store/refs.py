@@ -48,7 +48,7 @@ class Refs:
             raise ReferenceNotFoundError(f"reference '{name}' does not exist")
         return Reference(name, RefType(row.type), row.head)
 
-    def list(self, page_token: str | None = None, page_size: int | None = None,
+    def page(self, page_token: str | None = None, page_size: int | None = None,
              ) -> Page[Reference]:
         size = clamp_page_size(page_size)
         q = select(REFS.c.name, REFS.c.type, REFS.c.head).order_by(REFS.c.name)

@@ -7,7 +7,9 @@ Everything but ``refs`` is insert-only: ``commits`` are content-addressed
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Index, Integer, LargeBinary, String, Text
+from typing import cast
+
+from sqlalchemy import BigInteger, Index, Integer, LargeBinary, String, Table, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 # "C" collation on PostgreSQL: hash-prefix range scans must compare bytes.
@@ -17,6 +19,12 @@ REF_NAME = String(255)
 
 class Base(DeclarativeBase):
     pass
+
+
+def _table(row: type[Base]) -> Table:
+    """A model's table, typed as the Table it is (SQLAlchemy types it as a
+    FromClause)."""
+    return cast(Table, row.__table__)
 
 
 class CommitRow(Base):
@@ -70,10 +78,10 @@ class ReflogRow(Base):
     __table_args__ = (Index("ix_reflog_ref_at", "ref", "at_us", "id"),)
 
 
-COMMITS = CommitRow.__table__
-PACKS = PackRow.__table__
-REFS = RefRow.__table__
-REFLOG = ReflogRow.__table__
+COMMITS = _table(CommitRow)
+PACKS = _table(PackRow)
+REFS = _table(RefRow)
+REFLOG = _table(ReflogRow)
 
 
 # -- authentication and authorization (store.auth) ------------------------------
@@ -123,11 +131,11 @@ class ProtectedRefRow(Base):
     created_us: Mapped[int] = mapped_column(BigInteger)
 
 
-AUTH_STATE = AuthStateRow.__table__
-PRINCIPALS = PrincipalRow.__table__
-API_KEYS = ApiKeyRow.__table__
-GRANTS = GrantRow.__table__
-PROTECTED_REFS = ProtectedRefRow.__table__
+AUTH_STATE = _table(AuthStateRow)
+PRINCIPALS = _table(PrincipalRow)
+API_KEYS = _table(ApiKeyRow)
+GRANTS = _table(GrantRow)
+PROTECTED_REFS = _table(ProtectedRefRow)
 
 
 # -- what reads what (store.edges) ---------------------------------------------------
@@ -143,7 +151,7 @@ class ViewEdgeRow(Base):
     location: Mapped[str] = mapped_column(Text, primary_key=True)
 
 
-VIEW_EDGES = ViewEdgeRow.__table__
+VIEW_EDGES = _table(ViewEdgeRow)
 
 
 # -- who owns which storage location (store.locations) ---------------------------------
@@ -157,7 +165,7 @@ class LocationRow(Base):
     content_id: Mapped[str] = mapped_column(Text, primary_key=True)
 
 
-LOCATIONS = LocationRow.__table__
+LOCATIONS = _table(LocationRow)
 
 
 # -- the change index (store.changes) ----------------------------------------------
@@ -195,5 +203,5 @@ class ChangeRow(Base):
     kind: Mapped[str] = mapped_column(String(1))
 
 
-ANCESTRY = AncestryRow.__table__
-CHANGES = ChangeRow.__table__
+ANCESTRY = _table(AncestryRow)
+CHANGES = _table(ChangeRow)

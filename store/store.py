@@ -77,7 +77,7 @@ class Store(Reads):
     # -- references ------------------------------------------------------------------
     def list_references(self, page_token: str | None = None,
                         page_size: int | None = None) -> Page[Reference]:
-        return self.refs.list(page_token, page_size)
+        return self.refs.page(page_token, page_size)
 
     def get_reference(self, name: str) -> Reference:
         return self.refs.get(name)
@@ -136,7 +136,7 @@ class Store(Reads):
         newest commit that put it (the change index) names its key there."""
         token = None
         while True:
-            page = self.refs.list(token, 1000)
+            page = self.refs.page(token, 1000)
             for ref in page.items:
                 commits = self.lineage(f"@{ref.hash}", content_id)
                 if not commits:
@@ -177,7 +177,7 @@ class Store(Reads):
         edges = edges_of([Put(k, r.content) for k, r in (resolutions or {}).items()])
 
         def plan(head: Reference) -> WriteSet[MergeResult]:
-            ws = self.merges.plan_merge(head, resolved.hash, source, default_mode, modes,
+            ws = self.merges.plan_merge(head, resolved.hash, str(source), default_mode, modes,
                                         dry_run, meta, principal, self.clock(),
                                         raise_on_conflict, resolutions)
             if ws.commits:

@@ -118,7 +118,7 @@ def seal(parents: list[CommitRecord], state: IndexState, depth: int, new_nodes: 
         stamp(new_nodes, locs)
     if root is not None and root[1] is None:
         root = (root[0], locs[root[0]])
-    ops = []
+    ops: list[list[str | None]] = []
     delta = state.delta
     for k, e in changed:
         if e is None:
@@ -258,6 +258,7 @@ class BranchWriter:
                                         if rows else [[]] * 6))
             journal = (head.hash, c.record.hash, c.record.created_us, principal, ws.reason)
             if c.overflow:
+                assert self._sql_one_spilled is not None  # set with _sql_one
                 moved = self.db.run_statement(self._sql_one_spilled, (
                     *swap, [loc for loc, _ in c.overflow], [d for _, d in c.overflow],
                     *indexed, *journal))

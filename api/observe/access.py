@@ -9,8 +9,8 @@ import logging
 import re
 import time
 import uuid
-from typing import Any
 
+from api.asgi import App, Message, Receive, Scope, Send
 from api.auth.guard import PRINCIPAL
 from api.observe.logs import ACCESS
 from api.observe.metrics import Metrics
@@ -21,11 +21,11 @@ HEADER = b"x-request-id"
 
 
 class Observe:
-    def __init__(self, app: Any, metrics: Metrics) -> None:
+    def __init__(self, app: App, metrics: Metrics) -> None:
         self.app = app
         self.metrics = metrics
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -35,7 +35,7 @@ class Observe:
         status = 500
         finished = False  # the whole answer was handed to the server
 
-        async def sending(message: dict[str, Any]) -> None:
+        async def sending(message: Message) -> None:
             nonlocal status, finished
             if message["type"] == "http.response.body" and not message.get("more_body"):
                 finished = True
@@ -68,7 +68,7 @@ class Observe:
                 _log(scope, rid, template, status, took)
 
 
-def _log(scope: dict[str, Any], rid: str, template: str, status: int, took: float) -> None:
+def _log(scope: Scope, rid: str, template: str, status: int, took: float) -> None:
     who = scope.get(PRINCIPAL)
     ref = scope.get(SCOPE_KEY, (None, None))
     ACCESS.info("%s %s %d %.1fms", scope["method"], template, status, took * 1000,

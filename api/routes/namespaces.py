@@ -18,7 +18,7 @@ async def list_namespaces(request: Request, page_token: PageToken = None,
                           page_size: PageSize = None, parent: str | None = None) -> Response:
     c = Call(request)
     parent_key = namespace_key(parent) if parent else None
-    found, token = await c.read(c.svc.namespaces.list, c.ref, parent_key, page_token,
+    found, token = await c.read(c.svc.namespaces.listed, c.ref, parent_key, page_token,
                                 page_size)
     visible = c.visible()
     if visible is not None:

@@ -73,7 +73,8 @@ def view_dependencies(request: Request, ref: str, key: str,
     at = f"@{resolved.hash}"
     out: list[dict[str, Any]] = []
     seen = {ContentKey.parse(key)}
-    frontier = [(ContentKey.parse(key), view)]
+    frontier: list[tuple[ContentKey, IcebergView | MaterializedView]] = [
+        (ContentKey.parse(key), view)]
     level = 0
     while frontier and level < depth:
         level += 1

@@ -160,13 +160,13 @@ async def ui_tree(request: Request, ref: str, prefix: str | None = None) -> Resp
             return failed(request, e)
     depth = len(prefix.split(".")) if prefix else 0
     namespaces, objects = set(), []
-    for e in got["entries"]:
-        parts = e["name"]["elements"]
-        if e["type"] == "NAMESPACE":
+    for entry in got["entries"]:
+        parts = entry["name"]["elements"]
+        if entry["type"] == "NAMESPACE":
             if len(parts) == depth + 1:
                 namespaces.add(".".join(parts))
         elif len(parts) == depth + 1:
-            objects.append({"key": ".".join(parts), "type": e["type"]})
+            objects.append({"key": ".".join(parts), "type": entry["type"]})
         elif not depth and len(parts) >= 2:
             namespaces.add(parts[0])
     effective = got.get("effectiveReference") or {}

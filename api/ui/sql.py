@@ -6,7 +6,7 @@ from __future__ import annotations
 from html import escape
 
 from sqlglot.dialects.dialect import Dialect
-from sqlglot.tokens import TokenType
+from sqlglot.tokenizer_core import TokenType
 
 _STRINGS = {TokenType.STRING, TokenType.NATIONAL_STRING, TokenType.RAW_STRING}
 _NUMBERS = {TokenType.NUMBER}

@@ -22,7 +22,7 @@ from core.instants import format_instant, from_micros
 from core.keys import ContentKey
 from core.mv.metadata import view_part
 from core.sql.incremental import DELTA, DELTA_RESULT, STORED
-from core.views import current_version
+from core.views import current_version, sql_representations
 
 
 def key_json(key: ContentKey) -> dict[str, Any]:
@@ -35,7 +35,7 @@ def content_json(content: Content | None, readable: Readable | None = None,
     analysis says of the others is left out (api.v2.redact)."""
     if content is None:
         return None
-    return redact.content(content.to_json(), readable)  # type: ignore[union-attr]
+    return redact.content(content.to_json(), readable)
 
 
 def reference_json(ref: Reference) -> dict[str, Any]:
@@ -178,7 +178,7 @@ def mv_summary_json(d: Described) -> dict[str, Any]:
     meta, c = d.meta, d.content
     version = current_version(view_part(meta))
     schema = next(s for s in meta.schemas if s.schema_id == version.schema_id)
-    reps = [getattr(r, "root", r) for r in version.representations]
+    reps = sql_representations(version)
     return {
         "key": list(d.key.elements), "contentId": c.id, "metadataLocation": c.metadata_location,
         "versionId": meta.current_version_id, "currentRefreshId": meta.current_refresh_id,

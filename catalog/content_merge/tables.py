@@ -77,43 +77,79 @@ def merge_tables(base: TableMetadata, source: TableMetadata, target: TableMetada
     io = file_io(target.location)
     target_manifests = _manifests(io, target)
     target_ids = {s.snapshot_id for s in target.snapshots}
-    # What the source added: its manifests that the target does not hold
-    # (by path) and that a snapshot the target does not know wrote (the
-    # base's were written by the base's snapshots, which the target keeps),
-    # each holding only data files it added.
-    skip = {m.manifest_path for m in target_manifests}
-    candidates = [m for m in _manifests(io, source)
-                  if m.manifest_path not in skip and m.added_snapshot_id not in target_ids]
     updates, taken = _metadata_changes(base, source, target)
-    seq = max(target.last_sequence_number, source.last_sequence_number) + 1
+    seq = max(_last_sequence(target), _last_sequence(source)) + 1
     src_only = [s for s in source.snapshots if s.snapshot_id not in target_ids]
     snap_id = _new_id(target_ids | {s.snapshot_id for s in src_only})
     location = manifest_list_location(snap_id)
-    added: list[ManifestFile] = []
-    rewritten = files = rows = 0
-    for m in candidates:
-        if _only_added_files(m):
-            added.append(m)
-            files += m.added_files_count or 0
-            rows += m.added_rows_count or 0
-            continue
-        # Merged by the engine with older files: keep only the new ones.
-        kept = _new_files(io, m, target_ids)
-        if kept:
-            rewritten += 1
-            files += len(kept)
-            rows += sum(f.record_count for f in kept)
-            if write:
-                added.append(_write_manifest(io, m, kept, source, snap_id, location))
+    added = _source_additions(io, source, target_manifests, target_ids, snap_id, location,
+                              write)
     if write:
-        with write_manifest_list(format_version=target.format_version,  # type: ignore[arg-type]
+        with write_manifest_list(format_version=target.format_version,
                                  output_file=io.new_output(location), snapshot_id=snap_id,
                                  parent_snapshot_id=target.current_snapshot_id,
                                  sequence_number=seq, avro_compression="deflate") as w:
-            w.add_manifests([*target_manifests, *added])
+            w.add_manifests([*target_manifests, *added.manifests])
+    meta = _combined_metadata(target, source, updates, src_only, snap_id, seq, location,
+                              added)
+    combined = {
+        "files": {"source": added.files, "target": _sum(tgt_walk, "added-data-files")},
+        "rows": {"source": added.rows, "target": _sum(tgt_walk, "added-records")},
+        "manifestsReused": len(added.manifests) - added.rewritten,
+        **({"manifestsRewritten": added.rewritten} if added.rewritten else {}),
+        **({"taken": taken} if taken else {}),
+    }
+    written = [location, *(m.manifest_path for m in added.manifests
+                           if m.added_snapshot_id == snap_id)] if write else []
+    return TableMerge(meta, location, combined, written)
+
+
+@dataclass
+class _Additions:
+    """What the source added since the base, as manifests of the new snapshot."""
+
+    manifests: list[ManifestFile] = field(default_factory=list)
+    rewritten: int = 0
+    files: int = 0
+    rows: int = 0
+
+
+def _source_additions(io: FileIO, source: TableMetadata, target_manifests: list[ManifestFile],
+                      target_ids: set[int], snap_id: int, location: str,
+                      write: bool) -> _Additions:
+    """The source's manifests the target does not hold (by path) that a
+    snapshot the target does not know wrote (the base's were written by the
+    base's snapshots, which the target keeps), each holding only data files
+    it added; one the engine merged with older files is rewritten with the
+    new ones only."""
+    out = _Additions()
+    skip = {m.manifest_path for m in target_manifests}
+    for m in _manifests(io, source):
+        if m.manifest_path in skip or m.added_snapshot_id in target_ids:
+            continue
+        if _only_added_files(m):
+            out.manifests.append(m)
+            out.files += m.added_files_count or 0
+            out.rows += m.added_rows_count or 0
+            continue
+        kept = _new_files(io, m, target_ids)
+        if kept:
+            out.rewritten += 1
+            out.files += len(kept)
+            out.rows += sum(f.record_count for f in kept)
+            if write:
+                out.manifests.append(_write_manifest(io, m, kept, source, snap_id, location))
+    return out
+
+
+def _combined_metadata(target: TableMetadata, source: TableMetadata, updates: dict[str, Any],
+                       src_only: list[Snapshot], snap_id: int, seq: int, location: str,
+                       added: _Additions) -> TableMetadata:
+    """The target's metadata with the source's snapshots and one append
+    snapshot adding exactly the source's files, current on main."""
     current = target.snapshot_by_id(target.current_snapshot_id) \
         if target.current_snapshot_id is not None else None
-    totals = _totals(current, files, rows)
+    totals = _totals(current, added.files, added.rows)
     if source.current_snapshot_id is not None:
         totals[MERGED_FROM] = str(source.current_snapshot_id)
     now_ms = max(int(time.time() * 1000), target.last_updated_ms + 1)
@@ -122,8 +158,10 @@ def merge_tables(base: TableMetadata, source: TableMetadata, target: TableMetada
                         sequence_number=seq, timestamp_ms=now_ms, manifest_list=location,
                         summary=Summary(Operation.APPEND, **totals), schema_id=schema_id)
     refs = dict(target.refs)
-    refs[MAIN_BRANCH] = SnapshotRef(snapshot_id=snap_id, snapshot_ref_type=SnapshotRefType.BRANCH)
-    meta = target.model_copy(update={
+    refs[MAIN_BRANCH] = SnapshotRef(snapshot_id=snap_id, snapshot_ref_type=SnapshotRefType.BRANCH,
+                                    min_snapshots_to_keep=None, max_snapshot_age_ms=None,
+                                    max_ref_age_ms=None)
+    return target.model_copy(update={
         **updates,
         "snapshots": [*target.snapshots, *src_only, snapshot],
         "current_snapshot_id": snap_id,
@@ -133,16 +171,6 @@ def merge_tables(base: TableMetadata, source: TableMetadata, target: TableMetada
         "snapshot_log": [*target.snapshot_log,
                          SnapshotLogEntry(snapshot_id=snap_id, timestamp_ms=now_ms)],
     })
-    combined = {
-        "files": {"source": files, "target": _sum(tgt_walk, "added-data-files")},
-        "rows": {"source": rows, "target": _sum(tgt_walk, "added-records")},
-        "manifestsReused": len(added) - rewritten,
-        **({"manifestsRewritten": rewritten} if rewritten else {}),
-        **({"taken": taken} if taken else {}),
-    }
-    written = [location, *(m.manifest_path for m in added if m.added_snapshot_id == snap_id)] \
-        if write else []
-    return TableMerge(meta, location, combined, written)
 
 
 def _manifests(io: FileIO, meta: TableMetadata) -> list[ManifestFile]:
@@ -230,7 +258,7 @@ def _write_manifest(io: FileIO, m: ManifestFile, files: list[DataFile],
     """Those files as a new manifest of the combined snapshot."""
     spec = next(p for p in source.partition_specs if p.spec_id == m.partition_spec_id)
     path = f"{list_location.rsplit('/', 1)[0]}/{uuid.uuid4()}-m0.avro"
-    with write_manifest(format_version=source.format_version,  # type: ignore[arg-type]
+    with write_manifest(format_version=source.format_version,
                         spec=spec, schema=source.schema(), output_file=io.new_output(path),
                         snapshot_id=snap_id, avro_compression="deflate") as w:
         for f in files:
@@ -311,3 +339,8 @@ def _new_id(known: set[int]) -> int:
         candidate = uuid.uuid4().int & ((1 << 63) - 1)
         if candidate and candidate not in known:
             return candidate
+
+
+def _last_sequence(meta: TableMetadata) -> int:
+    """Format v1 has no sequence numbers: every snapshot counts as 0."""
+    return int(getattr(meta, "last_sequence_number", 0))

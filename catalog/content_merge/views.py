@@ -14,7 +14,7 @@ from typing import Any
 from pyiceberg.view.metadata import ViewMetadata
 
 from catalog.content_merge.tables import NotMergeable
-from core.views import current_version
+from core.views import current_version, sql_representations
 
 
 def merge_properties(base: dict[str, str], source: dict[str, str], target: dict[str, str],
@@ -38,8 +38,7 @@ def merge_properties(base: dict[str, str], source: dict[str, str], target: dict[
 
 
 def _sql(meta: ViewMetadata) -> dict[str, str]:
-    return {r.root.dialect.lower(): r.root.sql  # type: ignore[union-attr]
-            for r in current_version(meta).representations}
+    return {r.dialect.lower(): r.sql for r in sql_representations(current_version(meta))}
 
 
 def merge_views(base: ViewMetadata, source: ViewMetadata, target: ViewMetadata,

@@ -107,9 +107,9 @@ def freshness(mv: MaterializedViewMetadata, tables: dict[str, TableNow | None],
     if invalid:
         return Freshness("invalid", list(invalid), refresh, stale_for_ms=None)
     if refresh is None:
-        bases = [BaseState(n, None, t.snapshot_id if t else None)
-                 for n, t in sorted(tables.items())]
-        return Freshness("stale", ["never refreshed"], None, bases, None)
+        return Freshness("stale", ["never refreshed"], None,
+                         [BaseState(n, None, t.snapshot_id if t else None)
+                          for n, t in sorted(tables.items())], None)
     reasons: list[str] = []
     subjects: list[str | None] = []
 

@@ -31,7 +31,7 @@ from pyiceberg.view.metadata import ViewHistoryEntry, ViewMetadata, ViewVersion
 from core.errors import InvalidInputError
 from core.views import current_version, new_view_metadata
 
-FORMAT_VERSION = 1
+FORMAT_VERSION: Literal[1] = 1
 # How stale (ms since a base table first changed after the refresh) the stored
 # rows may be and still be served; 0: only when fresh. A reader may override it.
 MAX_STALENESS = "max-staleness-ms"

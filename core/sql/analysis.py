@@ -235,7 +235,9 @@ class _Tracer:
         if isinstance(scope.expression, exp.SetOperation):
             parts = [self.position(s, i) for s in scope.set_operation_scopes]
             return _merge(parts, derived=any(p.derived for p in parts))
-        return self.expression(scope, scope.expression.selects[i])
+        query = scope.expression
+        assert isinstance(query, exp.Query)  # a scope with columns is a query
+        return self.expression(scope, query.selects[i])
 
     def by_name(self, scope: Scope, name: str) -> Lineage:
         names = [s.alias_or_name for s in _first_select(scope.expression).selects]

@@ -97,21 +97,21 @@ def plan_incremental(sql: str, dialect: str, columns: list[str]) -> IncrementalP
     if not group and not aggregates:
         return IncrementalPlan("append", delta_sql=delta_sql)
     keys = {k.sql(dialect=dialect) for k in (group.expressions if group else [])}
-    merged: list[exp.Expression] = []
-    key_columns: list[exp.Expression] = []
+    merged: list[exp.Expr] = []
+    key_columns: list[exp.Expr] = []
     # The appended rows are not aggregated on their own: each becomes a row
     # of partial values (sum/min/max: the value; count: 1 or 0) and one
     # GROUP BY over stored groups and those rows merges them: one shuffle.
-    partial: list[exp.Expression] = []
-    for name, e in zip(columns, tree.expressions, strict=True):
-        inner = e.unalias() if isinstance(e, exp.Alias) else e
+    partial: list[exp.Expr] = []
+    for name, out in zip(columns, tree.expressions, strict=True):
+        inner = out.unalias() if isinstance(out, exp.Alias) else out
         col = exp.column(name, quoted=True)
         if inner.sql(dialect=dialect) in keys:
             merged.append(col.copy())
             key_columns.append(col.copy())
             partial.append(exp.alias_(inner.copy(), name, quoted=True))
             continue
-        kind = _MERGE.get(type(inner))
+        kind = _MERGE.get(type(inner)) if isinstance(inner, exp.AggFunc) else None
         if kind is None or inner.args.get("distinct") or isinstance(inner.this, exp.Distinct) \
                 or any(isinstance(a, exp.AggFunc) for a in inner.this.find_all(exp.AggFunc)):
             return full(f"output {name} is not a group key or sum/count/min/max "
@@ -132,7 +132,7 @@ def plan_incremental(sql: str, dialect: str, columns: list[str]) -> IncrementalP
                            merge_sql=merge.sql(dialect=dialect))
 
 
-def _partial(agg: exp.Expression) -> exp.Expression:
+def _partial(agg: exp.Expr) -> exp.Expr:
     """One row's contribution to an aggregate the merge then sums or bounds."""
     arg = agg.this
     if isinstance(agg, exp.Count):
@@ -140,4 +140,5 @@ def _partial(agg: exp.Expression) -> exp.Expression:
             return exp.Literal.number(1)
         return exp.If(this=exp.Is(this=arg.copy(), expression=exp.Null()),
                       true=exp.Literal.number(0), false=exp.Literal.number(1))
+    assert isinstance(arg, exp.Expr)  # sum/min/max of a value
     return arg.copy()

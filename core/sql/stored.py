@@ -54,7 +54,7 @@ def stored(a: Analysis, kinds: dict[tuple[str, ...], str] | None = None) -> Dial
     if a.error is not None:
         return DialectAnalysis(dialect=a.dialect, status="unanalysed", reasons=[a.error])
     deps = [StoredDependency(key=list(d.key), content_id=d.content_id,
-                             type=(kinds or {}).get(d.key) or (  # type: ignore[arg-type]
+                             type=(kinds or {}).get(d.key) or (
                                  "ICEBERG_TABLE" if d.kind == TABLE else "ICEBERG_VIEW"),
                              columns=dict(d.columns) if d.columns else None,
                              field_ids=dict(d.ids) if d.ids else None)

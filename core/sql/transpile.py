@@ -3,7 +3,8 @@ per view; the result is a generated representation, marked as such)."""
 
 from __future__ import annotations
 
-import sqlglot
+from importlib.metadata import version
+
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel, ParseError, SqlglotError, TokenError
 
@@ -40,4 +41,4 @@ def transpile(sql: str, source: str, target: str) -> str:
 
 
 def provenance(source: str, target: str) -> str:
-    return f"{target} transpiled from {source} by sqlglot {sqlglot.__version__}"
+    return f"{target} transpiled from {source} by sqlglot {version('sqlglot')}"

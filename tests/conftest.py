@@ -1,19 +1,16 @@
 from __future__ import annotations
 
-import itertools
-import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
 
 from store import Store
+from tests.fixtures import database_url, started_postgres
 from tests.pg import TempPostgres
 from tests.s3 import LocalS3
 from tests.server import Server
-
-REQUIRE_POSTGRES = os.environ.get("SAPWOOD_REQUIRE_POSTGRES") == "1"
-_db_counter = itertools.count()
 
 
 @pytest.fixture(scope="module")
@@ -25,25 +22,14 @@ def http(server: Server) -> Iterator[httpx.Client]:
 
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[TempPostgres]:
-    try:
-        import psycopg  # noqa: F401
-
-        pg = TempPostgres()
-        pg.start()
-    except (ImportError, RuntimeError) as e:
-        if REQUIRE_POSTGRES:
-            pytest.fail(f"SAPWOOD_REQUIRE_POSTGRES=1 but PostgreSQL is unavailable: {e}")
-        pytest.skip(f"PostgreSQL unavailable: {e}")
+    pg = started_postgres()
     yield pg
     pg.stop()
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def store_url(request: pytest.FixtureRequest, tmp_path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'sapwood.db'}"
-    pg: TempPostgres = request.getfixturevalue("postgres")
-    return pg.create_database(f"t{os.getpid()}_{next(_db_counter)}")
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    return database_url(request, request.param, tmp_path)
 
 
 @pytest.fixture

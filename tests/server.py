@@ -86,11 +86,11 @@ class Server:
 @contextmanager
 def serving(database_url: str, data_dir: Path, extra_env: dict[str, str] | None = None,
             warehouse: str | None = None, client_props: dict[str, str] | None = None,
-            ) -> Iterator[Server]:
+            workers: int = 1) -> Iterator[Server]:
     """A started server; afterwards, stopped, and any 5xx it logged fails the test.
     ``extra_env`` sets SAPWOOD_* variables (SAPWOOD_AUTH=1 turns authentication on)."""
-    srv = Server(database_url, data_dir, extra_env=extra_env, warehouse=warehouse,
-                 client_props=client_props).start()
+    srv = Server(database_url, data_dir, workers=workers, extra_env=extra_env,
+                 warehouse=warehouse, client_props=client_props).start()
     try:
         yield srv
     finally:

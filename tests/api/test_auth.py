@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -21,23 +20,16 @@ from pyiceberg.types import LongType, NestedField
 from spark.embedded import sapwood_command
 from store import Store
 from tests.api.auth_setup import People, set_up
-from tests.api.conftest import BACKENDS, database_url
+from tests.fixtures import BACKENDS, server_fixture
 from tests.pg import free_port
-from tests.server import Server, serving
+from tests.server import Server
 
 TTL_S = 3
 SCHEMA = Schema(NestedField(1, "id", LongType(), required=False))
 
 
-@pytest.fixture(scope="module", params=BACKENDS)
-def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
-           ) -> Iterator[Server]:
-    base = tmp_path_factory.mktemp("auth-server")
-    url = database_url(request, base, "auth")
-    request.node.people = set_up(url)  # type: ignore[attr-defined]
-    with serving(url, base, {"SAPWOOD_AUTH": "1", "SAPWOOD_TOKEN_TTL_S": str(TTL_S)}) as srv:
-        srv.people = request.node.people  # type: ignore[attr-defined]
-        yield srv
+server = server_fixture(BACKENDS, env={"SAPWOOD_AUTH": "1", "SAPWOOD_TOKEN_TTL_S": str(TTL_S)},
+                        prepare=set_up, prefix="auth-server")
 
 
 @pytest.fixture(scope="module")

@@ -8,34 +8,20 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 
 import httpx
-import pytest
 
 from catalog.access import create_key
 from store import Store
 from tests.api.auth_setup import People, set_up
-from tests.api.conftest import BACKENDS, database_url
-from tests.server import Server
+from tests.fixtures import BACKENDS, server_fixture
 
 CLIENTS = 8
 RUN_S = 3.0
 
 
-@pytest.fixture(scope="module", params=BACKENDS)
-def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
-           ) -> Iterator[Server]:
-    base = tmp_path_factory.mktemp("auth-load")
-    url = database_url(request, base, "authload")
-    people = set_up(url, protect_main=False)
-    srv = Server(url, base, workers=2, extra_env={"SAPWOOD_AUTH": "1"}).start()
-    srv.people = people  # type: ignore[attr-defined]
-    try:
-        yield srv
-    finally:
-        srv.stop()
-    assert not srv.server_errors()
+server = server_fixture(BACKENDS, env={"SAPWOOD_AUTH": "1"}, workers=2,
+                        prepare=lambda url: set_up(url, protect_main=False), prefix="auth-load")
 
 
 def test_a_revoked_key_stops_working_at_once_under_load(server) -> None:

@@ -9,7 +9,6 @@ import http.server
 import json
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from jwt.algorithms import RSAAlgorithm
 
 from store import Store
-from tests.server import Server, serving
+from tests.fixtures import server_fixture
 
 ISSUER = "https://idp.example.test/realms/data"
 AUDIENCE = "sapwood"
@@ -67,13 +66,8 @@ class _Jwks(http.server.BaseHTTPRequestHandler):
         pass
 
 
-@pytest.fixture(scope="module", params=["file", "url"])
-def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
-           ) -> Iterator[Server]:
-    base = tmp_path_factory.mktemp("oidc")
-    url = f"sqlite:///{base / 'sapwood.db'}"
-    _grants(url)
-    idp = None
+def _jwks_from(request: pytest.FixtureRequest, base: Path) -> dict[str, str]:
+    """The issuer's keys from a file, or from a JWKS endpoint served here."""
     if request.param == "file":
         source = base / "jwks.json"
         source.write_text(json.dumps(jwks()))
@@ -81,15 +75,14 @@ def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     else:
         idp = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Jwks)
         threading.Thread(target=idp.serve_forever, daemon=True).start()
+        request.addfinalizer(idp.shutdown)
         where = f"http://127.0.0.1:{idp.server_address[1]}/certs"
-    env = {"SAPWOOD_OIDC_ISSUER": ISSUER, "SAPWOOD_OIDC_AUDIENCE": AUDIENCE,
-           "SAPWOOD_OIDC_JWKS": where}
-    try:
-        with serving(url, Path(base), env) as srv:
-            yield srv
-    finally:
-        if idp is not None:
-            idp.shutdown()
+    return {"SAPWOOD_OIDC_ISSUER": ISSUER, "SAPWOOD_OIDC_AUDIENCE": AUDIENCE,
+            "SAPWOOD_OIDC_JWKS": where}
+
+
+server = server_fixture(["file", "url"], backend=lambda _: "sqlite", prepare=_grants,
+                        environment=_jwks_from, prefix="oidc")
 
 
 def get(http: httpx.Client, tok: str, path: str = "/iceberg/v1/namespaces") -> httpx.Response:

@@ -5,7 +5,6 @@ starting (check_complete), and one whose rule does not hold fails here."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import pytest
 from fastapi.routing import APIRoute
@@ -14,7 +13,7 @@ from api.app import create_app, fastapi_of
 from api.auth.policy import RULES, check_complete
 from api.settings import Settings
 from tests.api.auth_setup import People, set_up
-from tests.server import Server, serving
+from tests.fixtures import server_fixture
 
 SAMPLE = {"namespace": "ns", "table": "t", "view": "v", "ref": "main", "key": "ns.v",
           "from_ref": "main", "to_ref": "main", "grant_id": "1", "pattern": "main",
@@ -59,14 +58,7 @@ def test_a_route_without_a_rule_stops_the_app() -> None:
         check_complete([*RULES, "new_route"])
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    base = tmp_path_factory.mktemp("auth-routes")
-    url = f"sqlite:///{base / 'sapwood.db'}"
-    people = set_up(url)
-    with serving(url, base, {"SAPWOOD_AUTH": "1"}) as srv:
-        srv.people = people  # type: ignore[attr-defined]
-        yield srv
+server = server_fixture(env={"SAPWOOD_AUTH": "1"}, prepare=set_up, prefix="auth-routes")
 
 
 @pytest.mark.parametrize(("name", "method", "path"), CASES,

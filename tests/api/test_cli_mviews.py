@@ -6,20 +6,15 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterator
-
-import pytest
 
 from tests.api.test_cli_versioning import run
 from tests.api.test_mviews_http import append, base_table, refresh
-from tests.server import Server, sapwood_command, serving
+from tests.fixtures import server_fixture
+from tests.server import Server, sapwood_command
 
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    base = tmp_path_factory.mktemp("cli-mviews")
-    with serving(f"sqlite:///{base / 'sapwood.db'}", base) as srv:
-        yield srv
+# The CLI speaks HTTP only: one SQLite-backed server is enough here (the
+# HTTP tests cover both backends).
+server = server_fixture(prefix="cli-mviews")
 
 
 def status(server: Server, *args: str) -> subprocess.CompletedProcess[str]:

@@ -5,24 +5,15 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterator
-
-import pytest
 
 from tests.api import spark_bodies as sb
 from tests.api.test_versioning_http import head
-from tests.server import Server, sapwood_command
+from tests.fixtures import server_fixture
+from tests.server import sapwood_command
 
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """The CLI speaks HTTP only: one SQLite-backed server is enough here (the
-    HTTP tests cover both backends)."""
-    base = tmp_path_factory.mktemp("cli")
-    srv = Server(f"sqlite:///{base / 'sapwood.db'}", base).start()
-    yield srv
-    srv.stop()
-    assert not srv.server_errors(), srv.server_errors()
+# The CLI speaks HTTP only: one SQLite-backed server is enough here (the
+# HTTP tests cover both backends).
+server = server_fixture(prefix="cli")
 
 
 def run(server, *args: str, ok: bool = True) -> str:  # type: ignore[no-untyped-def]

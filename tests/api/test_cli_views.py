@@ -6,24 +6,21 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterator
 
 import httpx
-import pytest
 
 from tests.api import spark_bodies as sb
 from tests.api.auth_setup import set_up
 from tests.api.test_cli_versioning import run
-from tests.server import Server, sapwood_command, serving
+from tests.fixtures import server_fixture
+from tests.server import sapwood_command, serving
 
 V1 = "/iceberg/v1"
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    base = tmp_path_factory.mktemp("cli-views")
-    with serving(f"sqlite:///{base / 'sapwood.db'}", base) as srv:
-        yield srv
+# The CLI speaks HTTP only: one SQLite-backed server is enough here (the
+# HTTP tests cover both backends).
+server = server_fixture(prefix="cli-views")
 
 
 def view(http: httpx.Client, ns: str, name: str, sql: str) -> None:

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from tests.api import spark_bodies as sb
-from tests.conftest import REQUIRE_POSTGRES
+from tests.fixtures import started_postgres
 from tests.pg import TempPostgres
 from tests.server import serving
 
@@ -26,15 +26,8 @@ UNAVAILABLE = "the catalog database is unavailable; retry later"
 
 @pytest.fixture
 def own_postgres() -> Iterator[TempPostgres]:
-    try:
-        import psycopg  # noqa: F401
-
-        pg = TempPostgres()
-        pg.start()
-    except (ImportError, RuntimeError) as e:
-        if REQUIRE_POSTGRES:
-            pytest.fail(f"SAPWOOD_REQUIRE_POSTGRES=1 but PostgreSQL is unavailable: {e}")
-        pytest.skip(f"PostgreSQL unavailable: {e}")
+    """A server of this test's own: it is stopped and started again."""
+    pg = started_postgres()
     yield pg
     pg.stop()
 

@@ -16,24 +16,18 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 from pyiceberg.exceptions import BadRequestError
 
-from tests.api.conftest import WITH_S3, serving_on
 from tests.api.test_gc_warehouse import _files, _gc, _path, age
 from tests.api.test_pyiceberg import SCHEMA, rows
+from tests.fixtures import WITH_S3, server_fixture
 from tests.server import Server, sapwood_command, serving
 
-
-@pytest.fixture(scope="module", params=WITH_S3)
-def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
-           ) -> Iterator[Server]:
-    with serving_on(request, tmp_path_factory.mktemp("server")) as srv:
-        yield srv
+server = server_fixture(WITH_S3)
 
 
 def _fsck(server: Server, *args: str) -> subprocess.CompletedProcess[str]:

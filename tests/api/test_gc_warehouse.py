@@ -8,23 +8,15 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from store import Store
 from store.fsck import fsck
-from tests.api.conftest import WITH_S3, serving_on
 from tests.api.test_pyiceberg import SCHEMA, rows, version
-from tests.server import Server, sapwood_command
+from tests.fixtures import WITH_S3, server_fixture
+from tests.server import sapwood_command
 
-
-@pytest.fixture(scope="module", params=WITH_S3)
-def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
-           ) -> Iterator[Server]:
-    with serving_on(request, tmp_path_factory.mktemp("server")) as srv:
-        yield srv
+server = server_fixture(WITH_S3)
 
 
 def _path(location: str) -> str:

@@ -23,6 +23,7 @@ import httpx
 import pytest
 
 from tests.api import spark_bodies as sb
+from tests.fixtures import database_url
 from tests.pg import free_port
 from tests.server import Server, serving
 
@@ -110,11 +111,7 @@ def probe(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     siblings are watched."""
     top = tmp_path_factory.mktemp("hostile")
     (top / "outside").mkdir()
-    if request.param == "sqlite":
-        url = f"sqlite:///{top / 'srv' / 'sapwood.db'}"
-    else:
-        url = request.getfixturevalue("postgres").create_database(
-            f"hostile{os.getpid()}_{next(_n)}")
+    url = database_url(request, request.param, top / "srv", "hostile")
     with serving(url, top / "srv") as server:
         p = Probe(server, top)
         assert p.send("POST", f"{V1}/namespaces", json={"namespace": [OK]}).status_code == 200

@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
-import pytest
 
 from tests.api import spark_bodies as sb
 from tests.api.auth_setup import People, set_up
-from tests.api.conftest import BACKENDS, database_url
-from tests.server import Server, serving
+from tests.fixtures import BACKENDS, server_fixture
+from tests.server import Server
 
 V1 = "/iceberg/v1"
 TAKEN = "overlaps the location of another table or view"
@@ -124,17 +122,15 @@ def test_two_creates_racing_for_one_location(server: Server, store, ns: str) -> 
 
 
 # -- register across branches, with authentication ------------------------------------
-@pytest.fixture(scope="module", params=BACKENDS)
-def guarded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
-            ) -> Iterator[tuple[Server, People]]:
-    base = tmp_path_factory.mktemp("locations-auth")
-    url = database_url(request, base, "loc")
-    people = set_up(url, protect_main=False)
+def _with_loader(url: str) -> People:
+    """The usual principals, and etl/a's writer: it reads main and etl/*,
+    nothing of 'secret'."""
     from catalog.access import create_key
     from store import Store
 
+    people = set_up(url, protect_main=False)
     s = Store(url)
-    try:  # etl/a's writer: reads main and etl/*, nothing of 'secret'
+    try:
         s.auth.create_principal("loader")
         for privilege, refs in (("read", "main"), ("read", "etl*"), ("write", "etl*"),
                                 ("create-reference", "etl*")):
@@ -142,12 +138,15 @@ def guarded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
         people.keys["loader"] = create_key(s, "loader")
     finally:
         s.close()
-    with serving(url, base, {"SAPWOOD_AUTH": "1"}) as srv:
-        yield srv, people
+    return people
+
+
+guarded = server_fixture(BACKENDS, env={"SAPWOOD_AUTH": "1"}, prepare=_with_loader,
+                         prefix="locations-auth")
 
 
 def test_register_never_hands_out_another_branchs_metadata(guarded) -> None:
-    server, people = guarded
+    server, people = guarded, guarded.people
     admin = httpx.Client(base_url=server.base, headers=people.headers("admin"), timeout=30)
     loader = httpx.Client(base_url=server.base, headers=people.headers("loader"), timeout=30)
     for name in ("secret", "etl/a"):

@@ -6,26 +6,17 @@ and duration, and the health probes."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import create_engine, text
 
 from tests.api import spark_bodies as sb
-from tests.api.conftest import BACKENDS, database_url
-from tests.server import Server, serving
+from tests.fixtures import BACKENDS, server_fixture
+from tests.server import Server
 
-
-@pytest.fixture(scope="module", params=BACKENDS)
-def observed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
-             ) -> Iterator[Server]:
-    base = tmp_path_factory.mktemp("observe")
-    with serving(database_url(request, base), base,
-                 extra_env={"SAPWOOD_LOG_FORMAT": "json"}) as srv:
-        yield srv
+observed = server_fixture(BACKENDS, env={"SAPWOOD_LOG_FORMAT": "json"}, prefix="observe")
 
 
 def scrape(c: httpx.Client) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

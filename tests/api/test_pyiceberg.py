@@ -5,7 +5,6 @@ object storage (a local S3-compatible server): the same tests, parametrised."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pyarrow as pa
@@ -22,15 +21,9 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 from pyiceberg.view.metadata import SQLViewRepresentation, ViewVersion
 
-from tests.api.conftest import WITH_S3, serving_on
-from tests.server import Server
+from tests.fixtures import WITH_S3, server_fixture
 
-
-@pytest.fixture(scope="module", params=WITH_S3)
-def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
-           ) -> Iterator[Server]:
-    with serving_on(request, tmp_path_factory.mktemp("server")) as srv:
-        yield srv
+server = server_fixture(WITH_S3)
 
 
 SCHEMA = Schema(NestedField(1, "id", LongType(), required=False),

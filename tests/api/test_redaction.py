@@ -14,33 +14,24 @@ hidden object appears anywhere in what ``sales`` gets, while ``reader``
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pyarrow as pa
-import pytest
 
 from tests.api import spark_bodies as sb
 from tests.api.auth_setup import People, set_up
-from tests.api.conftest import BACKENDS, database_url
 from tests.api.test_mviews_http import SCHEMA
-from tests.server import Server, serving
+from tests.fixtures import BACKENDS, server_fixture
+from tests.server import Server
 
 V1 = "/iceberg/v1"
 V2 = "/api/v2/trees/main"
 
 
-@pytest.fixture(scope="module", params=BACKENDS)
-def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
-           ) -> Iterator[Server]:
-    base = tmp_path_factory.mktemp("redaction")
-    url = database_url(request, base, "redact")
-    people = set_up(url, protect_main=False)
-    with serving(url, base, {"SAPWOOD_AUTH": "1"}) as srv:
-        srv.people = people  # type: ignore[attr-defined]
-        build(srv, people)
-        yield srv
+server = server_fixture(BACKENDS, env={"SAPWOOD_AUTH": "1"},
+                        prepare=lambda url: set_up(url, protect_main=False),
+                        ready=lambda srv: build(srv, srv.people), prefix="redaction")
 
 
 def build(server: Server, people: People) -> None:

@@ -13,16 +13,17 @@ import pytest
 from store import Store
 from store.fsck import fsck
 from tests.api import spark_bodies as sb
+from tests.fixtures import database_url
 from tests.server import Server
 
 WRITERS, COMMITS = 8, 200
 
 
 @pytest.fixture(scope="module")
-def replicas(postgres, tmp_path_factory: pytest.TempPathFactory,  # type: ignore[no-untyped-def]
+def replicas(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
              ) -> Iterator[tuple[Server, Server]]:
     base = tmp_path_factory.mktemp("replicas")
-    url = str(postgres.create_database("replicas"))
+    url = database_url(request, "postgres", base, "replicas")
     warehouse = (base / "warehouse").resolve().as_uri()
     a = Server(url, base / "a", warehouse=warehouse).start()
     b = Server(url, base / "b", warehouse=warehouse).start()

@@ -5,23 +5,13 @@ does only what the API lets it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import httpx
-import pytest
 
 from tests.api.auth_setup import People, set_up
-from tests.server import Server, serving
+from tests.fixtures import server_fixture
+from tests.server import Server
 
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    base = tmp_path_factory.mktemp("ui-auth")
-    url = f"sqlite:///{base / 'sapwood.db'}"
-    people = set_up(url)
-    with serving(url, base, {"SAPWOOD_AUTH": "1"}) as srv:
-        srv.people = people  # type: ignore[attr-defined]
-        yield srv
+server = server_fixture(env={"SAPWOOD_AUTH": "1"}, prepare=set_up, prefix="ui-auth")
 
 
 def signed_in(server: Server, who: str) -> httpx.Client:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -21,6 +20,7 @@ import pytest
 
 from tests.api import spark_bodies as sb
 from tests.api.test_pyiceberg import SCHEMA, rows
+from tests.fixtures import server_fixture
 from tests.server import Server, serving
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,11 +56,7 @@ def driver():  # type: ignore[no-untyped-def]
     d.quit()
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    base = tmp_path_factory.mktemp("ui-browser")
-    with serving(f"sqlite:///{base / 'sapwood.db'}", base) as srv:
-        yield srv
+server = server_fixture(prefix="ui-browser")
 
 
 def load(driver, server: Server, path: str, shot: str | None = None,  # type: ignore[no-untyped-def]

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.server import Server, serving
+from tests.fixtures import server_fixture
+from tests.server import Server
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -33,11 +34,7 @@ def spark_ready() -> None:
         pytest.skip(f"Spark unavailable: {e}")
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    base = tmp_path_factory.mktemp("spark-server")
-    with serving(f"sqlite:///{base / 'sapwood.db'}", base) as srv:
-        yield srv
+server = server_fixture(prefix="spark-server")
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,8 @@ import spark as sw
 from catalog.access import create_key
 from spark.errors import CatalogError
 from store import Store
-from tests.server import Server, serving
+from tests.fixtures import server_fixture
+from tests.server import Server
 from tests.spark.conftest import rows
 
 if TYPE_CHECKING:
@@ -47,12 +48,8 @@ GRANTS: dict[str, list[tuple[str, str]]] = {
 }
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    base = tmp_path_factory.mktemp("spark-auth")
-    with serving(f"sqlite:///{base / 'sapwood.db'}", base,
-                 extra_env={"SAPWOOD_AUTH": "1", "SAPWOOD_TOKEN_TTL_S": str(TTL_S)}) as srv:
-        yield srv
+server = server_fixture(env={"SAPWOOD_AUTH": "1", "SAPWOOD_TOKEN_TTL_S": str(TTL_S)},
+                        prefix="spark-auth")
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@ from core.errors import InvalidInputError
 from store import Store
 from store.dump import export_rows, import_rows, write_dump
 from store.fsck import fsck
+from tests.fixtures import database_url
 from tests.store.helpers import put_new, table, update, view, with_ns
 
 
@@ -54,8 +55,7 @@ def test_export_import_gives_the_same_catalog(store: Store, target: str, tmp_pat
     _catalog(store)
     dump = list(export_rows(store.db))
     # Into a new catalog on each backend, from each backend.
-    url = f"sqlite:///{tmp_path / 'copy.db'}" if target == "sqlite" else str(
-        request.getfixturevalue("postgres").create_database(f"dump_{tmp_path.name}"[:60]))
+    url = database_url(request, target, tmp_path / "copy", "dump")
     copy = Store(url)
     try:
         counts = import_rows(copy.db, dump)

@@ -3,6 +3,7 @@
 from core.commits import CommitMeta, Put
 from store import Store
 from store.state import DELTA_LIMIT
+from tests.fixtures import database_url
 from tests.store.helpers import K, put_new, table, with_ns
 
 
@@ -47,12 +48,12 @@ def test_transplant_spilling_the_delta_midway(store: Store):
     assert len(got) == DELTA_LIMIT + 8
 
 
-def test_a_writer_connection_killed_by_the_server_is_replaced(postgres):
+def test_a_writer_connection_killed_by_the_server_is_replaced(request, tmp_path):
     """The writer keeps its own connection; when PostgreSQL drops it (restart,
     idle timeout, an operator) the next commit re-plans on a fresh one."""
     import psycopg
 
-    url = postgres.create_database("killed_writer")
+    url = database_url(request, "postgres", tmp_path, "killed")
     store = Store(url)
     try:
         with_ns(store, "main", "ns")

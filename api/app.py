@@ -43,13 +43,7 @@ from api.routes import (
 )
 from api.settings import Settings
 from api.ui import pages as ui_pages
-from catalog.files import Locations, MetadataFiles
-from catalog.mviews import MaterializedViews
-from catalog.namespaces import Namespaces
-from catalog.reading import MetadataReader
-from catalog.service import Catalog
-from catalog.tables import Tables
-from catalog.views import Views
+from catalog.services import open_services
 
 
 def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
@@ -64,12 +58,9 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store = Store(settings.database_url)
-        locations = Locations(settings.warehouse, settings.allow_external_locations)
-        reader = MetadataReader(locations, settings.max_metadata_bytes, settings.read_timeout_s)
-        catalog = Catalog(store, MetadataFiles(reader), locations)
-        mviews = MaterializedViews(catalog)
-        app.state.services = Services(catalog, Namespaces(catalog), Tables(catalog, mviews),
-                                      Views(catalog, mviews), mviews,
+        found = open_services(store, settings.catalog)
+        app.state.services = Services(found.catalog, found.namespaces, found.tables,
+                                      found.views, found.mviews,
                                       inline_reads=store.db.dialect == "sqlite")
         app.state.guard = Guard(store, auth) if auth.configured else None
         app.state.metrics = metrics

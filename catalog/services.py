@@ -1,0 +1,33 @@
+"""The catalog's operations over one store and one warehouse, built once:
+what the HTTP server holds for its lifetime, and what a test or a tool
+calls directly."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from catalog.files import open_files
+from catalog.mviews import MaterializedViews
+from catalog.namespaces import Namespaces
+from catalog.service import Catalog
+from catalog.settings import CatalogSettings
+from catalog.tables import Tables
+from catalog.views import Views
+from store import Store
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogServices:
+    catalog: Catalog
+    namespaces: Namespaces
+    tables: Tables
+    views: Views
+    mviews: MaterializedViews
+
+
+def open_services(store: Store, settings: CatalogSettings) -> CatalogServices:
+    files = open_files(settings)
+    catalog = Catalog(store, files, files.reader.locations)
+    mviews = MaterializedViews(catalog)
+    return CatalogServices(catalog, Namespaces(catalog), Tables(catalog, mviews),
+                           Views(catalog, mviews), mviews)

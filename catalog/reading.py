@@ -16,11 +16,14 @@ import stat
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from typing import TypeVar
 
 import fsspec
 
 from catalog.locations import Locations, Where
 from core.errors import FileNotFoundInWarehouseError, SapwoodError, UnavailableError, bad_request
+
+T = TypeVar("T")
 
 _CHUNK = 1024 * 1024
 # Remote reads run here so that a stalled one can be given up on; the thread
@@ -42,14 +45,7 @@ class MetadataReader:
         where = self.locations.where(location)
         if where.local:
             return self._local(where)
-        future = _REMOTE.submit(self._remote, where)
-        try:
-            return future.result(timeout=self.timeout_s)
-        except FutureTimeout:
-            future.cancel()
-            raise UnavailableError(
-                               f"Reading {where.uri} took longer than {self.timeout_s:g} s "
-                               "(SAPWOOD_METADATA_READ_TIMEOUT_S); retry later") from None
+        return self._within_timeout(lambda: self._remote(where), f"Reading {where.uri}")
 
     def exists(self, location: str) -> bool:
         """Whether a file is at ``location``; checked as a read is (outside
@@ -59,14 +55,18 @@ class MetadataReader:
             if not self.locations.inside_real(where.path):
                 raise self.locations.outside(where.uri)
             return os.path.isfile(where.path)
-        future = _REMOTE.submit(_remote_exists, where.uri)
+        return self._within_timeout(lambda: _remote_exists(where.uri),
+                                    f"Looking up {where.uri}")
+
+    def _within_timeout(self, call: Callable[[], T], doing: str) -> T:
+        future = _REMOTE.submit(call)
         try:
             return future.result(timeout=self.timeout_s)
         except FutureTimeout:
             future.cancel()
             raise UnavailableError(
-                               f"Looking up {where.uri} took longer than {self.timeout_s:g} s "
-                               "(SAPWOOD_METADATA_READ_TIMEOUT_S); retry later") from None
+                f"{doing} took longer than {self.timeout_s:g} s "
+                "(SAPWOOD_METADATA_READ_TIMEOUT_S); retry later") from None
 
     def _local(self, where: Where) -> bytes:
         path, uri = where.path, where.uri

@@ -1,4 +1,5 @@
-"""The store's front door: one object that the API layer holds."""
+"""The store's front door: one object that the catalog layer, the CLI and
+the HTTP layer hold."""
 
 from __future__ import annotations
 

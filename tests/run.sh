@@ -89,7 +89,10 @@ else
   trap - EXIT
 fi
 
-"$PY" -m pytest -q "$@"
+# Two workers, test files shared out whole (module fixtures, a server each, stay
+# with their tests): 8.4 instead of 12.5 minutes on 2 cores. SAPWOOD_TEST_WORKERS=0
+# runs in one process.
+"$PY" -m pytest -q -n "${SAPWOOD_TEST_WORKERS:-2}" --dist loadfile "$@"
 rc=$?
 if [ "$rc" = 5 ]; then
   echo "pytest collected no tests: that is a failure here" >&2

@@ -57,6 +57,7 @@ def populate(port: int) -> dict[str, str]:
                 sb.create_table("events"))["metadata"]
     parent = None
     for i in range(20):
+        sb.write_manifest_list(meta["location"], 1000 + i)  # refused if it is not there
         call("POST", PATHS["loadtable"],
              sb.append(meta["table-uuid"], 1000 + i, parent, meta["location"], i + 1))
         parent = 1000 + i

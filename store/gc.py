@@ -79,6 +79,8 @@ class GcReport:
     mark_started_s: float = 0.0
     mark_reflog: int = 0
     live: set[str] = field(default_factory=set, repr=False)
+    # Idempotency-Keys past their lifetime, removed with their answers.
+    expired_keys: int = 0
 
     def __str__(self) -> str:
         verb = "would remove" if self.dry_run else "removed"
@@ -86,7 +88,8 @@ class GcReport:
                f"{self.unreachable_commits} unreachable commits, {self.kept_commits} kept; "
                f"{verb} {self.removed_commits} commits and {self.removed_packs} overflow "
                f"packs ({self.removed_bytes:,} bytes); mark {self.mark_s:.2f} s, "
-               f"sweep {self.sweep_s:.2f} s")
+               f"sweep {self.sweep_s:.2f} s; {self.expired_keys} expired idempotency keys "
+               "removed")
         return out + (f"; aborted: {self.aborted}" if self.aborted else "")
 
 
@@ -123,7 +126,10 @@ def collect(store: Store, grace_s: float = DEFAULT_GRACE_S, dry_run: bool = Fals
         report.removed = sorted(candidates)
         report.removed_bytes = sum(candidates.values())
     report.sweep_s = time.perf_counter() - t
-    if not dry_run:  # for /metrics of the process that ran it (the admin endpoint)
+    if not dry_run:
+        # Expired Idempotency-Keys (store.idempotency): their answers go.
+        report.expired_keys = store.keys.purge(now_us)
+        # For /metrics of the process that ran it (the admin endpoint).
         store.stats.add("gc_runs")
         store.stats.add("gc_removed_commits", report.removed_commits)
     return report

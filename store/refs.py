@@ -22,6 +22,7 @@ from core.errors import (
 from core.instants import format_instant, from_micros
 from core.refs import validate_ref_name
 from store.db import Database
+from store.idempotency import Answer, IdempotencyKeys, Once
 from store.schema import COMMITS, REFLOG, REFS
 
 MAX_PAGE = 1000
@@ -29,9 +30,11 @@ _TYPES = {t.value: t for t in RefType}
 
 
 class Refs:
-    def __init__(self, db: Database, clock: Callable[[], int]) -> None:
+    def __init__(self, db: Database, clock: Callable[[], int],
+                 keys: IdempotencyKeys | None = None) -> None:
         self.db = db
         self.clock = clock
+        self.keys = keys
         self._select_ref = f"SELECT type, head FROM refs WHERE name = {db.param}"
 
     def get(self, name: str) -> Reference:
@@ -60,10 +63,13 @@ class Refs:
         token = encode_token(refs[-1].name) if len(rows) > size else None
         return Page(refs, token)
 
+    # ``once``: the request's Idempotency-Key, recorded in the same
+    # transaction with the answer it makes of the Reference (store.idempotency).
     def create(self, name: str, ref_type: RefType, hash_: str, principal: str | None,
-               reason: str = "create") -> Reference:
+               reason: str = "create", once: Once | None = None) -> Reference:
         validate_ref_name(name)
         now = self.clock()
+        made = Reference(name, ref_type, hash_)
         try:
             with self.db.write() as conn:
                 exists = conn.execute(select(COMMITS.c.hash).where(COMMITS.c.hash == hash_)).first()
@@ -72,12 +78,14 @@ class Refs:
                 conn.execute(insert(REFS).values(name=name, type=ref_type.value, head=hash_,
                                                  created_us=now))
                 self.journal(conn, name, ref_type, None, hash_, now, principal, reason)
+                answer = self._record(conn, once, made, now)
         except IntegrityError:
             raise ReferenceAlreadyExistsError(f"reference '{name}' already exists") from None
-        return Reference(name, ref_type, hash_)
+        _landed(once, answer)
+        return made
 
     def assign(self, name: str, expected: str, new: str, principal: str | None,
-               ref_type: RefType | None = None) -> Reference:
+               ref_type: RefType | None = None, once: Once | None = None) -> Reference:
         now = self.clock()
         with self.db.write() as conn:
             if conn.execute(select(COMMITS.c.hash).where(COMMITS.c.hash == new)).first() is None:
@@ -86,10 +94,14 @@ class Refs:
             conn.execute(update(REFS).where(REFS.c.name == name, REFS.c.head == expected)
                          .values(head=new))
             self.journal(conn, name, current.type, expected, new, now, principal, "assign")
-        return Reference(name, current.type, new)
+            moved = Reference(name, current.type, new)
+            answer = self._record(conn, once, moved, now)
+        _landed(once, answer)
+        return moved
 
     def delete(self, name: str, expected: str, principal: str | None,
-               ref_type: RefType | None = None) -> None:
+               ref_type: RefType | None = None, once: Once | None = None) -> Reference:
+        """Returns the reference as it was."""
         if name == DEFAULT_BRANCH:
             raise ProtectedReferenceError(f"the default branch '{name}' cannot be deleted")
         now = self.clock()
@@ -97,6 +109,17 @@ class Refs:
             current = self._check(conn, name, expected, ref_type)
             conn.execute(delete(REFS).where(REFS.c.name == name, REFS.c.head == expected))
             self.journal(conn, name, current.type, expected, None, now, principal, "delete")
+            answer = self._record(conn, once, current, now)
+        _landed(once, answer)
+        return current
+
+    def _record(self, conn: Connection, once: Once | None, ref: Reference,
+                now: int) -> Answer | None:
+        if once is None:
+            return None
+        assert self.keys is not None
+        # The DB-API cursor of the transaction's own connection.
+        return self.keys.record_in(conn.connection.cursor(), once, ref, None, now)
 
     def _check(self, conn: Connection, name: str, expected: str,
                ref_type: RefType | None) -> Reference:
@@ -160,3 +183,9 @@ def clamp_page_size(size: int | None) -> int:
     if size < 1:
         raise InvalidInputError(f"page size must be at least 1, got {size}")
     return min(size, MAX_PAGE)
+
+
+def _landed(once: Once | None, answer: Answer | None) -> None:
+    """Told once the transaction is committed."""
+    if once is not None and answer is not None:
+        once.landed(answer)

@@ -205,3 +205,23 @@ class ChangeRow(Base):
 
 ANCESTRY = _table(AncestryRow)
 CHANGES = _table(ChangeRow)
+
+
+# -- idempotency keys (store.idempotency) ---------------------------------------------
+class IdempotencyRow(Base):
+    """A request sent with an Idempotency-Key, and its answer: written in
+    the transaction of the commit it made (or on its own if it made none);
+    gc removes it once ``expires_us`` has passed."""
+
+    __tablename__ = "idempotency"
+    principal: Mapped[str] = mapped_column(Text, primary_key=True)
+    request_key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    fingerprint: Mapped[str] = mapped_column(String(64))
+    status: Mapped[int] = mapped_column(Integer)
+    media_type: Mapped[str | None] = mapped_column(Text)
+    body: Mapped[bytes] = mapped_column(LargeBinary)
+    commit_hash: Mapped[str | None] = mapped_column(HASH)
+    expires_us: Mapped[int] = mapped_column(BigInteger, index=True)
+
+
+IDEMPOTENCY = _table(IdempotencyRow)

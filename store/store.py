@@ -33,6 +33,7 @@ from store.committing import CommitPlanner, validate_operations
 from store.db import Database
 from store.edges import ViewEdges, edges_of
 from store.history import History
+from store.idempotency import IdempotencyKeys, Once
 from store.index import KeyIndex
 from store.locations import Claim, LocationIndex
 from store.merging import MergePlanner
@@ -56,13 +57,16 @@ class Store(Reads):
         bootstrap(db, clock())
         reader = ObjectReader(db, node_cache_size=node_cache_size)
         index = KeyIndex(reader)
-        refs = Refs(db, clock)
+        keys = IdempotencyKeys(db)
+        refs = Refs(db, clock, keys)
         history = History(db, reader)
         super().__init__(db, reader, index, refs, history, ChangeIndex(db))
         self.clock = clock
         self.stats = StoreStats()
         self.locations = LocationIndex(db, self.live_anywhere)
-        self.writer = BranchWriter(db, refs, reader, self.changes, self.stats, self.locations)
+        self.keys = keys
+        self.writer = BranchWriter(db, refs, reader, self.changes, self.stats, self.locations,
+                                   keys)
         self.commits = CommitPlanner(reader, self.states, history)
         self.merges = MergePlanner(reader, self.states, history)
         self.auth = AuthStore(db, clock)
@@ -83,23 +87,28 @@ class Store(Reads):
     def get_reference(self, name: str) -> Reference:
         return self.refs.get(name)
 
+    # ``once``: the request's Idempotency-Key, recorded with the change
+    # (store.idempotency); its answer is made from the Reference.
     def create_reference(self, name: str, ref_type: RefType = RefType.BRANCH,
                          source: str = DEFAULT_BRANCH, principal: str | None = None,
-                         ) -> Reference:
-        return self.refs.create(name, ref_type, self.resolve(source).hash, principal)
+                         once: Once | None = None) -> Reference:
+        return self.refs.create(name, ref_type, self.resolve(source).hash, principal,
+                                once=once)
 
     def assign_reference(self, name: str, expected_hash: str, target: str,
                          principal: str | None = None, ref_type: RefType | None = None,
+                         once: Once | None = None) -> Reference:
+        expected = self.full_hash(normalize_hash(expected_hash))
+        self.writer.forget(name)
+        return self.refs.assign(name, expected, self.resolve(target).hash, principal, ref_type,
+                                once)
+
+    def delete_reference(self, name: str, expected_hash: str, principal: str | None = None,
+                         ref_type: RefType | None = None, once: Once | None = None,
                          ) -> Reference:
         expected = self.full_hash(normalize_hash(expected_hash))
         self.writer.forget(name)
-        return self.refs.assign(name, expected, self.resolve(target).hash, principal, ref_type)
-
-    def delete_reference(self, name: str, expected_hash: str, principal: str | None = None,
-                         ref_type: RefType | None = None) -> None:
-        expected = self.full_hash(normalize_hash(expected_hash))
-        self.writer.forget(name)
-        self.refs.delete(name, expected, principal, ref_type)
+        return self.refs.delete(name, expected, principal, ref_type, once)
 
     def reflog(self, name: str, limit: int = 100) -> list[ReflogEntry]:
         return self.refs.reflog(name, limit)
@@ -107,9 +116,12 @@ class Store(Reads):
     # -- writes ------------------------------------------------------------------------
     def commit(self, branch: str | RefSpec, operations: Sequence[Operation],
                meta: CommitMeta | None = None, expected_hash: str | None = None,
-               principal: str | None = None, claims: Sequence[Claim] = ()) -> CommitResult:
+               principal: str | None = None, claims: Sequence[Claim] = (),
+               once: Once | None = None) -> CommitResult:
         """``claims``: locations the put objects take (store.locations); a
-        claim that overlaps another object's is refused (LocationTakenError)."""
+        claim that overlaps another object's is refused (LocationTakenError).
+        ``once``: the request's Idempotency-Key, recorded in the commit's
+        transaction with the answer it makes of the CommitResult."""
         name = _branch_name(branch)
         validate_operations(operations)
         expected = self.full_hash(normalize_hash(expected_hash)) if expected_hash else None
@@ -120,6 +132,7 @@ class Store(Reads):
         def plan(head: Reference) -> WriteSet[CommitResult]:
             ws = self.commits.plan(head, operations, meta, expected, principal, self.clock())
             ws.edges = edges  # what the views put here read, written with the commit
+            ws.once = once
             if claims and ws.commits:
                 assigned = {**ids, **ws.result.assigned_ids}
                 ws.claims = [(c.key, c.path, cid, c.exclusive) for c in claims
@@ -166,7 +179,8 @@ class Store(Reads):
               key_modes: dict[ContentKey, MergeBehavior] | None = None,
               dry_run: bool = False, meta: CommitMeta | None = None,
               principal: str | None = None, raise_on_conflict: bool = True,
-              resolutions: dict[ContentKey, Resolution] | None = None) -> MergeResult:
+              resolutions: dict[ContentKey, Resolution] | None = None,
+              once: Once | None = None) -> MergeResult:
         """``resolutions``: combined values for keys changed on both sides
         (content-aware merges, catalog.content_merge); each applies only
         while the target holds the value it was worked out from."""
@@ -183,6 +197,7 @@ class Store(Reads):
                                         raise_on_conflict, resolutions)
             if ws.commits:
                 ws.edges = edges
+            ws.once = once
             return ws
 
         return self._counted(lambda: self.writer.run(name, plan, principal))
@@ -193,7 +208,7 @@ class Store(Reads):
                    key_modes: dict[ContentKey, MergeBehavior] | None = None,
                    dry_run: bool = False, principal: str | None = None,
                    raise_on_conflict: bool = True, combiner: Combiner | None = None,
-                   ) -> MergeResult:
+                   once: Once | None = None) -> MergeResult:
         """``combiner``: works out combined values for keys a transplanted
         commit and the target both changed (content-aware, as for merges)."""
         name = _branch_name(onto)
@@ -201,10 +216,13 @@ class Store(Reads):
         modes = dict(key_modes or {})
         self._check_expected(name, expected_hash)
 
-        return self._counted(lambda: self.writer.run(
-            name, lambda head: self.merges.plan_transplant(
-                head, full, default_mode, modes, dry_run, principal, self.clock(),
-                raise_on_conflict, combiner), principal))
+        def plan(head: Reference) -> WriteSet[MergeResult]:
+            ws = self.merges.plan_transplant(head, full, default_mode, modes, dry_run, principal,
+                                             self.clock(), raise_on_conflict, combiner)
+            ws.once = once
+            return ws
+
+        return self._counted(lambda: self.writer.run(name, plan, principal))
 
     def _counted(self, run: Callable[[], MergeResult]) -> MergeResult:
         """Merges and transplants by how they ended, for /metrics."""

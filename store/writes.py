@@ -36,6 +36,7 @@ from core.keys import ContentKey
 from core.refs import branch_to_write, parse_ref
 from store.changes import Ancestry, ChangeIndex
 from store.db import Database
+from store.idempotency import Answer, IdempotencyKeys, Once
 from store.locations import LocationIndex
 from store.nodes import Node, stamp
 from store.objects import (
@@ -74,6 +75,10 @@ class WriteSet(Generic[R]):
     # Locations the commit's objects take: (key, path, content id,
     # exclusive), checked and recorded in its transaction (store.locations).
     claims: list[tuple[ContentKey, str, str, bool]] = field(default_factory=list)
+    # The request's Idempotency-Key: recorded with its answer in the
+    # commit's transaction (store.idempotency).
+    once: Once | None = None
+    answered: Answer | None = None
 
     @property
     def new_head(self) -> str | None:
@@ -157,8 +162,10 @@ class _Moved(Exception):
 class BranchWriter:
     def __init__(self, db: Database, refs: Refs, reader: ObjectReader,
                  changes: ChangeIndex, stats: StoreStats | None = None,
-                 locations: LocationIndex | None = None) -> None:
+                 locations: LocationIndex | None = None,
+                 keys: IdempotencyKeys | None = None) -> None:
         self.stats = stats or StoreStats()
+        self.keys = keys
         self.locations = locations
         self.db = db
         self.refs = refs
@@ -248,7 +255,7 @@ class BranchWriter:
 
     def _write(self, head: Reference, ws: WriteSet[R], principal: str | None) -> R:
         if self._sql_one is not None and len(ws.commits) == 1 and not ws.edges \
-                and not ws.claims:
+                and not ws.claims and ws.once is None:
             # PostgreSQL: swap, insert, index and journal in one atomic
             # statement, one round trip. Nothing is inserted unless the swap matched.
             c = ws.commits[0]
@@ -326,10 +333,16 @@ class BranchWriter:
         cur.execute(self._sql_reflog, (
             head.name, RefType.BRANCH.value, head.hash, new,
             ws.commits[-1].record.created_us, principal, ws.reason))
+        if ws.once is not None:  # refused (KeyTakenError): the transaction writes nothing
+            assert self.keys is not None
+            ws.answered = self.keys.record_in(cur, ws.once, ws.result, new,
+                                              ws.commits[-1].record.created_us)
         return anc
 
     def _landed(self, branch: str, ws: WriteSet[R], anc: list[Ancestry]) -> R:
         self.stats.add("commits", len(ws.commits))
+        if ws.once is not None and ws.answered is not None:
+            ws.once.landed(ws.answered)
         self.changes.remember(anc)
         for c in ws.commits:
             self.reader.remember_nodes(c.nodes)

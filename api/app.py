@@ -15,10 +15,12 @@ from fastapi.staticfiles import StaticFiles
 
 from api import errors
 from api.auth.config import AuthSettings
-from api.auth.guard import AuthRoute, Guard
+from api.auth.guard import Guard
 from api.auth.policy import check_complete
 from api.deps import Services
 from api.hosts import AllowedHosts
+from api.hot_reads import HotReads
+from api.idempotency import CheckedOnceRoute, KeyLocks, OnceRoute
 from api.limits import BodyLimit
 from api.observe.access import Observe
 from api.observe.logs import configure as configure_logs
@@ -64,6 +66,9 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
                                       inline_reads=store.db.dialect == "sqlite")
         app.state.guard = Guard(store, auth) if auth.configured else None
         app.state.metrics = metrics
+        app.state.idempotency = store.keys
+        app.state.idempotency_lifetime_s = settings.idempotency_lifetime_s
+        app.state.key_locks = KeyLocks()
         metrics.watch(store)
         # Everything imported and built so far lives as long as the process:
         # keep it out of the collector's generations, so collections triggered
@@ -93,7 +98,10 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
     app.mount("/ui/static", StaticFiles(directory=str(Path(ui_pages.__file__).parent / "static")),
               name="ui_static")
     # Observe outermost: every answer is counted, refusals included.
-    outer = Observe(AllowedHosts(BodyLimit(RefPaths(app), max_bytes=settings.max_body_bytes),
+    # The three reads clients send most are answered before FastAPI's
+    # routing (api.hot_reads); everything else, errors included, by FastAPI.
+    outer = Observe(AllowedHosts(BodyLimit(RefPaths(HotReads(app, app)),
+                                           max_bytes=settings.max_body_bytes),
                                  hosts=settings.allowed_hosts), metrics)
     app.state.asgi = outer  # what the UI calls the API through (api.ui.client)
     return outer
@@ -121,7 +129,7 @@ def _add_flat(app: FastAPI, routers: list[APIRouter], checked: bool) -> None:
         app.router.add_api_route(route.path, route.endpoint, methods=sorted(route.methods or ()),
                                  status_code=route.status_code, name=route.name,
                                  include_in_schema=route.include_in_schema,
-                                 route_class_override=AuthRoute if checked else APIRoute)
+                                 route_class_override=CheckedOnceRoute if checked else OnceRoute)
 
 
 # The reads clients send most (Spark loads a table or view per statement).

@@ -18,6 +18,7 @@ from starlette.concurrency import run_in_threadpool
 
 from api.auth.errors import Forbidden
 from api.auth.guard import PRINCIPAL, guard_of
+from api.idempotency import answering, once_of
 from api.paths import request_ref
 from catalog.mviews import MaterializedViews
 from catalog.namespaces import Namespaces
@@ -103,7 +104,23 @@ class Call:
     def who(self) -> Who:
         h = self._request.headers
         return Who(principal(self._request), h.get(MESSAGE_HEADER) or None,
-                   commit_author(self._request, h.get(AUTHOR_HEADER) or None, self.ref))
+                   commit_author(self._request, h.get(AUTHOR_HEADER) or None, self.ref),
+                   once_of(self._request))
+
+    def answering(self, shape: Callable[[T], Response]) -> Callable[[T], Response]:
+        """How the route answers with what its write returns; with an
+        Idempotency-Key, the answer kept in the write's transaction is made
+        the same way (api.idempotency)."""
+        return answering(self._request, shape)
+
+    def answered_by(self, shape: Callable[[Any], Response]) -> Who:
+        """``who`` for a write the route answers with ``shape``."""
+        self.answering(shape)
+        return self.who
+
+
+def no_content(_: object = None) -> Response:
+    return Response(status_code=204)
 
 
 def json_response(payload: Any) -> Response:

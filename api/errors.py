@@ -15,7 +15,7 @@ from functools import lru_cache
 from http import HTTPStatus
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
@@ -271,3 +271,15 @@ async def _database(r: Request, e: Exception) -> JSONResponse:
         return _unavailable(r, e)
     log.exception("internal error")  # any other database error is a bug
     return _respond(500, "InternalServerError", f"{type(e).__name__}", r)
+
+
+async def answer_for(request: Request, e: Exception) -> Response:
+    """The answer the application's handlers give for ``e`` (for a layer
+    that must see the final answer of a route that raised)."""
+    handlers = request.app.exception_handlers
+    for kind in type(e).__mro__:
+        handler = handlers.get(kind)
+        if handler is not None:
+            found: Response = await handler(request, e)
+            return found
+    raise e

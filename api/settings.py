@@ -12,6 +12,8 @@ from catalog.settings import CatalogSettings, positive
 
 # Names a loopback server is reached by (IPv6 with and without brackets).
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1", "[::1]")
+# The spec's example and PyIceberg's and Iceberg's default token lifetime.
+DEFAULT_IDEMPOTENCY_LIFETIME_S = 1800
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +27,9 @@ class Settings:
     read_timeout_s: float = DEFAULT_READ_TIMEOUT_S
     # Host names the server answers to (api.hosts); "*" for any.
     allowed_hosts: tuple[str, ...] = LOOPBACK_HOSTS
+    # How long an Idempotency-Key and its answer are kept (api.idempotency);
+    # /v1/config says it as idempotency-key-lifetime.
+    idempotency_lifetime_s: int = DEFAULT_IDEMPOTENCY_LIFETIME_S
 
     @property
     def catalog(self) -> CatalogSettings:
@@ -42,7 +47,9 @@ class Settings:
                         max_body_bytes=int(positive("SAPWOOD_MAX_BODY_BYTES",
                                                     DEFAULT_MAX_BODY_BYTES)),
                         max_metadata_bytes=c.max_metadata_bytes,
-                        read_timeout_s=c.read_timeout_s, allowed_hosts=allowed_hosts())
+                        read_timeout_s=c.read_timeout_s, allowed_hosts=allowed_hosts(),
+                        idempotency_lifetime_s=int(positive(
+                            "SAPWOOD_IDEMPOTENCY_LIFETIME_S", DEFAULT_IDEMPOTENCY_LIFETIME_S)))
 
 
 def allowed_hosts() -> tuple[str, ...]:

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,7 +82,7 @@ def _timed_get(c: http.client.HTTPConnection, path: str,
     r = c.getresponse()
     r.read()
     elapsed = time.perf_counter() - t
-    assert r.status == 200, (path, r.status)
+    assert r.status in (200, 304), (path, r.status)
     return elapsed
 
 
@@ -93,20 +94,42 @@ def latencies(port: int, path: str, n: int) -> list[float]:
 
 
 def paired(port_a: int, path_a: str, port_b: int, path_b: str, n: int,
-           headers_b: dict[str, str] | None = None) -> tuple[list[float], list[float]]:
+           headers_b: dict[str, str] | None = None, headers_a: dict[str, str] | None = None,
+           ) -> tuple[list[float], list[float]]:
     """n requests to each, alternating one by one on two kept-alive
     connections, so both sides see the same moments of a noisy machine."""
     ca = http.client.HTTPConnection("127.0.0.1", port_a)
     cb = http.client.HTTPConnection("127.0.0.1", port_b)
     xa: list[float] = []
     xb: list[float] = []
-    sides = ((ca, path_a, xa, None), (cb, path_b, xb, headers_b))
+    sides = ((ca, path_a, xa, headers_a), (cb, path_b, xb, headers_b))
     for i in range(n):
         for c, path, out, headers in sides[::1 if i % 2 else -1]:
             out.append(_timed_get(c, path, headers))
     ca.close()
     cb.close()
     return xa, xb
+
+
+def commits_with_and_without_key(port: int, n: int) -> tuple[list[float], list[float]]:
+    """n namespace-property commits with an Idempotency-Key and n without,
+    alternating one by one on one kept-alive connection."""
+    c = http.client.HTTPConnection("127.0.0.1", port)
+    keyed: list[float] = []
+    plain: list[float] = []
+    for i in range(2 * n):
+        headers = {"Content-Type": "application/json"}
+        if i % 2:
+            headers["Idempotency-Key"] = str(uuid.uuid4())
+        body = json.dumps({"updates": {"round": str(i)}})
+        t = time.perf_counter()
+        c.request("POST", f"/iceberg/v1/namespaces/{NS}/properties", body=body, headers=headers)
+        r = c.getresponse()
+        r.read()
+        (keyed if i % 2 else plain).append(time.perf_counter() - t)
+        assert r.status == 200, r.status
+    c.close()
+    return keyed, plain
 
 
 def pct(xs: list[float], p: float) -> float:
@@ -270,6 +293,29 @@ def main() -> None:
             print(f"{name:<10} {pct(sw, .5) * 1e6:9.0f} {pct(fl, .5) * 1e6:9.0f} {p50:6.2f}   "
                   f"{pct(sw, .99) * 1e6:9.0f} {pct(fl, .99) * 1e6:9.0f} {p99:6.2f}")
 
+        # A cached loadTable asked with the ETag of the last answer: 304, no body.
+        c = http.client.HTTPConnection("127.0.0.1", srv.port)
+        c.request("GET", PATHS["loadtable"])
+        r = c.getresponse()
+        r.read()
+        etag = r.getheader("ETag") or ""
+        c.close()
+        not_modified: list[float] = []
+        floor304: list[float] = []
+        for _ in range(rounds):
+            sw, fl = paired(srv.port, PATHS["loadtable"], floor_port, "/floor/loadtable",
+                            per_round, None, {"If-None-Match": etag})
+            not_modified += sw
+            floor304 += fl
+        results["loadtable_304_p50_vs_floor"] = pct(not_modified, .5) / pct(floor304, .5)
+        print(f"loadTable with If-None-Match: p50 {pct(not_modified, .5) * 1e6:.0f} µs (304), "
+              f"floor {pct(floor304, .5) * 1e6:.0f} µs (200 with the body)")
+
+        keyed, plain = commits_with_and_without_key(srv.port, rounds * 20)
+        results["idempotent_commit_vs_plain"] = pct(keyed, .5) / pct(plain, .5)
+        print(f"commit (namespace properties): p50 {pct(keyed, .5) * 1e6:.0f} µs with an "
+              f"Idempotency-Key, {pct(plain, .5) * 1e6:.0f} µs without")
+
         assert srv.proc is not None
         results["loadview_p50_auth_vs_open"] = auth_vs_open(
             url, tmp, srv.port, srv.proc.pid, rounds, per_round)
@@ -299,6 +345,9 @@ def main() -> None:
                  "loadview_p99_vs_floor"):
         print(f"{name}: {results[name]:.2f}")
     print(f"loadview_p50_auth_vs_open: {results['loadview_p50_auth_vs_open']:.3f}")
+    print(f"getns_rps_1_worker_vs_floor: {one / floor_rps:.2f}")
+    print(f"loadtable_304_p50_vs_floor: {results['loadtable_304_p50_vs_floor']:.2f}")
+    print(f"idempotent_commit_vs_plain: {results['idempotent_commit_vs_plain']:.2f}")
     print(f"getns_rps_1_worker: {one:.0f}")
     print(f"getns_rps_2_workers: {two:.0f}")
 

@@ -32,6 +32,7 @@ from core.commits import (
 )
 from core.conflicts import CommitConflictError, Conflict, ConflictType
 from core.keys import ContentKey
+from store.idempotency import Once
 
 # A combination is worked out at the target's head; if that moves before the
 # merge lands, it is worked out again, this many times at most.
@@ -49,6 +50,8 @@ class MergeRequest:
     content_merge: bool = True
     meta: CommitMeta = field(default_factory=CommitMeta)
     principal: str | None = None
+    # The request's Idempotency-Key: recorded with the merge commit.
+    once: Once | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +103,8 @@ def _run(catalog: Catalog, req: MergeRequest, *, dry_run: bool, expected: str | 
     return catalog.store.merge(
         req.source, req.into, expected_hash=expected, default_mode=req.default_mode,
         key_modes=req.modes, dry_run=dry_run, meta=req.meta, principal=req.principal,
-        raise_on_conflict=False, resolutions=resolutions)
+        raise_on_conflict=False, resolutions=resolutions,
+        once=None if dry_run else req.once)
 
 
 def _refuse_cycle(catalog: Catalog, shown: MergeResult, combined: Combined) -> None:
@@ -166,6 +170,7 @@ class TransplantRequest:
     dry_run: bool = False
     content_merge: bool = True
     principal: str | None = None
+    once: Once | None = None
 
 
 def transplant(catalog: Catalog, req: TransplantRequest) -> MergeResult:
@@ -177,7 +182,8 @@ def transplant(catalog: Catalog, req: TransplantRequest) -> MergeResult:
         result = catalog.store.transplant(
             req.hashes, req.onto, expected_hash=req.expected_hash,
             default_mode=req.default_mode, key_modes=req.modes, dry_run=req.dry_run,
-            principal=req.principal, raise_on_conflict=False, combiner=combine_one)
+            principal=req.principal, raise_on_conflict=False, combiner=combine_one,
+            once=req.once)
     except BaseException:
         discard(catalog, Combined(files=written))
         raise

@@ -14,8 +14,8 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Generic, Protocol, TypeVar
+from dataclasses import dataclass, field, replace
+from typing import Any, Generic, Protocol, TypeVar
 
 from catalog.claims import claims
 from catalog.commands import Registration
@@ -38,6 +38,7 @@ from core.errors import (
 from core.keys import ContentKey
 from core.refs import RefSpec, branch_to_write
 from store import Store
+from store.idempotency import Once
 from store.locations import Claim
 
 T = TypeVar("T")
@@ -55,6 +56,24 @@ class Who:
     principal: str = "anonymous"
     message: str | None = None
     author: str | None = None
+    # The request's Idempotency-Key, its answer made from what the write
+    # returns: recorded in the commit's transaction (store.idempotency).
+    once: Once | None = None
+
+    def through(self, pick: Callable[[Any], Any]) -> Who:
+        """For a write whose value the caller turns into its own with
+        ``pick``: the recorded answer is made of what the caller returns."""
+        once, answer = self.once, self.once.answer if self.once else None
+        if once is None or answer is None:
+            return self
+        return replace(self, once=once.bind(lambda value: answer(pick(value))))
+
+    def landing(self, value: object) -> Once | None:
+        """The key for a commit whose write returns ``value``."""
+        once, answer = self.once, self.once.answer if self.once else None
+        if once is None or answer is None:
+            return None
+        return once.bind(lambda _result: answer(value))
 
     def meta(self, default_message: str) -> CommitMeta:
         return CommitMeta(message=self.message or default_message,
@@ -122,7 +141,7 @@ class Catalog:
             try:
                 self.store.commit(ref, change.operations, who.meta(change.message),
                                   expected_hash=resolved.hash, principal=who.principal,
-                                  claims=change.claims)
+                                  claims=change.claims, once=who.landing(change.result))
                 return change.result
             except CommitConflictError as e:
                 # The store re-plans a write whose connection was lost; if that
@@ -136,7 +155,7 @@ class Catalog:
                 if not {c.type for c in e.conflicts} <= _RETRYABLE:
                     raise _refused(e) from None
                 last = e
-            except SapwoodError:
+            except SapwoodError:  # KeyTakenError too
                 for f in change.files:  # refused before anything was written
                     self.files.discard(f)
                 raise

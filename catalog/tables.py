@@ -103,7 +103,7 @@ class Tables:
         refuse_clash(found, key, ContentType.ICEBERG_TABLE)
 
     def commit(self, t: Target, req: TableCommit, who: Who) -> Loaded:
-        return self.commit_many(t.ref, [(t.key, req)], who)[0]
+        return self.commit_many(t.ref, [(t.key, req)], who.through(lambda loaded: loaded[0]))[0]
 
     def commit_many(self, ref: RefSpec, changes: Sequence[tuple[ContentKey, TableCommit]],
                     who: Who) -> list[Loaded]:
@@ -199,18 +199,17 @@ class Tables:
         t, location, (meta, data), taken = adopted(self.catalog, ref, ns, req, "table",
                                                    self.files.table)
 
-        def plan(found: dict[ContentKey, Content]) -> Change[None]:
+        def plan(found: dict[ContentKey, Content]) -> Change[Loaded]:
             require_namespace(found, ns)
             cur = found.get(t.key)
             if cur is not None and not (req.overwrite and isinstance(cur, IcebergTable)):
                 refuse_clash(found, t.key, ContentType.ICEBERG_TABLE)
             content = table_content(meta, location, cur.id if cur else None)
+            # Answered only once it landed: the claims are checked in its commit.
             return Change([Put(t.key, content, expected=cur)], f"register table {t.name}",
-                          None, claims=taken)
+                          Loaded(location, data, location), claims=taken)
 
-        self.catalog.write(t.ref, [t.key, ns], who, plan)
-        # Answered only once it landed: the claims were checked in its commit.
-        return Loaded(location, data, location)
+        return self.catalog.write(t.ref, [t.key, ns], who, plan)
 
     def transaction(self, ref: RefSpec, changes: Sequence[tuple[ContentKey, TableCommit]],
                     who: Who) -> None:

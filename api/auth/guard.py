@@ -296,8 +296,12 @@ def guard_of(request: Request) -> Guard | None:
 class AuthRoute(APIRoute):
     """A route that checks its rule before its handler runs."""
 
+    def inner_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        """What runs once the rule holds."""
+        return super().get_route_handler()
+
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
-        original = super().get_route_handler()
+        original = self.inner_handler()
         rule = RULES[self.name]
         if rule.privilege is None:
             return original

@@ -25,14 +25,22 @@ class Metrics:
         self.latency = Histogram("sapwood_http_request_duration_seconds",
                                  "Time to answer an HTTP request", ["method", "route"],
                                  buckets=_BUCKETS, registry=self.registry)
+        self._series: dict[tuple[str, str, int], tuple[Any, Any]] = {}
 
     def watch(self, store: Any) -> None:
         """Report this store's counters (once the app has opened it)."""
         self.registry.register(StoreCollector(store))
 
     def observe(self, method: str, route: str, status: int, seconds: float) -> None:
-        self.requests.labels(method, route, str(status)).inc()
-        self.latency.labels(method, route).observe(seconds)
+        # The labelled series, looked up once each (labels() validates and
+        # locks on every call: a few µs of every request).
+        series = self._series.get((method, route, status))
+        if series is None:
+            series = (self.requests.labels(method, route, str(status)),
+                      self.latency.labels(method, route))
+            self._series[(method, route, status)] = series
+        series[0].inc()
+        series[1].observe(seconds)
 
 
 class StoreCollector(Collector):

@@ -61,4 +61,14 @@ async def get_config(request: Request, warehouse: str | None = None) -> Response
     await c.read(c.svc.catalog.store.resolve, c.ref)  # a bad ref fails here, early
     defaults = config_defaults(c.svc.catalog.locations.warehouse)
     return json_response({"defaults": defaults, "overrides": {"prefix": quote_ref(c.ref)},
-                          "endpoints": ENDPOINTS})
+                          "endpoints": ENDPOINTS, "idempotency-key-lifetime": iso_duration(
+                              request.app.state.idempotency_lifetime_s)})
+
+
+def iso_duration(seconds: int) -> str:
+    """ISO-8601, as the spec writes it: PT30M, PT24H, PT90S."""
+    if seconds % 3600 == 0:
+        return f"PT{seconds // 3600}H"
+    if seconds % 60 == 0:
+        return f"PT{seconds // 60}M"
+    return f"PT{seconds}S"

@@ -6,6 +6,7 @@ from fastapi import APIRouter, Query, Request, Response
 
 from api.auth.guard import guard_of
 from api.deps import commit_author, json_response, principal
+from api.idempotency import answering, once_of
 from api.paths import ref_param
 from api.routes.trees import name_and_hash, require, require_on_protected, store_of
 from api.v2.requests import CommitBody, MergeBody, OperationBody, TransplantBody
@@ -17,12 +18,15 @@ from catalog.service import Catalog
 from core.auth import Privilege
 from core.commits import (
     CommitMeta,
+    CommitResult,
     Delete,
     MergeBehavior,
     MergeConflictError,
     MergeResult,
     Operation,
     Put,
+    Reference,
+    RefType,
     Unchanged,
 )
 from core.content import parse_content
@@ -91,13 +95,16 @@ def commit(request: Request, ref: str, body: CommitBody) -> Response:
     meta = CommitMeta(body.commit_meta.message,
                       commit_author(request, body.commit_meta.first_author, branch),
                       properties=dict(body.commit_meta.properties))
-    result = store.commit(branch, operations, meta,
-                          expected_hash=expected, principal=principal(request))
-    head = store.get_reference(branch)
-    return json_response({
-        "targetBranch": reference_json(head) | {"hash": result.hash},
-        "addedContents": [{"key": key_json(k), "contentId": cid}
-                          for k, cid in result.assigned_ids.items()]})
+    def answer(result: CommitResult) -> Response:
+        return json_response({
+            "targetBranch": reference_json(Reference(branch, RefType.BRANCH, result.hash)),
+            "addedContents": [{"key": key_json(k), "contentId": cid}
+                              for k, cid in result.assigned_ids.items()]})
+
+    once = once_of(request)
+    return answering(request, answer)(store.commit(
+        branch, operations, meta, expected_hash=expected, principal=principal(request),
+        once=once))
 
 
 def _merge_answer(body: MergeBody | TransplantBody, result: MergeResult,
@@ -124,9 +131,11 @@ def merge(request: Request, ref: str, body: MergeBody) -> Response:
     require(request, Privilege.READ, source)
     if MergeBehavior.FORCE in (body.default_key_merge_mode, *body.modes().values()):
         require_on_protected(request, branch, "a forced merge into")
+    answering(request, lambda result: _merge_answer(body, result))
     outcome = merging.merge(request.app.state.services.catalog, merging.MergeRequest(
         source, branch, expected, body.default_key_merge_mode, body.modes(), body.dry_run,
-        body.content_merge, CommitMeta(message, author), principal(request)))
+        body.content_merge, CommitMeta(message, author), principal(request),
+        once_of(request)))
     return _merge_answer(body, outcome.result, outcome.invalidated)
 
 
@@ -137,7 +146,9 @@ def transplant(request: Request, ref: str, body: TransplantBody) -> Response:
         require(request, Privilege.READ, f"@{h}")
     if MergeBehavior.FORCE in (body.default_key_merge_mode, *body.modes().values()):
         require_on_protected(request, branch, "a forced transplant onto")
-    result = merging.transplant(request.app.state.services.catalog, merging.TransplantRequest(
+    answer = answering(request, lambda result: _merge_answer(body, result))
+    return answer(merging.transplant(request.app.state.services.catalog,
+                                     merging.TransplantRequest(
         list(body.hashes_to_transplant), branch, expected, body.default_key_merge_mode,
-        body.modes(), body.dry_run, body.content_merge, principal(request)))
-    return _merge_answer(body, result)
+        body.modes(), body.dry_run, body.content_merge, principal(request),
+        once_of(request))))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
-from api.deps import Call, PageSize, PageToken, json_response
+from api.deps import Call, PageSize, PageToken, json_response, no_content
 from api.models import CreateNamespaceRequest, UpdateNamespacePropertiesRequest
 from api.paths import namespace_key
 from catalog.targets import namespace_from_levels
@@ -33,8 +33,9 @@ def create_namespace(request: Request, body: CreateNamespaceRequest,
     c = Call(request)
     ns = namespace_from_levels(body.namespace)
     c.require(Privilege.WRITE, ns)
-    props = c.svc.namespaces.create(c.ref, ns, dict(body.properties), c.who)
-    return json_response({"namespace": list(ns.elements), "properties": props})
+    answer = c.answering(lambda props: json_response({"namespace": list(ns.elements),
+                                                      "properties": props}))
+    return answer(c.svc.namespaces.create(c.ref, ns, dict(body.properties), c.who))
 
 
 @router.get("/{namespace}")
@@ -55,13 +56,13 @@ async def namespace_exists(request: Request, namespace: str) -> Response:
 @router.delete("/{namespace}", status_code=204)
 def drop_namespace(request: Request, namespace: str) -> Response:
     c = Call(request)
-    c.svc.namespaces.drop(c.ref, namespace_key(namespace), c.who)
-    return Response(status_code=204)
+    c.svc.namespaces.drop(c.ref, namespace_key(namespace), c.answered_by(no_content))
+    return no_content()
 
 
 @router.post("/{namespace}/properties")
 def update_properties(request: Request, namespace: str,
                       body: UpdateNamespacePropertiesRequest) -> Response:
     c = Call(request)
-    return json_response(c.svc.namespaces.update_properties(
+    return c.answering(json_response)(c.svc.namespaces.update_properties(
         c.ref, namespace_key(namespace), dict(body.updates), list(body.removals), c.who))

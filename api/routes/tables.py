@@ -7,8 +7,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 
-from api.answers import loaded_json
-from api.deps import Call, PageSize, PageToken, identifiers_response
+from api.answers import ANSWERS, loaded_json, loaded_or_not_modified
+from api.deps import Call, PageSize, PageToken, identifiers_response, no_content
 from api.models import (
     CommitTableRequest,
     CommitTransactionRequest,
@@ -47,7 +47,7 @@ def create_table(request: Request, namespace: str, body: CreateTableRequest,
                  ) -> Response:
     c = Call(request)
     ns = namespace_key(namespace)
-    return loaded_json(c.svc.tables.create(c.ref, ns, body.command(), c.who))
+    return c.answering(loaded_json)(c.svc.tables.create(c.ref, ns, body.command(), c.who))
 
 
 @router.get("/namespaces/{namespace}/tables/{table}")
@@ -57,7 +57,8 @@ async def load_table(request: Request, namespace: str, table: str,
     if snapshots not in (None, "all", "refs"):
         raise bad_request(f"Invalid snapshots mode {snapshots!r}: expected 'all' or 'refs'")
     t = target(c.ref, namespace_key(namespace), table)
-    return loaded_json(await c.read(c.svc.tables.load, t, snapshots, mv_options(request)))
+    return loaded_or_not_modified(
+        await c.read(c.svc.tables.load, t, snapshots, mv_options(request)), request)
 
 
 def mv_options(request: Request) -> ReadOptions | None:
@@ -75,8 +76,10 @@ def mv_options(request: Request) -> ReadOptions | None:
 @router.head("/namespaces/{namespace}/tables/{table}", status_code=204)
 async def table_exists(request: Request, namespace: str, table: str) -> Response:
     c = Call(request)
-    await c.read(c.svc.tables.current, target(c.ref, namespace_key(namespace), table))
-    return Response(status_code=204)
+    t = target(c.ref, namespace_key(namespace), table)
+    # Its ETag is the one a load would carry (a cached answer: no file read).
+    _, etag = ANSWERS.body(await c.read(c.svc.tables.load, t, None, None))
+    return Response(status_code=204, headers={"ETag": etag})
 
 
 @router.post("/namespaces/{namespace}/tables/{table}")
@@ -86,9 +89,10 @@ def commit_table(request: Request, namespace: str, table: str,
     t = target(c.ref, namespace_key(namespace), table)
     check_identifier(body.identifier, t)
     refresh = request.headers.get(REFRESH_HEADER)
+    answer = c.answering(loaded_json)
     if refresh is not None:
-        return loaded_json(commit_refresh(c.svc.mviews, t, body.command(), refresh, c.who))
-    return loaded_json(c.svc.tables.commit(t, body.command(), c.who))
+        return answer(commit_refresh(c.svc.mviews, t, body.command(), refresh, c.who))
+    return answer(c.svc.tables.commit(t, body.command(), c.who))
 
 
 @router.delete("/namespaces/{namespace}/tables/{table}", status_code=204)
@@ -98,8 +102,9 @@ def drop_table(request: Request, namespace: str, table: str,
     # cascade=true (ours, not Iceberg's): the views that read it go in the same commit.
     c = Call(request)
     drop(c.svc.catalog, target(c.ref, namespace_key(namespace), table),
-         ContentType.ICEBERG_TABLE, c.who, cascade, lambda k: c.require(Privilege.WRITE, k))
-    return Response(status_code=204)
+         ContentType.ICEBERG_TABLE, c.answered_by(no_content), cascade,
+         lambda k: c.require(Privilege.WRITE, k))
+    return no_content()
 
 
 @router.post("/namespaces/{namespace}/tables/{table}/metrics", status_code=204)
@@ -113,8 +118,8 @@ def report_metrics(namespace: str, table: str) -> Response:
 def register_table(request: Request, namespace: str, body: RegisterTableRequest,
                    ) -> Response:
     c = Call(request)
-    return loaded_json(c.svc.tables.register(c.ref, namespace_key(namespace), body.command(),
-                                             c.who))
+    return c.answering(loaded_json)(c.svc.tables.register(c.ref, namespace_key(namespace),
+                                                          body.command(), c.who))
 
 
 @router.post("/tables/rename", status_code=204)
@@ -130,8 +135,8 @@ def commit_transaction(request: Request, body: CommitTransactionRequest,
                             ch.identifier.name]), ch.command()) for ch in body.table_changes]
     for key, _ in changes:
         c.require(Privilege.WRITE, key)
-    c.svc.tables.transaction(c.ref, changes, c.who)
-    return Response(status_code=204)
+    c.svc.tables.transaction(c.ref, changes, c.answered_by(no_content))
+    return no_content()
 
 
 def renamed(request: Request, body: RenameTableRequest, kind: ContentType) -> Response:
@@ -141,8 +146,8 @@ def renamed(request: Request, body: RenameTableRequest, kind: ContentType) -> Re
     dst = identifier(body.destination.namespace, body.destination.name)
     c.require(Privilege.WRITE, src)
     c.require(Privilege.WRITE, dst)
-    rename(c.svc.catalog, c.ref, src, dst, kind, c.who)
-    return Response(status_code=204)
+    rename(c.svc.catalog, c.ref, src, dst, kind, c.answered_by(no_content))
+    return no_content()
 
 
 def identifier(namespace: list[str], name: str) -> ContentKey:

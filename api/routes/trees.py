@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
 from urllib.parse import unquote
 
 from fastapi import APIRouter, Query, Request, Response
@@ -10,11 +9,12 @@ from fastapi import APIRouter, Query, Request, Response
 from api.auth.errors import Forbidden
 from api.auth.guard import guard_of
 from api.deps import json_response, principal
+from api.idempotency import answering, once_of
 from api.paths import ref_param
 from api.v2.requests import ReferenceBody
 from api.v2.shapes import effective_json, page_json, reference_json
 from core.auth import Privilege
-from core.commits import DEFAULT_BRANCH, NO_ANCESTOR, RefType
+from core.commits import DEFAULT_BRANCH, NO_ANCESTOR, Reference, RefType
 from core.errors import bad_request
 from core.refs import RefSpec
 from store import Store
@@ -89,8 +89,9 @@ def create_reference(request: Request, body: ReferenceBody, name: str = Query(..
     kind = ref_type(type) or RefType.BRANCH
     source = body.spec() or DEFAULT_BRANCH
     require(request, Privilege.READ, source)  # the new ref shows all of the source
-    ref = store_of(request).create_reference(name, kind, source, principal(request))
-    return json_response({"reference": reference_json(ref)})
+    answer = answering(request, _reference_answer)
+    return answer(store_of(request).create_reference(name, kind, source, principal(request),
+                                                     once_of(request)))
 
 
 @router.get("/trees/{ref}")
@@ -108,17 +109,19 @@ def assign_reference(request: Request, ref: str, body: ReferenceBody,
         raise bad_request("Assigning a reference needs a target hash or reference in the body")
     require(request, Privilege.READ, target)
     require_on_protected(request, name, "assigning")
-    new = store_of(request).assign_reference(name, expected, target, principal(request),
-                                             ref_type(type))
-    return json_response({"reference": reference_json(new)})
+    answer = answering(request, _reference_answer)
+    return answer(store_of(request).assign_reference(name, expected, target, principal(request),
+                                                     ref_type(type), once_of(request)))
 
 
 @router.delete("/trees/{ref}")
 def delete_reference(request: Request, ref: str, type: str | None = None) -> Response:
     name, expected = name_and_hash(ref, "Deleting a reference")
     require_on_protected(request, name, "deleting")
-    store = store_of(request)
-    gone = store.get_reference(name)
-    store.delete_reference(name, expected, principal(request), ref_type(type))
-    out: dict[str, Any] = {"reference": reference_json(gone)}
-    return json_response(out)
+    answer = answering(request, _reference_answer)
+    return answer(store_of(request).delete_reference(name, expected, principal(request),
+                                                     ref_type(type), once_of(request)))
+
+
+def _reference_answer(ref: Reference) -> Response:
+    return json_response({"reference": reference_json(ref)})

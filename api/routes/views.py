@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
-from api.answers import loaded_json
-from api.deps import Call, PageSize, PageToken, identifiers_response
+from api.answers import ANSWERS, loaded_json, loaded_or_not_modified
+from api.deps import Call, PageSize, PageToken, identifiers_response, no_content
 from api.models import CommitViewRequest, CreateViewRequest, RegisterViewRequest, RenameTableRequest
 from api.paths import namespace_key
 from api.routes.tables import check_identifier, renamed
@@ -37,22 +37,23 @@ async def list_views(request: Request, namespace: str, page_token: PageToken = N
 def create_view(request: Request, namespace: str, body: CreateViewRequest,
                 ) -> Response:
     c = Call(request)
-    return loaded_json(c.svc.views.create(c.ref, namespace_key(namespace), body.command(),
-                                          c.who))
+    return c.answering(loaded_json)(c.svc.views.create(c.ref, namespace_key(namespace),
+                                                       body.command(), c.who))
 
 
 @router.get("/namespaces/{namespace}/views/{view}")
 async def load_view(request: Request, namespace: str, view: str) -> Response:
     c = Call(request)
     t = target(c.ref, namespace_key(namespace), view)
-    return loaded_json(await c.read(c.svc.views.load, t))
+    return loaded_or_not_modified(await c.read(c.svc.views.load, t), request)
 
 
 @router.head("/namespaces/{namespace}/views/{view}", status_code=204)
 async def view_exists(request: Request, namespace: str, view: str) -> Response:
     c = Call(request)
-    await c.read(c.svc.views.current, target(c.ref, namespace_key(namespace), view))
-    return Response(status_code=204)
+    _, etag = ANSWERS.body(await c.read(c.svc.views.load,
+                                        target(c.ref, namespace_key(namespace), view)))
+    return Response(status_code=204, headers={"ETag": etag})
 
 
 @router.post("/namespaces/{namespace}/views/{view}")
@@ -61,7 +62,7 @@ def replace_view(request: Request, namespace: str, view: str,
     c = Call(request)
     t = target(c.ref, namespace_key(namespace), view)
     check_identifier(body.identifier, t)
-    return loaded_json(c.svc.views.replace(t, body.command(), c.who))
+    return c.answering(loaded_json)(c.svc.views.replace(t, body.command(), c.who))
 
 
 @router.delete("/namespaces/{namespace}/views/{view}", status_code=204)
@@ -70,17 +71,17 @@ def drop_view(request: Request, namespace: str, view: str, cascade: bool = False
     # cascade=true (ours, not Iceberg's): the views that read it go in the same commit.
     c = Call(request)
     drop(c.svc.catalog, target(c.ref, namespace_key(namespace), view),
-         ContentType.ICEBERG_VIEW, c.who, cascade, lambda k: c.require(Privilege.WRITE, k),
-         also=(ContentType.MATERIALIZED_VIEW,))
-    return Response(status_code=204)
+         ContentType.ICEBERG_VIEW, c.answered_by(no_content), cascade,
+         lambda k: c.require(Privilege.WRITE, k), also=(ContentType.MATERIALIZED_VIEW,))
+    return no_content()
 
 
 @router.post("/namespaces/{namespace}/register-view")
 def register_view(request: Request, namespace: str, body: RegisterViewRequest,
                   ) -> Response:
     c = Call(request)
-    return loaded_json(c.svc.views.register(c.ref, namespace_key(namespace), body.command(),
-                                            c.who))
+    return c.answering(loaded_json)(c.svc.views.register(c.ref, namespace_key(namespace),
+                                                         body.command(), c.who))
 
 
 @router.post("/views/rename", status_code=204)

@@ -8,6 +8,7 @@ The test stops its own PostgreSQL, never the suite's shared one.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -70,5 +71,8 @@ def test_an_outage_is_a_503_and_passes(own_postgres: TempPostgres, tmp_path) -> 
         assert http.get(f"{V1}/namespaces/ns/tables/t").status_code == 200
         r = http.post(f"{V1}/namespaces", json={"namespace": ["after"]})
         assert r.status_code == 200, r.text
-        log = srv.log.read_text()
+        deadline = time.monotonic() + 10  # the log is written by a thread of its own
+        while "catalog database unavailable" not in (log := srv.log.read_text()) and \
+                time.monotonic() < deadline:
+            time.sleep(0.05)
     assert "catalog database unavailable" in log

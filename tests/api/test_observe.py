@@ -6,7 +6,9 @@ and duration, and the health probes."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
@@ -31,6 +33,20 @@ def requests_of(samples: dict, route: str, status: str, method: str = "GET") -> 
            (("method", method), ("route", route), ("status", status)))
     return samples.get(key, 0.0)
 
+
+
+def logged(server: Server, request_id: str) -> list[dict[str, Any]]:
+    """The server's JSON log lines, once the access line of ``request_id``
+    is among them (lines are written by a thread of their own, a moment
+    after the answer)."""
+    deadline = time.monotonic() + 10
+    while True:
+        lines = [json.loads(x) for x in Path(server.log).read_text().splitlines()
+                 if x.startswith("{")]
+        if any(x.get("request_id") == request_id for x in lines) or \
+                time.monotonic() > deadline:
+            return lines
+        time.sleep(0.02)
 
 def test_metrics_move_with_requests(observed: Server) -> None:
     c = httpx.Client(base_url=observed.base)
@@ -65,8 +81,7 @@ def test_request_ids_and_json_access_logs(observed: Server) -> None:
     # A header that is not a sane token is replaced, not echoed.
     odd = c.get("/healthz", headers={"X-Request-Id": "a b\tc"})
     assert odd.headers["x-request-id"] != "a b\tc"
-    lines = [json.loads(line) for line in Path(observed.log).read_text().splitlines()
-             if line.startswith("{")]
+    lines = logged(observed, rid)
     access = {line["request_id"]: line for line in lines if line["logger"] == "sapwood.access"}
     line = access["trace-42"]
     assert line["route"] == "/iceberg/v1/config" and line["status"] == 200
@@ -74,8 +89,7 @@ def test_request_ids_and_json_access_logs(observed: Server) -> None:
     assert isinstance(line["duration_ms"], float) and line["level"] == "info"
     assert access[rid]["route"] == "/api/v2/trees/{ref}"
     on_branch = c.get("/iceberg/main/v1/namespaces")
-    lines = [json.loads(x) for x in Path(observed.log).read_text().splitlines()
-             if x.startswith("{")]
+    lines = logged(observed, on_branch.headers["x-request-id"])
     line = next(x for x in lines if x.get("request_id") == on_branch.headers["x-request-id"])
     assert line["reference"] == "main"
 

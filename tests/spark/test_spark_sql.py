@@ -141,3 +141,22 @@ def test_helpers_read_view_history_and_refuse_a_conflicting_merge(spark, server:
     assert conflict.value.status == 409
     assert "helpers.v" in conflict.value.message
     assert [tuple(r) for r in sw.read_view(spark, "helpers.v").collect()] == [(7,)]
+
+
+def test_spark_sends_no_idempotency_key(spark, server: Server):
+    """docs/iceberg-rest.md says Iceberg 1.10's REST client sends no
+    Idempotency-Key: its writes, through a proxy that records what it is sent.
+    If this fails, Iceberg has started sending one; say so there."""
+    from spark.session import catalog_conf
+    from tests.proxy import LossyProxy
+
+    with LossyProxy(f"127.0.0.1:{server.port}", lambda m, p: False) as proxy:
+        for k, v in catalog_conf("proxied", proxy.base).items():
+            spark.conf.set(k, v)
+        spark.sql("CREATE NAMESPACE IF NOT EXISTS proxied.idem")
+        spark.sql("CREATE TABLE proxied.idem.t (id BIGINT) USING iceberg")
+        spark.sql("INSERT INTO proxied.idem.t VALUES (1), (2)")
+        assert rows(spark, "SELECT id FROM proxied.idem.t") == [(1,), (2,)]
+    writes = [(m, p, h) for m, p, h in proxy.received if m != "GET"]
+    assert any(p.endswith("/tables/t") for _, p, _ in writes), writes
+    assert not any("idempotency-key" in h for _, _, h in writes), writes

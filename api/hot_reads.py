@@ -1,0 +1,124 @@
+"""The reads clients send most — loadTable, loadView, GET namespace — answered
+without FastAPI's per-request machinery.
+
+Spark loads a table or view for every statement, so these three reads are
+most of a catalog's traffic, and a cached one is almost all framework: the
+route table, parameter validation, the Request and the exception layers
+cost more than the answer (docs/performance.md). This ASGI layer answers
+them directly with the same calls the routes make (the guard's rule for
+the route, the catalog's read, the shared answer cache and ETag). Anything
+else, or anything unusual about one of them (a query string, a
+materialized-view reading header, a failure of any kind), goes to the
+FastAPI application, which answers it as before; errors are therefore
+answered by the one exception handler, and an answer here is byte for byte
+what the route gives (tests/api/test_hot_reads.py).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.routing import APIRoute
+from starlette.concurrency import run_in_threadpool
+
+from api.answers import ANSWERS, matches
+from api.asgi import App, Receive, Scope, Send
+from api.auth.policy import RULES
+from api.paths import namespace_key, request_ref
+from catalog.mv_refresh import REFRESH_HEADER
+from catalog.mviews import STALENESS_HEADER
+from catalog.targets import target
+
+_SEGMENT = "([^/]+)"
+_ROUTES = (
+    ("load_table", re.compile(f"^/iceberg/v1/namespaces/{_SEGMENT}/tables/{_SEGMENT}$"),
+     ("namespace", "table")),
+    ("load_view", re.compile(f"^/iceberg/v1/namespaces/{_SEGMENT}/views/{_SEGMENT}$"),
+     ("namespace", "view")),
+    ("load_namespace", re.compile(f"^/iceberg/v1/namespaces/{_SEGMENT}$"), ("namespace",)),
+)
+# Headers that change what a read answers: those requests take the full path.
+_SPECIAL = frozenset({REFRESH_HEADER.lower().encode(), STALENESS_HEADER.lower().encode()})
+_JSON = (b"content-type", b"application/json")
+
+
+class HotReads:
+    def __init__(self, app: App, api: FastAPI) -> None:
+        self.app = app
+        self.api = api
+        self.routes = {r.name: r for r in api.routes if isinstance(r, APIRoute)}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "GET" or scope["query_string"]:
+            await self.app(scope, receive, send)
+            return
+        found = _match(scope["path"])
+        if found is None:
+            await self.app(scope, receive, send)
+            return
+        name, params, values = found
+        if any(k in _SPECIAL for k, _ in scope["headers"]):
+            await self.app(scope, receive, send)
+            return
+        scope["path_params"] = dict(zip(params, values, strict=True))
+        scope["route"] = self.routes[name]  # the template, for metrics and the log
+        scope["app"] = self.api
+        try:
+            status, headers, body = await self._answer(name, Request(scope, receive))
+        except Exception:
+            # Whatever it was (not found, forbidden, a bad ref ...), the
+            # application answers it as it answers every error.
+            await self.app(scope, receive, send)
+            return
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    async def _answer(self, name: str, request: Request,
+                      ) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+        state = self.api.state
+        guard = state.guard
+        if guard is not None and RULES[name].privilege is not None:
+            if guard.inline:
+                guard.check(request, RULES[name])
+            else:
+                await run_in_threadpool(guard.check, request, RULES[name])
+        svc = state.services
+        params = request.scope["path_params"]
+        ref = request_ref(request.scope)
+        ns = namespace_key(params["namespace"])
+        if name == "load_namespace":
+            props = await _read(svc.inline_reads, svc.namespaces.load, ref, ns)
+            body = json.dumps({"namespace": list(ns.elements), "properties": props},
+                              separators=(",", ":")).encode()
+            return 200, [_JSON, _length(body)], body
+        t = target(ref, ns, params["table" if name == "load_table" else "view"])
+        loaded = await (_read(svc.inline_reads, svc.tables.load, t, None, None)
+                        if name == "load_table" else _read(svc.inline_reads, svc.views.load, t))
+        body, etag = ANSWERS.body(loaded)
+        tag = (b"etag", etag.encode())
+        if matches(request.headers.get("if-none-match"), etag):
+            return 304, [tag], b""
+        return 200, [_JSON, _length(body), tag], body
+
+
+def _match(path: str) -> tuple[str, tuple[str, ...], tuple[str, ...]] | None:
+    """The route a path is for, its parameter names and their values."""
+    for name, pattern, params in _ROUTES:
+        m = pattern.match(path)
+        if m is not None:
+            return name, params, m.groups()
+    return None
+
+
+async def _read(inline: bool, fn: Any, *args: Any) -> Any:
+    """As Call.read: on the event loop for SQLite, in the pool otherwise."""
+    if inline:
+        return fn(*args)
+    return await run_in_threadpool(fn, *args)
+
+
+def _length(body: bytes) -> tuple[bytes, bytes]:
+    return b"content-length", str(len(body)).encode()

@@ -16,6 +16,7 @@ import signal
 import threading
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -240,13 +241,22 @@ def test_a_refusal_is_answered_again_and_a_5xx_is_not_kept(http: httpx.Client,
 
 
 # -- a server killed after its commit, the retry on another replica -------------------
+@dataclass
+class Replicas:
+    a: Server  # killed
+    b: Server  # answers the retries
+    url: str
+    warehouse: str
+    tmp: Path
+
+
 @pytest.fixture(params=BACKENDS)
-def replicas(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Server, Server]]:
+def replicas(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Replicas]:
     url = database_url(request, request.param, tmp_path / "db", "once")
     warehouse = (tmp_path / "warehouse").resolve().as_uri()
     a = Server(url, tmp_path / "a", warehouse=warehouse).start()
     b = Server(url, tmp_path / "b", warehouse=warehouse).start()
-    yield a, b
+    yield Replicas(a, b, url, warehouse, tmp_path)
     for s in (a, b):
         s.stop()
     assert not b.server_errors(), b.server_errors()
@@ -259,8 +269,8 @@ def _kill(server: Server) -> None:
 
 
 def test_killed_after_the_commit_the_retry_on_a_replica_gets_the_answer(
-        replicas: tuple[Server, Server]) -> None:
-    a, b = replicas
+        replicas: Replicas) -> None:
+    a, b = replicas.a, replicas.b
     cat = b.catalog()
     cat.create_namespace("ns")
     cat.create_table("ns.t", schema=SCHEMA)
@@ -279,18 +289,46 @@ def test_killed_after_the_commit_the_retry_on_a_replica_gets_the_answer(
     assert len(after.snapshots()) == 1
     assert sorted(after.scan().to_arrow()["id"].to_pylist()) == [7, 8]
 
-    # A view create, sent again by hand to the replica.
-    with httpx.Client(base_url=b.base, timeout=60) as http:
-        before = len(commits_on(http))
-    body = sb.create_view("v", "SELECT id FROM ns.t")
-    again = httpx.post(f"{b.base}/iceberg/v1/namespaces/ns/views", json=body,
-                       headers={KEY_HEADER: key}, timeout=60)
-    assert again.status_code == 422  # the key is the append's: another request
+
+def _killed_then_retried(replicas: Replicas, name: str, method: str, path: str,
+                         body: Any) -> httpx.Response:
+    """Sent to a new replica that is killed once it has begun to answer;
+    sent again, with the key, to replica b."""
+    victim = Server(replicas.url, replicas.tmp / name, warehouse=replicas.warehouse).start()
     key = new_key()
-    first = httpx.post(f"{b.base}/iceberg/v1/namespaces/ns/views", json=body,
-                       headers={KEY_HEADER: key}, timeout=60)
-    replayed = httpx.post(f"{b.base}/iceberg/v1/namespaces/ns/views", json=body,
+    with LossyProxy(f"127.0.0.1:{victim.port}", lambda m, p: p == path,
+                    on_drop=lambda: _kill(victim)) as proxy, pytest.raises(httpx.HTTPError):
+        httpx.request(method, proxy.base + path, json=body, headers={KEY_HEADER: key},
+                      timeout=60)
+    assert [d.status for d in proxy.dropped] == [200]
+    retry = httpx.request(method, replicas.b.base + path, json=body,
                           headers={KEY_HEADER: key}, timeout=60)
-    assert (replayed.status_code, replayed.content) == (200, first.content)
+    assert retry.headers.get("Idempotent-Replayed") == "true", retry.text
+    return retry
+
+
+def test_a_view_create_and_a_merge_killed_after_the_commit(replicas: Replicas) -> None:
+    b = replicas.b
     with httpx.Client(base_url=b.base, timeout=60) as http:
+        assert http.post("/iceberg/v1/namespaces", json={"namespace": ["ns"]}).status_code == 200
+        before = len(commits_on(http))
+        body = sb.create_view("v", "SELECT 1")
+        retry = _killed_then_retried(replicas, "v", "POST", "/iceberg/v1/namespaces/ns/views",
+                                     body)
+        assert retry.status_code == 200, retry.text
+        assert http.get("/iceberg/v1/namespaces/ns/views/v").json()["metadata-location"] == \
+            retry.json()["metadata-location"]
         assert len(commits_on(http)) == before + 1
+
+        main = http.get("/api/v2/trees/main").json()["reference"]["hash"]
+        assert http.post("/api/v2/trees", params={"name": "work"}, json={
+            "type": "BRANCH", "name": "main", "hash": main}).status_code == 200
+        assert http.post("/iceberg/work/v1/namespaces",
+                         json={"namespace": ["merged"]}).status_code == 200
+        before = len(commits_on(http))
+        retry = _killed_then_retried(replicas, "m", "POST",
+                                     f"/api/v2/trees/main@{main}/history/merge",
+                                     {"fromRefName": "work"})
+        assert retry.status_code == 200, retry.text
+        assert len(commits_on(http)) == before + 1
+        assert http.get("/iceberg/v1/namespaces/merged").status_code == 200

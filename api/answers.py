@@ -58,15 +58,14 @@ ANSWERS = Answers()
 
 
 def loaded_json(loaded: Loaded) -> Response:
-    body, etag = ANSWERS.body(loaded)
-    return Response(body, media_type="application/json", headers={"ETag": etag})
+    return loaded_or_not_modified(loaded, None)
 
 
-def loaded_or_not_modified(loaded: Loaded, request: Request) -> Response:
-    """loaded_json, or 304 with no body when the client's If-None-Match
-    names this answer's ETag (the spec's loadTable; views and HEAD alike)."""
+def loaded_or_not_modified(loaded: Loaded, request: Request | None) -> Response:
+    """The answer with its ETag, or 304 with no body when the request's
+    If-None-Match names that ETag (the spec's loadTable; views and HEAD alike)."""
     body, etag = ANSWERS.body(loaded)
-    if matches(request.headers.get("if-none-match"), etag):
+    if request is not None and matches(request.headers.get("if-none-match"), etag):
         return Response(status_code=304, headers={"ETag": etag})
     return Response(body, media_type="application/json", headers={"ETag": etag})
 

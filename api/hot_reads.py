@@ -16,18 +16,16 @@ what the route gives (tests/api/test_hot_reads.py).
 
 from __future__ import annotations
 
-import json
 import re
-from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Request, Response
 from fastapi.routing import APIRoute
-from starlette.concurrency import run_in_threadpool
 
-from api.answers import ANSWERS, matches
+from api.answers import loaded_or_not_modified
 from api.asgi import App, Receive, Scope, Send
 from api.auth.policy import RULES
-from api.paths import namespace_key, request_ref
+from api.deps import Call, json_response
+from api.paths import namespace_key
 from catalog.mv_refresh import REFRESH_HEADER
 from catalog.mviews import STALENESS_HEADER
 from catalog.targets import target
@@ -42,7 +40,6 @@ _ROUTES = (
 )
 # Headers that change what a read answers: those requests take the full path.
 _SPECIAL = frozenset({REFRESH_HEADER.lower().encode(), STALENESS_HEADER.lower().encode()})
-_JSON = (b"content-type", b"application/json")
 
 
 class HotReads:
@@ -67,41 +64,29 @@ class HotReads:
         scope["route"] = self.routes[name]  # the template, for metrics and the log
         scope["app"] = self.api
         try:
-            status, headers, body = await self._answer(name, Request(scope, receive))
+            response = await self._answer(name, Request(scope, receive))
         except Exception:
             # Whatever it was (not found, forbidden, a bad ref ...), the
             # application answers it as it answers every error.
             await self.app(scope, receive, send)
             return
-        await send({"type": "http.response.start", "status": status, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+        await response(scope, receive, send)
 
-    async def _answer(self, name: str, request: Request,
-                      ) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
-        state = self.api.state
-        guard = state.guard
+    async def _answer(self, name: str, request: Request) -> Response:
+        """What the route ``name`` answers, made by the same calls."""
+        guard = self.api.state.guard
         if guard is not None and RULES[name].privilege is not None:
-            if guard.inline:
-                guard.check(request, RULES[name])
-            else:
-                await run_in_threadpool(guard.check, request, RULES[name])
-        svc = state.services
+            await guard.check_async(request, RULES[name])
+        c = Call(request)
         params = request.scope["path_params"]
-        ref = request_ref(request.scope)
         ns = namespace_key(params["namespace"])
         if name == "load_namespace":
-            props = await _read(svc.inline_reads, svc.namespaces.load, ref, ns)
-            body = json.dumps({"namespace": list(ns.elements), "properties": props},
-                              separators=(",", ":")).encode()
-            return 200, [_JSON, _length(body)], body
-        t = target(ref, ns, params["table" if name == "load_table" else "view"])
-        loaded = await (_read(svc.inline_reads, svc.tables.load, t, None, None)
-                        if name == "load_table" else _read(svc.inline_reads, svc.views.load, t))
-        body, etag = ANSWERS.body(loaded)
-        tag = (b"etag", etag.encode())
-        if matches(request.headers.get("if-none-match"), etag):
-            return 304, [tag], b""
-        return 200, [_JSON, _length(body), tag], body
+            return json_response({"namespace": list(ns.elements),
+                                  "properties": await c.read(c.svc.namespaces.load, c.ref, ns)})
+        t = target(c.ref, ns, params["table" if name == "load_table" else "view"])
+        loaded = await (c.read(c.svc.tables.load, t, None, None) if name == "load_table"
+                        else c.read(c.svc.views.load, t))
+        return loaded_or_not_modified(loaded, request)
 
 
 def _match(path: str) -> tuple[str, tuple[str, ...], tuple[str, ...]] | None:
@@ -111,14 +96,3 @@ def _match(path: str) -> tuple[str, tuple[str, ...], tuple[str, ...]] | None:
         if m is not None:
             return name, params, m.groups()
     return None
-
-
-async def _read(inline: bool, fn: Any, *args: Any) -> Any:
-    """As Call.read: on the event loop for SQLite, in the pool otherwise."""
-    if inline:
-        return fn(*args)
-    return await run_in_threadpool(fn, *args)
-
-
-def _length(body: bytes) -> tuple[bytes, bytes]:
-    return b"content-length", str(len(body)).encode()

@@ -118,11 +118,15 @@ def idempotent(handler: Handler, route_name: str) -> Handler:
         found = request.scope.get(PRINCIPAL)
         who = found.name if found is not None else "anonymous"
         digest = fingerprint(request, await request.body())
+        async def find() -> Recorded | None:
+            # A read like any other: on the event loop for SQLite (api.deps.Call.read).
+            if state.services.inline_reads:
+                return keys.find(who, key, _now_us())
+            return await run_in_threadpool(keys.find, who, key, _now_us())
+
         async with state.key_locks.of(who, key):
             now = _now_us()
-            # A read like any other: on the event loop for SQLite (api.deps.Call.read).
-            kept = keys.find(who, key, now) if state.services.inline_reads else \
-                await run_in_threadpool(keys.find, who, key, now)
+            kept = await find()
             if kept is not None:
                 return _kept(kept, digest, key)
             once = Once(who, key, digest, now + lifetime_s * 1_000_000)
@@ -130,7 +134,7 @@ def idempotent(handler: Handler, route_name: str) -> Handler:
             try:
                 response = await handler(request)
             except KeyTakenError:
-                kept = await run_in_threadpool(keys.find, who, key, _now_us())
+                kept = await find()
                 if kept is None:  # the winner's key expired meanwhile: as good as new
                     raise
                 return _kept(kept, digest, key)

@@ -63,17 +63,17 @@ class Who:
     def through(self, pick: Callable[[Any], Any]) -> Who:
         """For a write whose value the caller turns into its own with
         ``pick``: the recorded answer is made of what the caller returns."""
-        once, answer = self.once, self.once.answer if self.once else None
-        if once is None or answer is None:
+        once = self.once
+        if once is None or once.answer is None:
             return self
+        answer = once.answer
         return replace(self, once=once.bind(lambda value: answer(pick(value))))
 
     def landing(self, value: object) -> Once | None:
-        """The key for a commit whose write returns ``value``."""
-        once, answer = self.once, self.once.answer if self.once else None
-        if once is None or answer is None:
-            return None
-        return once.bind(lambda _result: answer(value))
+        """The key for a commit whose write returns ``value`` (whatever the
+        store returns for it)."""
+        once = self.through(lambda _result: value).once
+        return once if once is not None and once.answer is not None else None
 
     def meta(self, default_message: str) -> CommitMeta:
         return CommitMeta(message=self.message or default_message,

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from pyiceberg.schema import Schema
 from pyiceberg.types import NestedField
-from pyiceberg.view.metadata import SQLViewRepresentation, ViewVersion
+from pyiceberg.view.metadata import SQLViewRepresentation, ViewMetadata, ViewVersion
 
 from catalog.analysis import Resolver, analyse_version
 from catalog.commands import Loaded
@@ -50,11 +50,7 @@ def add_representation(views: Views, t: Target, source: str, target: str, who: W
             raise bad_request(f"sqlglot does not know the SQL dialect {dialect!r}")
 
     def plan(found: dict[ContentKey, Content]) -> Change[Loaded]:
-        cur = found.get(t.key)
-        if not isinstance(cur, IcebergView):
-            raise no_such_view(t.name)
-        base = catalog.files.view(cur.metadata_location)[0]
-        version = current(base)
+        cur, base, version = _current_view(catalog, found, t)
         reps = {r.dialect.lower(): r for r in sql_representations(version)}
         if source not in reps:
             raise bad_request(f"View {t.name} has no {source} representation to transpile "
@@ -101,11 +97,7 @@ def recompile(views: Views, t: Target, who: Who) -> Recompiled:
     catalog = views.catalog
 
     def plan(found: dict[ContentKey, Content]) -> Change[Recompiled]:
-        cur = found.get(t.key)
-        if not isinstance(cur, IcebergView):
-            raise no_such_view(t.name)
-        base = catalog.files.view(cur.metadata_location)[0]
-        version = current(base)
+        cur, base, version = _current_view(catalog, found, t)
         schema = next(s for s in base.schemas if s.schema_id == version.schema_id)
         a = _analysed_again(catalog, t, version)
         fields = _columns(t, schema, a)
@@ -134,6 +126,16 @@ def recompile(views: Views, t: Target, who: Who) -> Recompiled:
                                  [f.name for f in fields]), [loc])
 
     return catalog.write(t.ref, [t.key], who, plan)
+
+
+def _current_view(catalog: Catalog, found: dict[ContentKey, Content], t: Target,
+                  ) -> tuple[IcebergView, ViewMetadata, ViewVersion]:
+    """The view at ``t`` as found, its metadata and its current version."""
+    cur = found.get(t.key)
+    if not isinstance(cur, IcebergView):
+        raise no_such_view(t.name)
+    base = catalog.files.view(cur.metadata_location)[0]
+    return cur, base, current(base)
 
 
 def _analysed_again(catalog: Catalog, t: Target, version: ViewVersion) -> Analysis:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 
 from core.errors import ConflictError
 from store.db import Database
@@ -143,7 +143,7 @@ class IdempotencyKeys:
 
     def count(self) -> int:
         with self.db.read() as conn:
-            return len(conn.execute(select(IDEMPOTENCY.c.request_key)).all())
+            return int(conn.execute(select(func.count()).select_from(IDEMPOTENCY)).scalar_one())
 
     @staticmethod
     def _row(once: Once, answer: Answer, commit: str | None) -> tuple[object, ...]:

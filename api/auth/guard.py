@@ -175,6 +175,14 @@ class Guard:
         else:
             self._allow(who, data, rule.privilege, spec, key)
 
+    async def check_async(self, request: Request, rule: Rule) -> None:
+        """``check`` from the event loop: inline when the auth data is cached
+        in process, else in the thread pool (it reads the database)."""
+        if self.inline:
+            self.check(request, rule)
+        else:
+            await run_in_threadpool(self.check, request, rule)
+
     def _addressed(self, request: Request, rule: Rule,
                    ) -> tuple[RefSpec, tuple[str, ...] | None]:
         params = request.path_params
@@ -308,10 +316,7 @@ class AuthRoute(APIRoute):
 
         async def handler(request: Request) -> Response:
             guard: Guard = request.app.state.guard
-            if guard.inline:
-                guard.check(request, rule)
-            else:
-                await run_in_threadpool(guard.check, request, rule)
+            await guard.check_async(request, rule)
             return await original(request)
 
         return handler

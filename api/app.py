@@ -18,14 +18,11 @@ from api.auth.config import AuthSettings
 from api.auth.guard import Guard
 from api.auth.policy import check_complete
 from api.deps import Services
-from api.hosts import AllowedHosts
+from api.edge import Edge
 from api.hot_reads import HotReads
 from api.idempotency import CheckedOnceRoute, KeyLocks, OnceRoute
-from api.limits import BodyLimit
-from api.observe.access import Observe
 from api.observe.logs import configure as configure_logs
 from api.observe.metrics import Metrics
-from api.paths import RefPaths
 from api.routes import (
     admin,
     audit,
@@ -90,19 +87,17 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
                     health.router,
                     admin.router],
               auth.configured)
-    # Outside FastAPI, as plain ASGI layers, before anything else runs: the
-    # Host check, then the body size. (Added inside with add_middleware, the
-    # two cost about 0.15 of a cached read's time in bench/rest_bench.py.)
     # The web UI: pages over this same API, and its stylesheet.
     _add_flat(app, [ui_pages.router], auth.configured)
     app.mount("/ui/static", StaticFiles(directory=str(Path(ui_pages.__file__).parent / "static")),
               name="ui_static")
-    # Observe outermost: every answer is counted, refusals included.
-    # The three reads clients send most are answered before FastAPI's
-    # routing (api.hot_reads); everything else, errors included, by FastAPI.
-    outer = Observe(AllowedHosts(BodyLimit(RefPaths(HotReads(app, app)),
-                                           max_bytes=settings.max_body_bytes),
-                                 hosts=settings.allowed_hosts), metrics)
+    # Outside FastAPI, as one plain ASGI layer, before anything else runs:
+    # request id, Host check, body limit, path folding, metrics and the access
+    # log (api.edge; every answer is counted, refusals included). Then the
+    # three reads clients send most are answered before FastAPI's routing
+    # (api.hot_reads); everything else, errors included, by FastAPI.
+    outer = Edge(HotReads(app, app), metrics, hosts=list(settings.allowed_hosts),
+                 max_bytes=settings.max_body_bytes)
     app.state.asgi = outer  # what the UI calls the API through (api.ui.client)
     return outer
 

@@ -4,14 +4,14 @@ A page in a browser can reach a server on the loopback address through DNS
 rebinding: its own host name, re-pointed at 127.0.0.1, makes the browser send
 the page's requests there as same-origin. Those requests still carry the
 page's host name in ``Host``; refusing names the server does not know
-(SAPWOOD_ALLOWED_HOSTS) defeats the attack whatever the network does.
+(SAPWOOD_ALLOWED_HOSTS) defeats the attack whatever the network does. The
+check is made in api.edge, before anything else; ``*`` allows any name and
+ports are not compared.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-from api.asgi import App, Message, Receive, Scope, Send
+from api.asgi import Message, Scope, Send
 
 ANY = "*"
 
@@ -29,37 +29,17 @@ def host_name(value: str) -> str:
     return value[:-1] if value.endswith(".") and value != "." else value
 
 
-class AllowedHosts:
-    """ASGI middleware: a request whose Host is not one of ``hosts`` (ports are
-    not compared) is answered 400 and goes no further. ``*`` allows any."""
+async def refuse_host(scope: Scope, send: Send, host: str | None) -> None:
+    """The answer to a request whose Host is not one the server serves (or
+    that has none): 400, and it goes no further (api.edge checks)."""
+    from api.errors import error_response
 
-    def __init__(self, app: App,
-                 hosts: Iterable[str]) -> None:
-        self.app = app
-        hosts = list(hosts)
-        self.any = ANY in hosts
-        self.hosts = frozenset(host_name(h) for h in hosts)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.any or scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        host = next((v for k, v in scope["headers"] if k == b"host"), None)
-        text = host.decode("latin-1") if host is not None else None
-        if text is not None and host_name(text) in self.hosts:
-            await self.app(scope, receive, send)
-            return
-        await self._refuse(scope, send, text)
-
-    async def _refuse(self, scope: Scope, send: Send, host: str | None) -> None:
-        from api.errors import error_response
-
-        shown = "no Host header" if host is None else f"host {host[:100]!r}"
-        response = error_response(
-            400, "BadRequestException",
-            f"This server does not answer to {shown}: the host names it serves are set by "
-            "SAPWOOD_ALLOWED_HOSTS (comma-separated; '*' for any)", scope)
-        await response(scope, _no_receive, send)
+    shown = "no Host header" if host is None else f"host {host[:100]!r}"
+    response = error_response(
+        400, "BadRequestException",
+        f"This server does not answer to {shown}: the host names it serves are set by "
+        "SAPWOOD_ALLOWED_HOSTS (comma-separated; '*' for any)", scope)
+    await response(scope, _no_receive, send)
 
 
 async def _no_receive() -> Message:

@@ -1,9 +1,9 @@
 """Every size limit the server enforces, in one place (docs/limits.md lists
 them), the checks the request models call, and the request body limit.
 
-The body limit is a pure ASGI middleware: it answers 413 before any route or
-parser sees an oversized body, whether the client announced its length or
-streamed it in chunks.
+The body limit (``limit_body``, called by the edge layer api.edge) answers
+413 before any route or parser sees an oversized body, whether the client
+announced its length or streamed it in chunks.
 """
 
 from __future__ import annotations
@@ -145,69 +145,51 @@ def _text(value: str, what: str) -> None:
 
 
 # -- the request body ----------------------------------------------------------------
-class BodyLimit:
-    """ASGI middleware: a body larger than ``max_bytes`` is answered 413. A
-    declared Content-Length is checked up front; a chunked body is read here
-    (counting) and handed on whole, so no route ever sees more than the limit."""
-
-    def __init__(self, app: App,
-                 max_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
-        self.app = app
-        self.max_bytes = max_bytes
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
+async def limit_body(app: App, scope: Scope, receive: Receive, send: Send, max_bytes: int,
+                     length: bytes | None, expect: bool) -> None:
+    """Pass a request with a body on to ``app`` unless the body is larger than
+    ``max_bytes`` (then 413). A declared Content-Length (``length``) is checked
+    up front; a chunked body is read here (counting) and handed on whole, so
+    no route ever sees more than the limit. ``expect``: the client sent
+    ``Expect: 100-continue`` (api.edge reads the headers)."""
+    if length is not None:
+        # The HTTP parser delivers no more than announced.
+        if not length.strip().isdigit() or int(length) > max_bytes:
+            if not expect:  # a client that waits for 100 sends nothing: nothing to drain
+                await _drain(receive, 0)
+            await _refuse(scope, send, max_bytes)
             return
-        length, chunked, expect = None, False, False
-        for name, value in scope["headers"]:
-            if name == b"content-length":
-                length = value
-            elif name == b"transfer-encoding":
-                chunked = b"chunked" in value.lower()
-            elif name == b"expect":
-                expect = value.lower() == b"100-continue"
-        if length is not None:
-            # The HTTP parser delivers no more than announced.
-            if not length.strip().isdigit() or int(length) > self.max_bytes:
-                if not expect:  # a client that waits for 100 sends nothing: nothing to drain
-                    await _drain(receive, 0)
-                await self._refuse(scope, send)
-                return
-            await self.app(scope, receive, send)
+        await app(scope, receive, send)
+        return
+    body, more = bytearray(), True
+    while more:
+        message = await receive()
+        if message["type"] != "http.request":
+            return  # the client went away
+        body += message.get("body", b"")
+        more = message.get("more_body", False)
+        if len(body) > max_bytes:
+            if more:
+                await _drain(receive, len(body))
+            await _refuse(scope, send, max_bytes)
             return
-        if not chunked:  # no body at all
-            await self.app(scope, receive, send)
-            return
-        body, more = bytearray(), True
-        while more:
-            message = await receive()
-            if message["type"] != "http.request":
-                return  # the client went away
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
-            if len(body) > self.max_bytes:
-                if more:
-                    await _drain(receive, len(body))
-                await self._refuse(scope, send)
-                return
-        whole: list[Message] = [{"type": "http.request", "body": bytes(body),
-                                 "more_body": False}]
+    whole: list[Message] = [{"type": "http.request", "body": bytes(body), "more_body": False}]
 
-        async def replay() -> Message:
-            return whole.pop() if whole else await receive()
+    async def replay() -> Message:
+        return whole.pop() if whole else await receive()
 
-        await self.app(scope, replay, send)
+    await app(scope, replay, send)
 
-    async def _refuse(self, scope: Scope, send: Send) -> None:
-        from api.errors import error_response
 
-        response = error_response(
-            413, "RequestEntityTooLargeException",
-            f"The request body is larger than the limit of {self.max_bytes} bytes "
-            "(setting SAPWOOD_MAX_BODY_BYTES)", scope)
-        response.headers["Connection"] = "close"
-        await response(scope, _no_receive, send)
+async def _refuse(scope: Scope, send: Send, max_bytes: int) -> None:
+    from api.errors import error_response
+
+    response = error_response(
+        413, "RequestEntityTooLargeException",
+        f"The request body is larger than the limit of {max_bytes} bytes "
+        "(setting SAPWOOD_MAX_BODY_BYTES)", scope)
+    response.headers["Connection"] = "close"
+    await response(scope, _no_receive, send)
 
 
 async def _drain(receive: Receive, seen: int) -> None:

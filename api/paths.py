@@ -3,8 +3,8 @@
 The Iceberg routes are served in four shapes, all meaning the same thing:
 ``/iceberg/v1/...`` (the default branch), ``/iceberg/{ref}/v1/...`` (a client
 whose URI names a ref), and either of those with a REST ``prefix`` after
-``/v1/`` (the prefix is a ref spec too; config hands it out). A small ASGI
-middleware folds them into ``/iceberg/v1/...`` before routing, so the routes
+``/v1/`` (the prefix is a ref spec too; config hands it out). The edge layer
+(api.edge) folds them into ``/iceberg/v1/...`` before routing, so the routes
 exist once and routing stays one table lookup per request.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 from functools import lru_cache
 from urllib.parse import quote, unquote
 
-from api.asgi import App, Receive, Scope, Send
+from api.asgi import Scope
 from catalog.targets import namespace_from_levels
 from core.commits import DEFAULT_BRANCH
 from core.errors import bad_request
@@ -61,25 +61,17 @@ def split_trees_path(path: str) -> tuple[str, bytes]:
     return routed, path.encode("latin-1")
 
 
-class RefPaths:
-    """ASGI middleware: fold the four Iceberg path shapes into one (see the
-    module doc), and keep the versioning API's ref segments whole."""
-
-    def __init__(self, app: App) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            raw = scope.get("raw_path")
-            path = raw.decode("latin-1") if raw else quote(scope["path"])
-            if path.startswith(BASE):
-                found = split_path(path)
-                if found is not None:
-                    scope["path"], scope["raw_path"], base, prefix = found
-                    scope[SCOPE_KEY] = (base, prefix)
-            elif path.startswith(TREES):
-                scope["path"], scope["raw_path"] = split_trees_path(path)
-        await self.app(scope, receive, send)
+def fold_path(scope: Scope, path: str) -> None:
+    """Fold the four Iceberg path shapes into one (see the module doc), and
+    keep the versioning API's ref segments whole; ``path`` is the request's
+    path still percent-encoded. Called by the edge layer (api.edge)."""
+    if path.startswith(BASE):
+        found = split_path(path)
+        if found is not None:
+            scope["path"], scope["raw_path"], base, prefix = found
+            scope[SCOPE_KEY] = (base, prefix)
+    elif path.startswith(TREES):
+        scope["path"], scope["raw_path"] = split_trees_path(path)
 
 
 def request_ref(scope: Scope, fallback: str | None = None) -> RefSpec:

@@ -77,6 +77,7 @@ class AuthStore:
         self.clock = clock
         self._sql_generation = "SELECT generation FROM auth_state WHERE id = 1"
         self._cached: AuthData | None = None
+        self._checked_at: bytes | None = None  # the change token when last checked
         self._lock = threading.Lock()
 
     # -- reading -------------------------------------------------------------------
@@ -85,14 +86,19 @@ class AuthStore:
 
     def current(self) -> AuthData:
         """The snapshot as of now: one small read, plus a reload when anything
-        changed since the last one."""
-        gen = self.generation()
+        changed since the last one. Not even the read while nothing at all
+        was committed since the snapshot was checked (SQLite; store.wal_watch)."""
+        token = self.db.change_token()
         cached = self._cached
-        if cached is not None and cached.generation == gen:
+        if token is not None and cached is not None and token == self._checked_at:
             return cached
+        gen = self.generation()
         with self._lock:
             if self._cached is None or self._cached.generation != gen:
                 self._cached = self._load()
+            # The token taken before the generation was read: a change in
+            # between makes the next token differ.
+            self._checked_at = token
             return self._cached
 
     def _load(self) -> AuthData:

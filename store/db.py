@@ -19,6 +19,7 @@ from sqlalchemy.engine import make_url
 
 from core.errors import InvalidInputError
 from store.connections import DedicatedConnections
+from store.wal_watch import WalWatch
 
 SQLITE_BUSY_TIMEOUT_S = 60
 # Per process: commits on one branch serialize anyway; more would only hold
@@ -49,6 +50,7 @@ class Database:
             for eng in (self.read_engine, self.write_engine):
                 event.listen(eng, "connect", _sqlite_connect)
             event.listen(self.write_engine, "begin", _sqlite_begin_immediate)
+            self.watch: WalWatch | None = WalWatch(path)
         elif self.dialect == "postgresql":
             if parsed.drivername == "postgresql":
                 url = parsed.set(drivername="postgresql+psycopg").render_as_string(
@@ -57,6 +59,7 @@ class Database:
                                              max_overflow=32, pool_pre_ping=True)
             self.write_engine = create_engine(url, pool_size=8, max_overflow=32,
                                               pool_pre_ping=True)
+            self.watch = None
         else:
             raise InvalidInputError(f"unsupported database {parsed.drivername!r}: "
                                     "use sqlite:///file.db or postgresql://…")
@@ -143,7 +146,14 @@ class Database:
         """The driver's placeholder, for prebuilt SQL."""
         return "?" if self.dialect == "sqlite" else "%s"
 
+    def change_token(self) -> bytes | None:
+        """Equal tokens at two moments: nothing was committed in between (by
+        any process). None: unknown (PostgreSQL; store.wal_watch)."""
+        return self.watch.token() if self.watch is not None else None
+
     def dispose(self) -> None:
+        if self.watch is not None:
+            self.watch.close()
         self.writers.dispose()
         self.readers.dispose()
         self.read_engine.dispose()

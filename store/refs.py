@@ -26,6 +26,7 @@ from store.idempotency import Answer, IdempotencyKeys, Once
 from store.schema import COMMITS, REFLOG, REFS
 
 MAX_PAGE = 1000
+_HEADS_KEPT = 4096
 _TYPES = {t.value: t for t in RefType}
 
 
@@ -36,12 +37,28 @@ class Refs:
         self.clock = clock
         self.keys = keys
         self._select_ref = f"SELECT type, head FROM refs WHERE name = {db.param}"
+        # name → (the database's change token when read, the ref): a head
+        # read again while nothing was committed anywhere is not asked of
+        # the database (SQLite; store.wal_watch).
+        self._heads: dict[str, tuple[bytes, Reference]] = {}
 
     def get(self, name: str) -> Reference:
+        # The token is taken before the read: a commit in between makes the
+        # next token differ, and that read asks again.
+        token = self.db.change_token()
+        if token is not None:
+            hit = self._heads.get(name)
+            if hit is not None and hit[0] == token:
+                return hit[1]
         rows = self.db.raw_read(self._select_ref, (name,))
         if not rows:
             raise ReferenceNotFoundError(f"reference '{name}' does not exist")
-        return Reference(name, _TYPES[rows[0][0]], rows[0][1])
+        ref = Reference(name, _TYPES[rows[0][0]], rows[0][1])
+        if token is not None:
+            if len(self._heads) >= _HEADS_KEPT:
+                self._heads.clear()
+            self._heads[name] = (token, ref)
+        return ref
 
     def locked_head(self, conn: Connection, name: str) -> Reference:
         """Read a head inside a write transaction, locking it until the end."""

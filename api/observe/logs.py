@@ -1,26 +1,42 @@
 """Logging: plain text by default (a terminal), JSON lines with
 ``SAPWOOD_LOG_FORMAT=json`` (a log shipper), one access line per request.
 
-Records are formatted and written by a thread of their own: a request only
-puts its record on a queue (formatting and writing the access line was a
-tenth of a cached read's time, docs/performance.md). Lines still queued
-when the process is killed outright are lost; a normal stop writes them."""
+The access line is written after the answer has been sent (api.edge), in
+the request's own thread. A writer thread of its own was tried and cost
+more: under the GIL its formatting still waits for, and delays, the event
+loop, and each hand-over woke a thread; on one worker it took a seventh off
+the requests per second (docs/performance.md). The record is made without
+``findCaller``'s walk up the stack (the access line's caller is always the
+same)."""
 
 from __future__ import annotations
 
-import atexit
 import json
 import logging
-import logging.handlers
 import os
-import queue
 import sys
 from typing import Any
 
 ACCESS = logging.getLogger("sapwood.access")
 
 
-class JsonFormatter(logging.Formatter):
+class _Formatter(logging.Formatter):
+    """The time of a record is formatted once per second (``strftime`` on
+    every line was a fifth of the access line's cost)."""
+
+    _second: tuple[int, str | None, str] = (-1, None, "")
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        second = int(record.created)
+        cached = self._second
+        if cached[0] != second or cached[1] != datefmt:
+            cached = self._second = (second, datefmt, super().formatTime(record, datefmt))
+        if datefmt is not None:
+            return cached[2]
+        return f"{cached[2][:-4]},{int(record.msecs):03d}"
+
+
+class JsonFormatter(_Formatter):
     def format(self, record: logging.LogRecord) -> str:
         out: dict[str, Any] = {"time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S"),
                                "level": record.levelname.lower(), "logger": record.name,
@@ -38,15 +54,12 @@ def configure(fmt: str | None = None) -> str:
         raise ValueError(f"SAPWOOD_LOG_FORMAT must be text or json, not {fmt!r}")
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if fmt == "json" else
-                         logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
-    global _listener
-    if _listener is not None:
-        _listener.stop()
-    records: queue.SimpleQueue[logging.LogRecord] = queue.SimpleQueue()
-    _listener = logging.handlers.QueueListener(records, handler)
-    _listener.start()
+                         _Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    # No record in this process needs its thread's or process's name, and
+    # looking them up was a third of making every record.
+    logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
     root = logging.getLogger("sapwood")
-    root.handlers[:] = [_Enqueue(records)]
+    root.handlers[:] = [handler]
     root.setLevel(logging.INFO)
     root.propagate = False
     # SAPWOOD_ACCESS_LOG=0: no line per request (errors are still logged).
@@ -55,18 +68,11 @@ def configure(fmt: str | None = None) -> str:
     return fmt
 
 
-class _Enqueue(logging.handlers.QueueHandler):
-    """Puts the record on the queue as it is: formatting is the writer
-    thread's (the standard QueueHandler formats here, on the request's time)."""
-
-    def prepare(self, record: logging.LogRecord) -> logging.LogRecord:
-        return record
+def access_enabled() -> bool:
+    return ACCESS.isEnabledFor(logging.INFO)
 
 
-_listener: logging.handlers.QueueListener | None = None
-
-
-@atexit.register
-def _flush() -> None:
-    if _listener is not None:
-        _listener.stop()
+def log_access(msg: str, args: tuple[Any, ...], fields: dict[str, Any]) -> None:
+    """One access line at INFO, through the logger's handlers as usual."""
+    ACCESS.handle(ACCESS.makeRecord(ACCESS.name, logging.INFO, __file__, 0, msg, args, None,
+                                    extra={"fields": fields}))

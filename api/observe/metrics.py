@@ -1,5 +1,5 @@
 """Prometheus metrics: requests by route template and status with latency
-histograms (recorded by api.observe.access), and what the store did —
+histograms (recorded by the edge layer, api.edge), and what the store did —
 commits, conflicts, retries, merges by outcome, cache hit ratios, database
 pool use — read from the store at scrape time. Each app has its own
 registry, so several apps in one process (tests) do not collide."""

@@ -77,7 +77,7 @@ class AuthStore:
         self.clock = clock
         self._sql_generation = "SELECT generation FROM auth_state WHERE id = 1"
         self._cached: AuthData | None = None
-        self._checked_at: bytes | None = None  # the change token when last checked
+        self._checked_at: int | None = None  # the change token when last checked
         self._lock = threading.Lock()
 
     # -- reading -------------------------------------------------------------------
@@ -87,7 +87,7 @@ class AuthStore:
     def current(self) -> AuthData:
         """The snapshot as of now: one small read, plus a reload when anything
         changed since the last one. Not even the read while nothing at all
-        was committed since the snapshot was checked (SQLite; store.wal_watch)."""
+        was committed since the snapshot was checked (SQLite; store.data_version)."""
         token = self.db.change_token()
         cached = self._cached
         if token is not None and cached is not None and token == self._checked_at:

@@ -19,7 +19,7 @@ from sqlalchemy.engine import make_url
 
 from core.errors import InvalidInputError
 from store.connections import DedicatedConnections
-from store.wal_watch import WalWatch
+from store.data_version import DataVersion
 
 SQLITE_BUSY_TIMEOUT_S = 60
 # Per process: commits on one branch serialize anyway; more would only hold
@@ -50,7 +50,7 @@ class Database:
             for eng in (self.read_engine, self.write_engine):
                 event.listen(eng, "connect", _sqlite_connect)
             event.listen(self.write_engine, "begin", _sqlite_begin_immediate)
-            self.watch: WalWatch | None = WalWatch(path)
+            self.watch: DataVersion | None = DataVersion(path, SQLITE_BUSY_TIMEOUT_S)
         elif self.dialect == "postgresql":
             if parsed.drivername == "postgresql":
                 url = parsed.set(drivername="postgresql+psycopg").render_as_string(
@@ -146,9 +146,9 @@ class Database:
         """The driver's placeholder, for prebuilt SQL."""
         return "?" if self.dialect == "sqlite" else "%s"
 
-    def change_token(self) -> bytes | None:
+    def change_token(self) -> int | None:
         """Equal tokens at two moments: nothing was committed in between (by
-        any process). None: unknown (PostgreSQL; store.wal_watch)."""
+        any process). None: unknown (PostgreSQL; store.data_version)."""
         return self.watch.token() if self.watch is not None else None
 
     def dispose(self) -> None:

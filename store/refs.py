@@ -39,8 +39,8 @@ class Refs:
         self._select_ref = f"SELECT type, head FROM refs WHERE name = {db.param}"
         # name → (the database's change token when read, the ref): a head
         # read again while nothing was committed anywhere is not asked of
-        # the database (SQLite; store.wal_watch).
-        self._heads: dict[str, tuple[bytes, Reference]] = {}
+        # the database (SQLite; store.data_version).
+        self._heads: dict[str, tuple[int, Reference]] = {}
 
     def get(self, name: str) -> Reference:
         # The token is taken before the read: a commit in between makes the

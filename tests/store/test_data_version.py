@@ -1,5 +1,5 @@
 """The head of a ref and the auth snapshot are not read again while the
-SQLite database's WAL-index header says nothing was committed (store.wal_watch):
+SQLite database's data_version says nothing was committed (store.data_version):
 every commit, by this process or another, must still be seen at once."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from core.commits import RefType
 from store import Store
-from store.wal_watch import WalWatch
+from store.data_version import DataVersion
 from tests.store.helpers import put_new, table, with_ns
 
 
@@ -23,7 +23,7 @@ def test_the_token_changes_with_every_commit_and_only_then(tmp_path: Path) -> No
     store, path = _sqlite_store(tmp_path)
     try:
         with_ns(store, "main", "ns")
-        watch = WalWatch(path)
+        watch = DataVersion(path, 5)
         first = watch.token()
         assert first is not None
         store.get_reference("main")  # reads change nothing
@@ -76,6 +76,23 @@ def test_a_grant_made_elsewhere_is_seen_by_the_next_check(tmp_path: Path) -> Non
         store.close()
 
 
-def test_no_shm_file_means_unknown(tmp_path: Path) -> None:
-    (tmp_path / "plain.db").write_bytes(b"")
-    assert WalWatch(str(tmp_path / "missing" / "x.db")).token() is None
+def test_a_database_that_cannot_be_opened_means_unknown(tmp_path: Path) -> None:
+    assert DataVersion(str(tmp_path / "missing" / "x.db"), 5).token() is None
+
+
+def test_gc_killed_beside_a_reading_process_leaves_it_reading(tmp_path: Path) -> None:
+    """Other processes opening, writing and dying (SIGKILL) beside a store
+    that answers heads from its version check: it sees every commit."""
+    store, path = _sqlite_store(tmp_path)
+    try:
+        with_ns(store, "main", "ns")
+        script = ("import sqlite3, sys, os, signal; c = sqlite3.connect(sys.argv[1]); "
+                  "c.execute('BEGIN IMMEDIATE'); c.execute('UPDATE refs SET created_us = "
+                  "created_us + 1'); c.commit(); os.kill(os.getpid(), signal.SIGKILL)")
+        for _ in range(5):
+            before = store.get_reference("main")
+            subprocess.run([sys.executable, "-c", script, path], check=False)
+            put_new(store, "main", (f"ns.t{_}", table("x")))
+            assert store.get_reference("main").hash != before.hash
+    finally:
+        store.close()

@@ -28,7 +28,6 @@ class DataVersion:
         self._conn: sqlite3.Connection | None = None
         self._cursor: sqlite3.Cursor | None = None
         self._lock = threading.Lock()
-        self._closed = False
 
     def token(self) -> int | None:
         """The current version (compare two with ``==``), or None: unknown."""
@@ -36,8 +35,6 @@ class DataVersion:
             try:
                 cur = self._cursor
                 if cur is None:
-                    if self._closed:
-                        return None
                     self._conn = sqlite3.connect(self.path, check_same_thread=False,
                                                  isolation_level=None, timeout=self.timeout_s)
                     cur = self._cursor = self._conn.cursor()
@@ -54,6 +51,7 @@ class DataVersion:
         self._conn = self._cursor = None
 
     def close(self) -> None:
+        """Close the connection (with the pools: Database.dispose); the next
+        check opens another."""
         with self._lock:
-            self._closed = True
             self._drop()

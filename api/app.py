@@ -34,6 +34,7 @@ from api.routes import (
     mviews,
     namespaces,
     oauth,
+    storage,
     tables,
     trees,
     view_graph,
@@ -42,6 +43,7 @@ from api.routes import (
 )
 from api.settings import Settings
 from api.ui import pages as ui_pages
+from catalog.delegation.via_views import check_chain
 from catalog.services import open_services
 
 
@@ -60,8 +62,12 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
         found = open_services(store, settings.catalog)
         app.state.services = Services(found.catalog, found.namespaces, found.tables,
                                       found.views, found.mviews,
-                                      inline_reads=store.db.dialect == "sqlite")
-        app.state.guard = Guard(store, auth) if auth.configured else None
+                                      inline_reads=store.db.dialect == "sqlite",
+                                      storage=found.storage)
+        guard = app.state.guard = Guard(store, auth) if auth.configured else None
+        if guard is not None:
+            views = found.views
+            guard.views_check = lambda ref, chain, key: check_chain(views, ref, chain, key)
         app.state.metrics = metrics
         app.state.idempotency = store.keys
         app.state.idempotency_lifetime_s = settings.idempotency_lifetime_s
@@ -81,7 +87,7 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
     app = FastAPI(title="Sapwood", lifespan=lifespan, openapi_url="/openapi.json",
                   docs_url=None, redoc_url=None)
     errors.install(app)
-    _add_flat(app, [config.router, oauth.router, namespaces.router, tables.router,
+    _add_flat(app, [config.router, oauth.router, namespaces.router, tables.router, storage.router,
                     views.router, trees.router, history.router, contents.router, audit.router,
                     grants.router, view_graph.router, view_status.router, mviews.router,
                     health.router,

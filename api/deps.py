@@ -20,6 +20,7 @@ from api.auth.errors import Forbidden
 from api.auth.guard import PRINCIPAL, guard_of
 from api.idempotency import answering, once_of
 from api.paths import request_ref
+from catalog.delegation.service import StorageAccess
 from catalog.mviews import MaterializedViews
 from catalog.namespaces import Namespaces
 from catalog.service import Catalog, Who
@@ -43,6 +44,7 @@ class Services:
     mviews: MaterializedViews
     # Whether reads run on the event loop (see Call.read).
     inline_reads: bool
+    storage: StorageAccess
 
 
 def principal(request: Request) -> str:

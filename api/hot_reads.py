@@ -1,5 +1,6 @@
-"""The reads clients send most — loadTable, loadView, GET namespace — answered
-without FastAPI's per-request machinery.
+"""The reads clients send most — loadTable, loadView, GET namespace, and the
+signing requests of remote signing — answered without FastAPI's
+per-request machinery.
 
 Spark loads a table or view for every statement, so these three reads are
 most of a catalog's traffic, and a cached one is almost all framework: the
@@ -22,8 +23,9 @@ from fastapi import FastAPI, Request, Response
 from fastapi.routing import APIRoute
 
 from api.answers import loaded_or_not_modified
-from api.asgi import App, Receive, Scope, Send
+from api.asgi import App, Message, Receive, Scope, Send
 from api.auth.policy import RULES
+from api.delegated import HEADER, RemoteSignRequest, delegating, sign_answer, table_answer
 from api.deps import Call, json_response
 from api.paths import namespace_key
 from catalog.mv_refresh import REFRESH_HEADER
@@ -38,6 +40,7 @@ _ROUTES = (
      ("namespace", "view")),
     ("load_namespace", re.compile(f"^/iceberg/v1/namespaces/{_SEGMENT}$"), ("namespace",)),
 )
+_SIGN = re.compile(f"^/iceberg/v1/namespaces/{_SEGMENT}/tables/{_SEGMENT}/sign$")
 # Headers that change what a read answers: those requests take the full path.
 _SPECIAL = frozenset({REFRESH_HEADER.lower().encode(), STALENESS_HEADER.lower().encode()})
 
@@ -49,7 +52,17 @@ class HotReads:
         self.routes = {r.name: r for r in api.routes if isinstance(r, APIRoute)}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "GET" or scope["query_string"]:
+        if scope["type"] != "http" or scope["query_string"]:
+            await self.app(scope, receive, send)
+            return
+        if scope["method"] == "POST":
+            m = _SIGN.match(scope["path"])
+            if m is not None:
+                await self._sign(scope, receive, send, m.groups())
+            else:
+                await self.app(scope, receive, send)
+            return
+        if scope["method"] != "GET":
             await self.app(scope, receive, send)
             return
         found = _match(scope["path"])
@@ -72,6 +85,46 @@ class HotReads:
             return
         await response(scope, receive, send)
 
+    async def _sign(self, scope: Scope, receive: Receive, send: Send,
+                    values: tuple[str, ...]) -> None:
+        """A signing request (Spark and PyIceberg send one per file they
+        touch): as its route answers it; anything else (a refusal, a bad
+        body) goes to the route, which answers it again with the body."""
+        chunks, more = [], True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        raw = b"".join(chunks)
+        sent = False
+
+        async def replay() -> Message:
+            nonlocal sent
+            if sent:
+                return await receive()
+            sent = True
+            return {"type": "http.request", "body": raw, "more_body": False}
+
+        scope["path_params"] = {"namespace": values[0], "table": values[1]}
+        scope["route"] = self.routes["sign_request"]
+        scope["app"] = self.api
+        try:
+            request = Request(scope, replay)
+            guard = self.api.state.guard
+            if guard is not None:
+                await guard.check_async(request, RULES["sign_request"])
+            c = Call(request)
+            t = target(c.ref, namespace_key(values[0]), values[1])
+            response = await sign_answer(c, request, t, RemoteSignRequest.model_validate_json(raw),
+                                         count_refusals=False)
+        except Exception:
+            sent = False
+            await self.app(scope, replay, send)
+            return
+        await response(scope, replay, send)
+
     async def _answer(self, name: str, request: Request) -> Response:
         """What the route ``name`` answers, made by the same calls."""
         guard = self.api.state.guard
@@ -84,9 +137,16 @@ class HotReads:
             return json_response({"namespace": list(ns.elements),
                                   "properties": await c.read(c.svc.namespaces.load, c.ref, ns)})
         t = target(c.ref, ns, params["table" if name == "load_table" else "view"])
-        loaded = await (c.read(c.svc.tables.load, t, None, None) if name == "load_table"
-                        else c.read(c.svc.views.load, t))
-        return loaded_or_not_modified(loaded, request)
+        if name == "load_view":
+            return loaded_or_not_modified(await c.read(c.svc.views.load, t), request)
+        if delegating(c, request.headers.get(HEADER)):
+            raise _Unusual  # credentials to vend, privileges to weigh: the route does it
+        return table_answer(c, request, t, await c.read(c.svc.tables.load, t, None, None),
+                            conditional=True)
+
+
+class _Unusual(Exception):
+    """A request the route answers (the application is called instead)."""
 
 
 def _match(path: str) -> tuple[str, tuple[str, ...], tuple[str, ...]] | None:

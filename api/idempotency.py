@@ -41,7 +41,7 @@ REPLAYED = "Idempotent-Replayed"
 ONCE = "sapwood.once"  # the request's Once, in its scope
 MUTATING = frozenset({"POST", "PUT", "DELETE"})
 # Routes that change nothing in the catalog: a key is ignored there.
-EXEMPT = frozenset({"oauth_tokens", "report_metrics"})
+EXEMPT = frozenset({"oauth_tokens", "report_metrics", "sign_request"})
 # Answers a retry should not be given again: it may well succeed.
 _TRANSIENT = frozenset({401, 408, 425, 429})
 # The spec's key: a UUID (v7 recommended) in its 36-character form.

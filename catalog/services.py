@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from catalog.delegation.service import StorageAccess
+from catalog.delegation.settings import DelegationSettings
 from catalog.files import open_files
 from catalog.mviews import MaterializedViews
 from catalog.namespaces import Namespaces
@@ -23,11 +25,13 @@ class CatalogServices:
     tables: Tables
     views: Views
     mviews: MaterializedViews
+    storage: StorageAccess
 
 
 def open_services(store: Store, settings: CatalogSettings) -> CatalogServices:
     files = open_files(settings)
     catalog = Catalog(store, files, files.reader.locations)
     mviews = MaterializedViews(catalog)
+    storage = StorageAccess(DelegationSettings.from_env(), settings.warehouse)
     return CatalogServices(catalog, Namespaces(catalog), Tables(catalog, mviews),
-                           Views(catalog, mviews), mviews)
+                           Views(catalog, mviews), mviews, storage)

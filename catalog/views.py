@@ -10,6 +10,7 @@ from pyiceberg.view.metadata import ViewMetadata
 from catalog.analysis import analyse_version, refuse_cycle, view_relation
 from catalog.claims import claims, moved
 from catalog.commands import Loaded, NewView, Registration, ViewCommit
+from catalog.delegation.view_security import check_security
 from catalog.invalidation import check_changes
 from catalog.service import (
     Catalog,
@@ -95,6 +96,7 @@ class Views:
             refuse_clash(found, key, ContentType.ICEBERG_VIEW)
             meta = new_view_metadata(location, req.schema, req.version,
                                      dict(req.properties), self._now_ms())
+            check_security(meta.properties)
             analysis = analyse_version(self.catalog, ref, meta)
             refuse_cycle(self.catalog, ref, key, analysis[0])
             loc = self.catalog.metadata_file(meta.location, meta.properties, None)
@@ -117,6 +119,7 @@ class Views:
             base = self.files.view(cur.metadata_location)[0]
             check_view_requirements(base, req.requirements)
             meta = apply_view_updates(base, req.updates, self._now_ms())
+            check_security(meta.properties)
             if any(isinstance(u, SetLocation) for u in req.updates):
                 checked = self.catalog.locations.check(meta.location)
                 if checked != meta.location:  # keep the spelling that was checked

@@ -39,6 +39,8 @@ class LossyProxy:
     dropped: list[Dropped] = field(default_factory=list)
     # Every request received: (method, path, headers by lower-case name).
     received: list[tuple[str, str, dict[str, str]]] = field(default_factory=list)
+    # The body of every request received, in the same order.
+    bodies: list[bytes] = field(default_factory=list)
     # Every answer passed on: (method, path, status, headers by lower-case name).
     relayed: list[tuple[str, str, int, dict[str, str]]] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
@@ -63,6 +65,7 @@ class LossyProxy:
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP}
                 proxy.received.append((self.command, self.path,
                                        {k.lower(): v for k, v in headers.items()}))
+                proxy.bodies.append(body)
                 drop = len(proxy.dropped) < proxy.times and proxy.rule(self.command, self.path)
                 conn = http.client.HTTPConnection(proxy.upstream, timeout=60)
                 conn.request(self.command, self.path, body=body or None, headers=headers)

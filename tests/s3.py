@@ -4,6 +4,7 @@ PyPI), with the settings a Sapwood server and a PyIceberg client need."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from tests.server import free_port
 
@@ -67,3 +68,97 @@ class LocalS3:
 
     def stop(self) -> None:
         self.server.stop()  # type: ignore[attr-defined]
+
+
+# -- an S3 that checks credentials (storage delegation) ----------------------------------
+ACCOUNT = "123456789012"
+VEND_ROLE = f"arn:aws:iam::{ACCOUNT}:role/sapwood-vend"
+# What moto answers before it starts checking credentials: the set-up below.
+_FREE_ACTIONS = 6
+
+
+@dataclass
+class SecuredS3:
+    """moto in a process of its own that checks every request's signature
+    against its IAM users (REST_NOTES: INITIAL_NO_AUTH_ACTION_COUNT): the
+    warehouse's bucket, one IAM user whose keys are the catalog's (and only
+    the catalog's), and a role to vend credentials for. Unsigned requests
+    and unknown keys are refused, so a client that holds no credentials
+    reaches the bucket only through the catalog."""
+
+    endpoint: str
+    proc: object
+    key_id: str = ""
+    secret: str = ""
+
+    @staticmethod
+    def start() -> SecuredS3:
+        import os
+        import subprocess
+        import sys
+        import time
+
+        import boto3
+
+        port = free_port()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.moto_secured", "-H", "127.0.0.1", "-p", str(port)],
+            env={**os.environ, "INITIAL_NO_AUTH_ACTION_COUNT": str(_FREE_ACTIONS)},
+            cwd=Path(__file__).resolve().parent.parent,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        endpoint = f"http://127.0.0.1:{port}"
+        s3 = SecuredS3(endpoint, proc)
+        setup = {"endpoint_url": endpoint, "region_name": "us-east-1",
+                 "aws_access_key_id": "setup", "aws_secret_access_key": "setup"}
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                import urllib.request
+
+                urllib.request.urlopen(f"{endpoint}/moto-api/", timeout=1)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    proc.kill()
+                    raise RuntimeError("moto did not start") from None
+                time.sleep(0.1)
+        iam = boto3.client("iam", **setup)
+        boto3.client("s3", **setup).create_bucket(Bucket=BUCKET)
+        iam.create_user(UserName="warehouse")
+        iam.put_user_policy(UserName="warehouse", PolicyName="all", PolicyDocument=(
+            '{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", '
+            '"Action": ["s3:*", "sts:AssumeRole"], "Resource": "*"}]}'))
+        key = iam.create_access_key(UserName="warehouse")["AccessKey"]
+        iam.create_role(RoleName="sapwood-vend", AssumeRolePolicyDocument=(
+            '{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": '
+            f'{{"AWS": "arn:aws:iam::{ACCOUNT}:user/warehouse"}}, '
+            '"Action": "sts:AssumeRole"}]}'))
+        iam.put_role_policy(RoleName="sapwood-vend", PolicyName="all", PolicyDocument=(
+            '{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", '
+            '"Action": "s3:*", "Resource": "*"}]}'))
+        s3.key_id, s3.secret = key["AccessKeyId"], key["SecretAccessKey"]
+        return s3
+
+    def client(self, key_id: str | None = None, secret: str | None = None,
+               token: str | None = None):  # type: ignore[no-untyped-def]
+        import boto3
+
+        return boto3.client("s3", endpoint_url=self.endpoint, region_name="us-east-1",
+                            aws_access_key_id=key_id or self.key_id,
+                            aws_secret_access_key=secret or self.secret,
+                            aws_session_token=token)
+
+    def server_env(self) -> dict[str, str]:
+        """The catalog's own settings: the warehouse user's keys."""
+        return {"AWS_ACCESS_KEY_ID": self.key_id, "AWS_SECRET_ACCESS_KEY": self.secret,
+                "AWS_DEFAULT_REGION": "us-east-1", "AWS_ENDPOINT_URL": self.endpoint}
+
+    def keys(self, prefix: str = "") -> dict[str, str]:
+        """Every object below ``prefix`` and its ETag (what changed, if anything)."""
+        pages = self.client().get_paginator("list_objects_v2").paginate(
+            Bucket=BUCKET, Prefix=prefix)
+        return {o["Key"]: o["ETag"] for page in pages for o in page.get("Contents", [])}
+
+    def stop(self) -> None:
+        self.proc.kill()  # type: ignore[attr-defined]
+        self.proc.wait()  # type: ignore[attr-defined]

@@ -24,6 +24,7 @@ from api.auth.errors import Forbidden, OAuthError, Unauthorized
 from api.auth.policy import RULES, Rule
 from api.auth.tokens import InvalidToken, Verifier, mint, token_response
 from api.paths import namespace_key, ref_param, request_ref
+from catalog.delegation.via_views import parse_chain
 from catalog.targets import target
 from core.auth import Principal, Privilege
 from core.keys import ContentKey
@@ -34,6 +35,8 @@ from store.auth import AuthData
 
 PRINCIPAL = "sapwood.principal"
 _DATA = "sapwood.auth"
+# Set when a read was let in through views (``referenced-by``): their names.
+VIA_VIEWS = "sapwood.via_views"
 ANONYMOUS = Principal("anonymous")
 _RAW_KEY_CACHE = 10_000
 
@@ -48,6 +51,8 @@ class Guard:
         self._raw_keys: dict[bytes, str] = {}
         self._lock = threading.Lock()
         self.inline = store.db.dialect == "sqlite"
+        # Checks a referenced-by chain (ref, views, key); set by the app.
+        self.views_check: Callable[[RefSpec, list[ContentKey], ContentKey], None] | None = None
 
     # -- authentication ------------------------------------------------------------
     def authenticate(self, authorization: str | None) -> tuple[Principal, AuthData]:
@@ -172,8 +177,26 @@ class Guard:
         if rule.key == "handler" or (rule.listing and key is None):
             if not self._reaches(who, data, rule.privilege, spec):
                 raise _forbidden(who, rule.privilege, spec, None)
-        else:
+            return
+        try:
             self._allow(who, data, rule.privilege, spec, key)
+        except Forbidden:
+            chain = request.query_params.get("referenced-by") if rule.via_views else None
+            if not chain or key is None:
+                raise
+            self._through_views(request, who, data, spec, key, chain)
+
+    def _through_views(self, request: Request, who: Principal, data: AuthData, spec: RefSpec,
+                       key: tuple[str, ...], chain_text: str) -> None:
+        """A read let in by the spec's ``referenced-by``: the caller reads the
+        outermost view, and each view of the chain is a definer view that
+        reads the next (catalog.delegation.via_views). Read only."""
+        chain = parse_chain(chain_text)
+        self._allow(who, data, Privilege.READ, spec, chain[0].elements)
+        if self.views_check is None:
+            raise _forbidden(who, Privilege.READ, spec, key)
+        self.views_check(spec, chain, ContentKey(key))
+        request.scope[VIA_VIEWS] = tuple(str(k) for k in chain)
 
     async def check_async(self, request: Request, rule: Rule) -> None:
         """``check`` from the event loop: inline when the auth data is cached
@@ -236,6 +259,13 @@ class Guard:
         return out
 
     # -- for handlers ------------------------------------------------------------------
+    def allows(self, request: Request, privilege: Privilege, spec: RefSpec,
+               key: tuple[str, ...] | None) -> bool:
+        who: Principal = request.scope[PRINCIPAL]
+        data: AuthData = request.scope[_DATA]
+        return any(data.policy.allows(who, privilege, name, key)
+                   for name in self._names(who, data, privilege, spec))
+
     def require(self, request: Request, privilege: Privilege, spec: RefSpec | str,
                 key: tuple[str, ...] | None) -> None:
         who: Principal = request.scope[PRINCIPAL]

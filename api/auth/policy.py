@@ -32,6 +32,8 @@ class Rule:
     listing: bool = False
     # A write that changes a branch directly (refused on a protected branch).
     direct_write: bool = False
+    # A read that the spec's referenced-by may let in through definer views.
+    via_views: bool = False
 
 
 PUBLIC = Rule(None)
@@ -55,18 +57,22 @@ RULES: dict[str, Rule] = {
     # -- tables -------------------------------------------------------------------------
     "list_tables": Rule(R, key="ns", listing=True),
     "create_table": Rule(W, key="ns", direct_write=True),
-    "load_table": Rule(R, key="ns+table"),
+    "load_table": Rule(R, key="ns+table", via_views=True),
     "table_exists": Rule(R, key="ns+table"),
     "commit_table": Rule(W, key="ns+table", direct_write=True),
     "drop_table": Rule(W, key="ns+table", direct_write=True),
     "report_metrics": Rule(R, key="ns+table"),
+    # Storage access: read to ask at all; what is signed or vended follows
+    # the caller's privileges on the table (api.delegated).
+    "sign_request": Rule(R, key="ns+table", via_views=True),
+    "load_credentials": Rule(R, key="ns+table", via_views=True),
     "register_table": Rule(W, key="ns", direct_write=True),
     "rename_table": Rule(W, key="handler", direct_write=True),
     "commit_transaction": Rule(W, key="handler", direct_write=True),
     # -- views --------------------------------------------------------------------------
     "list_views": Rule(R, key="ns", listing=True),
     "create_view": Rule(W, key="ns", direct_write=True),
-    "load_view": Rule(R, key="ns+view"),
+    "load_view": Rule(R, key="ns+view", via_views=True),
     "view_exists": Rule(R, key="ns+view"),
     "replace_view": Rule(W, key="ns+view", direct_write=True),
     "drop_view": Rule(W, key="ns+view", direct_write=True),

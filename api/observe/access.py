@@ -14,6 +14,9 @@ from api.auth.guard import PRINCIPAL
 from api.observe.logs import log_access
 from api.paths import SCOPE_KEY
 
+# Set by api.delegated: what was signed or vended, or refused.
+STORAGE = "sapwood.storage"
+
 _SANE = re.compile(rb"[A-Za-z0-9._-]{1,128}")
 HEADER = b"x-request-id"
 _PROCESS = os.urandom(8).hex()
@@ -33,8 +36,14 @@ def access_line(scope: Scope, rid: bytes, template: str, status: int, took: floa
     who = scope.get(PRINCIPAL)
     ref = scope.get(SCOPE_KEY, (None, None))
     method = scope["method"]
-    log_access("%s %s %d %.1fms", (method, template, status, took * 1000), {
+    storage = scope.get(STORAGE)  # a signing or vending decision (api.delegated)
+    msg = "%s %s %d %.1fms"
+    args: tuple[object, ...] = (method, template, status, took * 1000)
+    if storage is not None:
+        msg, args = msg + " %s %s %s", (*args, who.name if who is not None else "anonymous",
+                                            scope.get("path"), storage)
+    log_access(msg, args, {
         "request_id": rid.decode("latin-1"), "method": method, "route": template,
         "path": scope.get("path"), "status": status, "duration_ms": round(took * 1000, 3),
         "principal": who.name if who is not None else None,
-        "reference": ref[0] or ref[1]})
+        "reference": ref[0] or ref[1], **({"storage": storage} if storage else {})})

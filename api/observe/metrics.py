@@ -26,6 +26,19 @@ class Metrics:
                                  "Time to answer an HTTP request", ["method", "route"],
                                  buckets=_BUCKETS, registry=self.registry)
         self._series: dict[tuple[str, str, int], tuple[Any, Any]] = {}
+        self._decisions: dict[tuple[str, bool, str], Any] = {}
+        self.delegation = Counter(
+            "sapwood_storage_access", "Signing and vending decisions by outcome and reason",
+            ["kind", "outcome", "reason"], registry=self.registry)
+
+    def decided(self, kind: str, granted: bool, reason: str) -> None:
+        """One signing or vending decision (api.delegated)."""
+        key = (kind, granted, reason)
+        series = self._decisions.get(key)
+        if series is None:
+            series = self._decisions[key] = self.delegation.labels(
+                kind, "granted" if granted else "refused", reason)
+        series.inc()
 
     def watch(self, store: Any) -> None:
         """Report this store's counters (once the app has opened it)."""

@@ -6,6 +6,7 @@ from fastapi import APIRouter, Request, Response
 
 from api.deps import Call, json_response
 from api.paths import quote_ref
+from catalog.delegation.service import NOTE_KEY
 
 router = APIRouter()
 
@@ -27,6 +28,8 @@ ENDPOINTS = [
     "POST /v1/{prefix}/namespaces/{namespace}/register",
     "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
     "POST /v1/{prefix}/tables/rename",
+    "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/sign",
     "POST /v1/{prefix}/transactions/commit",
     "GET /v1/{prefix}/namespaces/{namespace}/views",
     "POST /v1/{prefix}/namespaces/{namespace}/views",
@@ -59,7 +62,9 @@ async def get_config(request: Request, warehouse: str | None = None) -> Response
     the default branch); the client puts it into every later path."""
     c = Call(request, fallback=warehouse or None)
     await c.read(c.svc.catalog.store.resolve, c.ref)  # a bad ref fails here, early
-    defaults = config_defaults(c.svc.catalog.locations.warehouse)
+    defaults = {**config_defaults(c.svc.catalog.locations.warehouse),
+                # What storage access this catalog delegates (docs/security.md).
+                NOTE_KEY: c.svc.storage.note()}
     return json_response({"defaults": defaults, "overrides": {"prefix": quote_ref(c.ref)},
                           "endpoints": ENDPOINTS, "idempotency-key-lifetime": iso_duration(
                               request.app.state.idempotency_lifetime_s)})

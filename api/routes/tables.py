@@ -6,8 +6,10 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
+from starlette.concurrency import run_in_threadpool
 
-from api.answers import ANSWERS, loaded_json, loaded_or_not_modified
+from api.answers import ANSWERS, loaded_json
+from api.delegated import HEADER, answering_table, delegating, table_answer
 from api.deps import Call, PageSize, PageToken, identifiers_response, no_content
 from api.models import (
     CommitTableRequest,
@@ -47,7 +49,8 @@ def create_table(request: Request, namespace: str, body: CreateTableRequest,
                  ) -> Response:
     c = Call(request)
     ns = namespace_key(namespace)
-    return c.answering(loaded_json)(c.svc.tables.create(c.ref, ns, body.command(), c.who))
+    t = target(c.ref, ns, body.name)
+    return answering_table(c, request, t)(c.svc.tables.create(c.ref, ns, body.command(), c.who))
 
 
 @router.get("/namespaces/{namespace}/tables/{table}")
@@ -57,8 +60,10 @@ async def load_table(request: Request, namespace: str, table: str,
     if snapshots not in (None, "all", "refs"):
         raise bad_request(f"Invalid snapshots mode {snapshots!r}: expected 'all' or 'refs'")
     t = target(c.ref, namespace_key(namespace), table)
-    return loaded_or_not_modified(
-        await c.read(c.svc.tables.load, t, snapshots, mv_options(request)), request)
+    loaded = await c.read(c.svc.tables.load, t, snapshots, mv_options(request))
+    if delegating(c, request.headers.get(HEADER)):  # may ask STS: off the event loop
+        return await run_in_threadpool(table_answer, c, request, t, loaded, True)
+    return table_answer(c, request, t, loaded, conditional=True)
 
 
 def mv_options(request: Request) -> ReadOptions | None:
@@ -89,7 +94,7 @@ def commit_table(request: Request, namespace: str, table: str,
     t = target(c.ref, namespace_key(namespace), table)
     check_identifier(body.identifier, t)
     refresh = request.headers.get(REFRESH_HEADER)
-    answer = c.answering(loaded_json)
+    answer = answering_table(c, request, t)
     if refresh is not None:
         return answer(commit_refresh(c.svc.mviews, t, body.command(), refresh, c.who))
     return answer(c.svc.tables.commit(t, body.command(), c.who))

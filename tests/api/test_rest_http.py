@@ -130,9 +130,14 @@ def test_config_and_path_shapes(http, server, store, ns) -> None:
     assert "POST /v1/{prefix}/namespaces/{namespace}/views" in cfg["endpoints"]
     assert "POST /v1/{prefix}/transactions/commit" in cfg["endpoints"]
     # Metrics are dropped, so clients are told not to send them; the test
-    # servers' warehouses are local folders, which Java reads with HadoopFileIO.
+    # servers' warehouses are local folders, which Java reads with HadoopFileIO
+    # and for which no storage access is delegated.
     assert cfg["defaults"] == {"rest-metrics-reporting-enabled": "false",
-                               "io-impl": "org.apache.iceberg.hadoop.HadoopFileIO"}
+                               "io-impl": "org.apache.iceberg.hadoop.HadoopFileIO",
+                               "sapwood.access-delegation": (
+                                   "unavailable: the warehouse is not on S3, so there is "
+                                   "nothing to delegate; clients read and write its files "
+                                   "directly")}
     store.create_reference(f"b_{ns}", source="main")
     assert http.get(f"/iceberg/b_{ns}/v1/config").json()["overrides"]["prefix"] == f"b_{ns}"
     assert http.get(f"{V1}/config", params={"warehouse": f"b_{ns}"}

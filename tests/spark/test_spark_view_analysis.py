@@ -7,7 +7,6 @@ Spark's rows in DuckDB."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from datetime import datetime
 from decimal import Decimal
@@ -19,6 +18,7 @@ import pytest
 
 import spark as sw
 from tests.api import spark_bodies as sb
+from tests.duckdb_ext import duckdb_extensions
 from tests.server import Server
 
 if TYPE_CHECKING:
@@ -132,13 +132,7 @@ def test_transpiled_to_duckdb_gives_the_rows_spark_gives(
     chosen = [v for v in corpus if all(d in tables for d in v["dependencies"])
               and spark.sql(f"SELECT * FROM sapwood.{v['key']}").count()][:10]
     assert len(chosen) == 10
-    # The extension wheels unpack into the duckdb_ext package (a namespace
-    # package: found by its search path, wherever pip put it).
-    spec = importlib.util.find_spec("duckdb_ext")
-    assert spec is not None and spec.submodule_search_locations
-    extensions = next(Path(p) / "extensions" for p in spec.submodule_search_locations
-                      if any((Path(p) / "extensions").rglob("iceberg.duckdb_extension")))
-    con = duckdb.connect(config={"extension_directory": str(extensions)})
+    con = duckdb.connect(config={"extension_directory": duckdb_extensions()})
     con.execute("LOAD iceberg")
     con.execute(f"ATTACH '' AS cat (TYPE iceberg, ENDPOINT '{server.base}/iceberg', "
                 "AUTHORIZATION_TYPE 'none')")

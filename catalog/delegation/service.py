@@ -1,0 +1,221 @@
+"""Storage access delegated per request: what the catalog signs or vends
+for one principal and one table (docs/security.md).
+
+The caller (the API) says what the principal may do with the table on the
+ref it addressed — read, or read and write — after the grants are checked;
+this decides what that allows in the bucket: only objects under the
+table's location in the warehouse bucket, writes only for a writer, and a
+delete only of an object the same principal wrote (each object a signed
+request creates is marked with its writer).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from catalog.delegation.s3_requests import Access, S3Request, parse, refuse, under
+from catalog.delegation.settings import MODES, SIGNING, VENDING, DelegationSettings
+from catalog.delegation.signing import WRITER_HEADER, Signer
+from catalog.delegation.vending import Vended, Vendor
+from core.errors import InvalidInputError
+
+LOCAL_NOTE = ("unavailable: the warehouse is not on S3, so there is nothing to delegate; "
+              "clients read and write its files directly")
+# The config key that says what this catalog delegates (config and loadTable).
+NOTE_KEY = "sapwood.access-delegation"
+_MAX_DELETE_KEYS = 1000  # S3's own limit for one DeleteObjects
+
+
+@dataclass(frozen=True)
+class SignRequest:
+    method: str
+    uri: str
+    region: str
+    headers: dict[str, list[str]] = field(default_factory=dict)
+    body: str | None = None
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One signing or vending decision, for the metrics and the access log."""
+
+    kind: str  # sign | vend
+    granted: bool
+    reason: str  # read | write | delete | outside-table | not-permitted | ...
+    action: str
+
+
+class StorageAccess:
+    def __init__(self, settings: DelegationSettings, warehouse: str) -> None:
+        self.settings = settings
+        self.on_s3 = urlsplit(warehouse).scheme in ("s3", "s3a")
+        self.signer = Signer() if self.on_s3 else None
+        self.vendor = Vendor(settings) if self.on_s3 and settings.role_arn else None
+        endpoint = urlsplit(settings.s3_endpoint) if settings.s3_endpoint else None
+        self._endpoint_host = endpoint.netloc.lower() if endpoint else None
+        self._locations: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self._s3: Any = None
+
+    # -- what is offered -----------------------------------------------------------
+    @property
+    def modes(self) -> tuple[str, ...]:
+        """The delegation modes this catalog offers."""
+        if not self.on_s3:
+            return ()
+        return tuple(m for m in MODES if m != VENDING or self.vendor is not None)
+
+    def note(self) -> str:
+        if not self.on_s3:
+            return LOCAL_NOTE
+        return ",".join(self.modes)
+
+    def chosen(self, asked: str | None) -> str | None:
+        """The mode for a request whose X-Iceberg-Access-Delegation is
+        ``asked`` (a comma-separated preference list), or None."""
+        if not self.on_s3:
+            return None
+        wanted = [m.strip() for m in (asked or "").split(",") if m.strip()]
+        for m in wanted:
+            if m in self.modes:
+                return m
+        return self.settings.always if self.settings.always in self.modes else None
+
+    # -- the table's location ----------------------------------------------------------
+    def location_of(self, metadata_location: str | None, metadata: bytes) -> str:
+        """The table's location (from its metadata; kept per metadata file)."""
+        key = metadata_location or ""
+        found = self._locations.get(key) if metadata_location else None
+        if found is None:
+            found = str(json.loads(metadata)["location"]).rstrip("/")
+            if metadata_location:
+                with self._lock:
+                    if len(self._locations) > 20_000:
+                        self._locations.clear()
+                    self._locations[key] = found
+        return found
+
+    # -- remote signing ----------------------------------------------------------------
+    def sign(self, who: str, location: str, may: Callable[[], frozenset[Access]],
+             request: SignRequest) -> tuple[dict[str, list[str]], Decision]:
+        """The headers that sign ``request`` for ``who``; ForbiddenError
+        naming what was refused. ``may`` says what the principal may do with
+        the table; asked only for a write (reading it was checked already)."""
+        if self.signer is None:
+            raise refuse(LOCAL_NOTE)
+        s3 = parse(request.method, request.uri, self._endpoint_host)
+        action = f"{s3.method} s3://{s3.bucket}/{s3.key}"
+        if s3.listing:
+            if not s3.key or not under(location, s3.bucket, s3.key.rstrip("/")):
+                raise refuse(f"listing s3://{s3.bucket}/{s3.key} reaches outside the table's "
+                             f"location {location}")
+        elif s3.key and not under(location, s3.bucket, s3.key):
+            raise refuse(f"s3://{s3.bucket}/{s3.key} is not under the table's location "
+                         f"{location}")
+        if s3.access is not Access.READ and s3.access not in may():
+            raise refuse(f"principal '{who}' may not {s3.access.value} this table on this "
+                         f"reference ({action})")
+        if s3.deletes:
+            self._check_deletes(who, location, s3, request.body)
+        headers = self.signer.sign(s3.method, request.uri, request.headers, request.region,
+                                   who if s3.creates else None)
+        reason = "delete" if s3.deletes else s3.access.value
+        return headers, Decision("sign", True, reason, action)
+
+    def _check_deletes(self, who: str, location: str, s3: S3Request, body: str | None) -> None:
+        if s3.key:
+            keys = [s3.key]
+        else:  # DeleteObjects: the keys are in the body, which must then be signed too
+            if not body:
+                raise refuse("a DeleteObjects request is signed only with its body (the keys)")
+            keys = _delete_keys(body)
+            for k in keys:
+                if not under(location, s3.bucket, k):
+                    raise refuse(f"s3://{s3.bucket}/{k} is not under the table's location "
+                                 f"{location}")
+        for k in keys:
+            writer = self._writer_of(s3.bucket, k)
+            if writer is not None and writer != who:
+                raise refuse(f"s3://{s3.bucket}/{k} was not written by principal '{who}': "
+                             "only a file's own writer may delete it")
+
+    def _writer_of(self, bucket: str, key: str) -> str | None:
+        """The principal that wrote the object; None when it does not exist.
+        An object written without the catalog's signature has no writer, and
+        counts as someone else's."""
+        client = self._client()
+        try:
+            head = client.head_object(Bucket=bucket, Key=key)
+        except client.exceptions.ClientError as e:
+            if e.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
+                return None
+            raise
+        return str(head.get("Metadata", {}).get(WRITER_HEADER.removeprefix("x-amz-meta-"),
+                                                "(unknown)"))
+
+    def _client(self) -> Any:
+        if self._s3 is None:
+            import boto3
+
+            # The catalog's own endpoint (AWS_ENDPOINT_URL[_S3], read by boto3),
+            # which may differ from the one clients are told to use.
+            self._s3 = boto3.client("s3", region_name=self.settings.region)
+        return self._s3
+
+    # -- vended credentials ------------------------------------------------------------
+    def vend(self, who: str, location: str, may: frozenset[Access]) -> tuple[Vended, Decision]:
+        if self.vendor is None:
+            raise InvalidInputError("This catalog vends no credentials: "
+                                    + (LOCAL_NOTE if not self.on_s3 else
+                                       "no role is set (SAPWOOD_VEND_ROLE_ARN)"))
+        access = Access.WRITE if Access.WRITE in may else Access.READ
+        vended, _ = self.vendor.vend(who, location, access)
+        return vended, Decision("vend", True, access.value, f"{access.value} {location}")
+
+    # -- the table answers' config -------------------------------------------------------
+    def client_config(self, mode: str, signer_uri: str, signer_endpoint: str,
+                      vended: Vended | None) -> dict[str, str]:
+        """What a client needs in the answer's ``config`` for ``mode``."""
+        config = {NOTE_KEY: mode, "client.region": self.settings.region}
+        if self.settings.s3_endpoint:
+            config["s3.endpoint"] = self.settings.s3_endpoint
+            config["s3.path-style-access"] = "true"
+        if mode == SIGNING:
+            config.update({
+                "s3.remote-signing-enabled": "true",
+                # PyIceberg: its signer, and the FileIO that can use it.
+                "s3.signer": "S3V4RestSigner",
+                "py-io-impl": "pyiceberg.io.fsspec.FsspecFileIO",
+                "s3.signer.uri": signer_uri, "s3.signer.endpoint": signer_endpoint,
+                # The spec's (deprecated) names, for clients that read them.
+                "signer.uri": signer_uri, "signer.endpoint": signer_endpoint})
+        elif vended is not None:
+            config.update(credential_config(vended, self.settings.region))
+        return config
+
+
+def credential_config(v: Vended, region: str) -> dict[str, str]:
+    return {"s3.access-key-id": v.access_key_id, "s3.secret-access-key": v.secret_access_key,
+            "s3.session-token": v.session_token,
+            "s3.session-token-expires-at-ms": str(v.expires_at_ms), "client.region": region}
+
+
+def _delete_keys(body: str) -> list[str]:
+    try:
+        # expat refuses external entities and bounds expansion; the body is small.
+        root = ET.fromstring(body)
+    except ET.ParseError as e:
+        raise refuse(f"the DeleteObjects body is not XML: {e}") from None
+    keys = [el.text or "" for el in root.iter() if el.tag.rsplit("}", 1)[-1] == "Key"]
+    if not keys or len(keys) > _MAX_DELETE_KEYS:
+        raise refuse(f"a DeleteObjects body names 1 to {_MAX_DELETE_KEYS} keys")
+    for k in keys:
+        if any(seg in (".", "..") for seg in k.split("/")):
+            raise refuse(f"the object path {k[:200]!r} is not normalised ('.', '..')")
+    return keys

@@ -39,9 +39,10 @@ def access_line(scope: Scope, rid: bytes, template: str, status: int, took: floa
     storage = scope.get(STORAGE)  # a signing or vending decision (api.delegated)
     msg = "%s %s %d %.1fms"
     args: tuple[object, ...] = (method, template, status, took * 1000)
-    if storage is not None:
-        msg, args = msg + " %s %s %s", (*args, who.name if who is not None else "anonymous",
-                                            scope.get("path"), storage)
+    if storage is not None:  # who, which table on which ref, what was decided
+        msg, args = msg + " %s %s %s %s", (*args, who.name if who is not None else "anonymous",
+                                               scope.get("path"), ref[0] or ref[1] or "main",
+                                               storage)
     log_access(msg, args, {
         "request_id": rid.decode("latin-1"), "method": method, "route": template,
         "path": scope.get("path"), "status": status, "duration_ms": round(took * 1000, 3),

@@ -165,7 +165,7 @@ def test_signing_refuses_what_the_table_does_not_hold(world: World) -> None:
     log = w.server.log.read_text()
     assert "sign refused refused: Signing refused: principal 'reader' may not write" in log
     assert re.search(r"POST /iceberg/v1/namespaces/\{namespace\}/tables/\{table\}/sign 200 "
-                     r"\S+ etl /iceberg/v1/namespaces/sales/tables/t/sign sign granted delete",
+                     r"\S+ etl /iceberg/v1/namespaces/sales/tables/t/sign main sign granted delete",
                      log)
 
 

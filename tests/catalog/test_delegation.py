@@ -103,3 +103,30 @@ def test_session_policies_reach_one_prefix_and_write_only_for_writers() -> None:
     assert "s3:PutObject" in {a for s in write["Statement"] for a in s["Action"]}
     with pytest.raises(InvalidInputError, match="wildcard"):
         session_policy("s3://wh/sales/t*", Access.READ)
+
+
+def test_what_is_offered_and_chosen(monkeypatch: pytest.MonkeyPatch) -> None:
+    from catalog.delegation.service import LOCAL_NOTE, StorageAccess
+    from catalog.delegation.settings import DelegationSettings
+
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "k")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s")
+    local = StorageAccess(DelegationSettings(), "file:///tmp/wh")
+    assert local.chosen("vended-credentials,remote-signing") is None
+    assert local.note() == LOCAL_NOTE
+    signing_only = StorageAccess(DelegationSettings(), "s3://b/wh")
+    assert signing_only.modes == ("remote-signing",)
+    assert signing_only.chosen("vended-credentials") is None  # no role: nothing to vend
+    assert signing_only.chosen("vended-credentials, remote-signing") == "remote-signing"
+    both = StorageAccess(DelegationSettings(role_arn="arn:aws:iam::1:role/r"), "s3://b/wh")
+    assert both.chosen("remote-signing,vended-credentials") == "remote-signing"  # its order
+    assert both.chosen(None) is None
+    always = StorageAccess(DelegationSettings(always="remote-signing"), "s3://b/wh")
+    assert always.chosen(None) == always.chosen("") == "remote-signing"
+    monkeypatch.setenv("SAPWOOD_ACCESS_DELEGATION", "everything")
+    with pytest.raises(InvalidInputError, match="SAPWOOD_ACCESS_DELEGATION"):
+        DelegationSettings.from_env()
+    monkeypatch.setenv("SAPWOOD_ACCESS_DELEGATION", "vended-credentials")
+    monkeypatch.setenv("SAPWOOD_VEND_DURATION_S", "60")
+    with pytest.raises(InvalidInputError, match="between 900"):
+        DelegationSettings.from_env()

@@ -35,7 +35,7 @@ _SET_BY_SIGNING = frozenset({"x-amz-date", "x-amz-security-token", "x-amz-conten
 
 class Signer:
     def __init__(self, clock: Any = time.gmtime) -> None:
-        import botocore.session  # the s3 extra: only a warehouse on S3 signs
+        import botocore.session  # only a warehouse on S3 signs: imported when one does
 
         self._session = botocore.session.get_session()
         self._found: Any = None  # botocore's credentials: looked up once, refreshed by it

@@ -28,6 +28,7 @@ from api.routes import (
     audit,
     config,
     contents,
+    events,
     grants,
     health,
     history,
@@ -89,8 +90,8 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
     errors.install(app)
     _add_flat(app, [config.router, oauth.router, namespaces.router, tables.router, storage.router,
                     views.router, trees.router, history.router, contents.router, audit.router,
-                    grants.router, view_graph.router, view_status.router, mviews.router,
-                    health.router,
+                    grants.router, events.router, view_graph.router, view_status.router,
+                    mviews.router, health.router,
                     admin.router],
               auth.configured)
     # The web UI: pages over this same API, and its stylesheet.

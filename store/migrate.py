@@ -13,6 +13,7 @@ from sqlalchemy import Connection, insert, select, text
 from core.commits import DEFAULT_BRANCH, NO_ANCESTOR, RefType
 from store.changes import root_ancestry
 from store.db import Database
+from store.events import EventLog
 from store.schema import ANCESTRY, COMMITS, REFLOG, REFS
 
 _LOCK_ID = 0x5A9_0001
@@ -58,6 +59,8 @@ def bootstrap(db: Database, now_us: int) -> None:
         conn.execute(insert(REFLOG).values(ref=DEFAULT_BRANCH, ref_type=RefType.BRANCH.value,
                                            old_hash=None, new_hash=NO_ANCESTOR, at_us=now_us,
                                            principal=None, reason="create"))
+        EventLog(db).append_conn(conn, "create", DEFAULT_BRANCH, RefType.BRANCH, None,
+                                 NO_ANCESTOR, now_us, None)
 
 
 def _ensure_root(conn: Connection) -> None:

@@ -22,6 +22,7 @@ from core.errors import (
 from core.instants import format_instant, from_micros
 from core.refs import validate_ref_name
 from store.db import Database
+from store.events import EventLog
 from store.idempotency import Answer, IdempotencyKeys, Once
 from store.schema import COMMITS, REFLOG, REFS
 
@@ -32,8 +33,9 @@ _TYPES = {t.value: t for t in RefType}
 
 class Refs:
     def __init__(self, db: Database, clock: Callable[[], int],
-                 keys: IdempotencyKeys | None = None) -> None:
+                 keys: IdempotencyKeys | None = None, events: EventLog | None = None) -> None:
         self.db = db
+        self.events = events
         self.clock = clock
         self.keys = keys
         self._select_ref = f"SELECT type, head FROM refs WHERE name = {db.param}"
@@ -155,6 +157,8 @@ class Refs:
         conn.execute(insert(REFLOG).values(ref=ref, ref_type=ref_type.value, old_hash=old,
                                            new_hash=new, at_us=at_us, principal=principal,
                                            reason=reason))
+        if self.events is not None:  # the change feed's event, in the same transaction
+            self.events.append_conn(conn, reason, ref, ref_type, old, new, at_us, principal)
 
     def head_at(self, name: str, at_us: int) -> tuple[str, RefType]:
         """The head ``name`` had at an instant: one indexed reflog look-up."""

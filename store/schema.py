@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import cast
 
-from sqlalchemy import BigInteger, Index, Integer, LargeBinary, String, Table, Text
+from sqlalchemy import BigInteger, Index, Integer, LargeBinary, String, Table, Text, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 # "C" collation on PostgreSQL: hash-prefix range scans must compare bytes.
@@ -225,3 +225,36 @@ class IdempotencyRow(Base):
 
 
 IDEMPOTENCY = _table(IdempotencyRow)
+
+
+# -- the change feed (store.events) ------------------------------------------------------
+class EventRow(Base):
+    """One event per landed change (a commit, merge or transplant, a
+    reference created, assigned or deleted), written in the change's own
+    transaction: the outbox the feed and the webhooks read. ``id`` is the
+    order of insertion; ``seq`` the order of delivery and the public id —
+    set at insert on SQLite (one writer at a time), and on PostgreSQL by the
+    sequencer once no transaction that could still insert an earlier event
+    is running (``txid`` below the oldest running transaction)."""
+
+    __tablename__ = "events"
+    id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    seq: Mapped[int | None] = mapped_column(BigInteger, unique=True)
+    txid: Mapped[int] = mapped_column(BigInteger)
+    kind: Mapped[str] = mapped_column(String(32))
+    ref: Mapped[str] = mapped_column(REF_NAME)
+    ref_type: Mapped[str] = mapped_column(String(6))
+    old_hash: Mapped[str | None] = mapped_column(HASH)
+    new_hash: Mapped[str | None] = mapped_column(HASH)
+    at_us: Mapped[int] = mapped_column(BigInteger, index=True)
+    principal: Mapped[str | None] = mapped_column(Text)
+    # The commits it brought, with their operations (JSON; store.events).
+    data: Mapped[str] = mapped_column(Text)
+
+    __table_args__ = (Index("ix_events_unsequenced", "txid", "id",
+                            postgresql_where=text("seq IS NULL"),
+                            sqlite_where=text("seq IS NULL")),)
+
+
+EVENTS = _table(EventRow)

@@ -32,6 +32,7 @@ from store.changes import ChangeIndex
 from store.committing import CommitPlanner, validate_operations
 from store.db import Database
 from store.edges import ViewEdges, edges_of
+from store.events import EventLog
 from store.history import History
 from store.idempotency import IdempotencyKeys, Once
 from store.index import KeyIndex
@@ -58,7 +59,8 @@ class Store(Reads):
         reader = ObjectReader(db, node_cache_size=node_cache_size)
         index = KeyIndex(reader)
         keys = IdempotencyKeys(db)
-        refs = Refs(db, clock, keys)
+        self.events = EventLog(db)
+        refs = Refs(db, clock, keys, self.events)
         history = History(db, reader)
         super().__init__(db, reader, index, refs, history, ChangeIndex(db))
         self.clock = clock
@@ -66,7 +68,7 @@ class Store(Reads):
         self.locations = LocationIndex(db, self.live_anywhere)
         self.keys = keys
         self.writer = BranchWriter(db, refs, reader, self.changes, self.stats, self.locations,
-                                   keys)
+                                   keys, self.events)
         self.commits = CommitPlanner(reader, self.states, history)
         self.merges = MergePlanner(reader, self.states, history)
         self.auth = AuthStore(db, clock)

@@ -36,6 +36,7 @@ from core.keys import ContentKey
 from core.refs import branch_to_write, parse_ref
 from store.changes import Ancestry, ChangeIndex
 from store.db import Database
+from store.events import EventLog
 from store.idempotency import Answer, IdempotencyKeys, Once
 from store.locations import LocationIndex
 from store.nodes import Node, stamp
@@ -163,9 +164,10 @@ class BranchWriter:
     def __init__(self, db: Database, refs: Refs, reader: ObjectReader,
                  changes: ChangeIndex, stats: StoreStats | None = None,
                  locations: LocationIndex | None = None,
-                 keys: IdempotencyKeys | None = None) -> None:
+                 keys: IdempotencyKeys | None = None, events: EventLog | None = None) -> None:
         self.stats = stats or StoreStats()
         self.keys = keys
+        self.events = events
         self.locations = locations
         self.db = db
         self.refs = refs
@@ -207,6 +209,13 @@ class BranchWriter:
                        "unnest(%s::text[], %s::bigint[], %s::varchar[], %s::bigint[], "
                        "%s::bigint[], %s::varchar[]) AS t(term, generation, hash, depth, "
                        "created_us, kind) ON CONFLICT DO NOTHING) ")
+            # The change feed's event lands in the same statement (store.events).
+            if events is not None:
+                indexed += (
+                    ", ev AS (INSERT INTO events (seq, txid, kind, ref, ref_type, old_hash, "
+                    "new_hash, at_us, principal, data) SELECT NULL, "
+                    "pg_current_xact_id()::text::bigint, %s, name, %s, %s, %s, %s, %s, %s "
+                    "FROM moved) ")
             self._sql_one = moved + indexed + journal
             self._sql_one_spilled = (
                 moved + ", spilled AS (INSERT INTO packs (loc, data) SELECT t.loc, t.data "
@@ -263,6 +272,11 @@ class BranchWriter:
             swap = (c.record.hash, head.name, head.hash, *c.row)
             indexed = (*anc[0].row(), *([list(col) for col in zip(*rows, strict=True)]
                                         if rows else [[]] * 6))
+            if self.events is not None:
+                kind, _, ref_type, old, new, at_us, who, data = self.events.row(
+                    ws.reason, head.name, RefType.BRANCH, head.hash, c.record.hash,
+                    c.record.created_us, principal, [c.record])
+                indexed = (*indexed, kind, ref_type, old, new, at_us, who, data)
             journal = (head.hash, c.record.hash, c.record.created_us, principal, ws.reason)
             if c.overflow:
                 assert self._sql_one_spilled is not None  # set with _sql_one
@@ -333,6 +347,10 @@ class BranchWriter:
         cur.execute(self._sql_reflog, (
             head.name, RefType.BRANCH.value, head.hash, new,
             ws.commits[-1].record.created_us, principal, ws.reason))
+        if self.events is not None:  # the change feed's event (store.events)
+            self.events.append_in(cur, ws.reason, head.name, RefType.BRANCH, head.hash, new,
+                                  ws.commits[-1].record.created_us, principal,
+                                  [c.record for c in ws.commits])
         if ws.once is not None:  # refused (KeyTakenError): the transaction writes nothing
             assert self.keys is not None
             ws.answered = self.keys.record_in(cur, ws.once, ws.result, new,

@@ -160,6 +160,12 @@ class Guard:
         assert rule.privilege is not None
         if rule.ref == "*":
             return
+        if rule.ref == "any":  # the privilege on some reference (what it shows is filtered)
+            if not any(data.policy.reaches(who, rule.privilege, r.name)
+                       for r in _all_refs(self.store)):
+                raise Forbidden(f"Principal '{who.name}' lacks the '{rule.privilege.value}' "
+                                "privilege on every reference")
+            return
         if rule.ref == "all":
             if not data.policy.allows(who, rule.privilege, "*", None):
                 raise Forbidden(f"Principal '{who.name}' lacks the '{rule.privilege.value}' "

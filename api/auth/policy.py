@@ -6,7 +6,8 @@ a new route without a rule fails before it can serve anyone.
 
 ``ref`` says where the addressed reference comes from: ``iceberg`` (the
 path's ref or prefix, as api.paths folds it), a path parameter,
-``query:<name>``, or ``all`` (a grant covering every reference, ``*``).
+``query:<name>``, ``all`` (a grant covering every reference, ``*``), or
+``any`` (the privilege on at least one reference).
 ``key`` says which part of the catalog the privilege must cover: ``None`` is
 the whole reference (logs, merges, diffs), ``ns`` the namespace path
 parameter, ``ns+table`` / ``ns+view`` that plus the name, ``key`` a
@@ -65,6 +66,8 @@ RULES: dict[str, Rule] = {
     # Storage access: read to ask at all; what is signed or vended follows
     # the caller's privileges on the table (api.delegated).
     "sign_request": Rule(R, key="ns+table", via_views=True),
+    # The change feed: read on some reference; what it shows is filtered.
+    "list_events": Rule(R, ref="any"),
     "load_credentials": Rule(R, key="ns+table", via_views=True),
     "register_table": Rule(W, key="ns", direct_write=True),
     "rename_table": Rule(W, key="handler", direct_write=True),

@@ -1,0 +1,178 @@
+"""The change feed as the rest of the stack reads it: the store's events
+(store.events) as CloudEvents 1.0 documents (structured mode, built with
+the ``cloudevents`` library), with what each change did per key — for a
+table its snapshot and the snapshot's summary, for a view its version and
+dialects, for a materialized view its refresh — and only what the reader
+may see: events on references it may read, keys it may not read removed,
+and an event left with nothing not shown at all."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cloudevents.conversion import to_dict
+from cloudevents.http import CloudEvent
+
+from catalog.service import Catalog
+from core.content import IcebergTable, IcebergView, MaterializedView
+from core.errors import InvalidInputError
+from core.instants import format_instant, from_micros
+from core.keys import ContentKey
+from store.events import KINDS, StoredEvent
+
+TYPE_PREFIX = "dev.sapwood."
+TYPES = tuple(TYPE_PREFIX + k for k in KINDS.values())
+MAX_PAGE = 1000
+# Long polls end after this at most (a client asks again).
+MAX_WAIT_S = 60.0
+
+RefFilter = Callable[[str], bool]
+# For a reference: which keys the reader may see (None: all of them).
+KeyFilter = Callable[[str], Callable[[tuple[str, ...]], bool] | None]
+
+
+@dataclass(frozen=True)
+class FeedQuery:
+    after: int = 0
+    max_records: int = 100
+    types: tuple[str, ...] = ()
+    ref: str | None = None
+    key: ContentKey | None = None
+
+    def __post_init__(self) -> None:
+        if self.after < 0:
+            raise InvalidInputError("after must be an event id (0 or more)")
+        if not 1 <= self.max_records <= MAX_PAGE:
+            raise InvalidInputError(f"maxRecords must be between 1 and {MAX_PAGE}")
+        unknown = [t for t in self.types if t not in TYPES]
+        if unknown:
+            raise InvalidInputError(f"Unknown event type {unknown[0]!r}: one of {', '.join(TYPES)}")
+
+
+def source() -> str:
+    """The catalog, as CloudEvents' ``source`` (SAPWOOD_EVENT_SOURCE)."""
+    return os.environ.get("SAPWOOD_EVENT_SOURCE") or "urn:sapwood:catalog"
+
+
+class Feed:
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self.events = catalog.store.events
+
+    def page(self, q: FeedQuery, may_read_ref: RefFilter | None = None,
+             keys_of: KeyFilter | None = None) -> tuple[list[dict[str, Any]], bool]:
+        """CloudEvents after ``q.after``, oldest first, as the reader may see
+        them, at most ``q.max_records``; and whether more follow."""
+        kinds = [t.removeprefix(TYPE_PREFIX) for t in q.types]
+        out: list[dict[str, Any]] = []
+        after = q.after
+        while True:
+            stored, more = self.events.page(after, q.max_records, kinds,
+                                            [q.ref] if q.ref else [])
+            for e in stored:
+                shown = self._shown(e, q.key, may_read_ref, keys_of)
+                if shown is None:
+                    continue
+                if len(out) == q.max_records:
+                    return out, True
+                out.append(shown)
+            if not more or not stored:
+                return out, False
+            after = stored[-1].seq
+
+    def wait(self, after: int, seconds: float) -> None:
+        """Return once an event after ``after`` exists, or ``seconds`` passed."""
+        deadline = time.monotonic() + min(max(seconds, 0.0), MAX_WAIT_S)
+        store = self.catalog.store
+        token = None
+        while time.monotonic() < deadline:
+            now = store.db.change_token()
+            if now is None or now != token:  # something was committed: look
+                token = now
+                if self.events.last() > after:
+                    return
+            time.sleep(0.05)
+
+    # -- one event ---------------------------------------------------------------------
+    def _shown(self, e: StoredEvent, key: ContentKey | None, may_read_ref: RefFilter | None,
+               keys_of: KeyFilter | None) -> dict[str, Any] | None:
+        if may_read_ref is not None and not may_read_ref(e.ref):
+            return None
+        visible = keys_of(e.ref) if keys_of is not None else None
+        commits = []
+        for c in e.data.get("commits", []):
+            ops = [op for op in c["operations"]
+                   if (visible is None or visible(tuple(op["key"])))
+                   and (key is None or tuple(op["key"]) == key.elements)]
+            if ops or (visible is None and key is None):
+                commits.append({**c, "operations": self._detailed(c["hash"], ops)})
+        if e.kind.startswith("reference."):
+            if key is not None:
+                return None
+        elif not commits or (not any(c["operations"] for c in commits) and (
+                visible is not None or key is not None)):
+            return None
+        data: dict[str, Any] = {"reference": {"name": e.ref, "type": e.ref_type.value},
+                                "hashBefore": e.old_hash, "hashAfter": e.new_hash,
+                                "principal": e.principal}
+        if not e.kind.startswith("reference."):
+            data["commits"] = commits
+            authors = sorted({c["author"] for c in commits if c.get("author")})
+            data["authors"] = authors
+            data["message"] = commits[-1]["message"] if commits else None
+        if e.data.get("operationsOmitted"):
+            data["operationsOmitted"] = e.data["operationsOmitted"]
+        event = CloudEvent({"id": str(e.seq), "source": source(),
+                            "type": TYPE_PREFIX + e.kind, "subject": e.ref,
+                            "time": format_instant(from_micros(e.at_us)),
+                            "datacontenttype": "application/json"}, data)
+        shown: dict[str, Any] = to_dict(event)
+        return shown
+
+    def _detailed(self, commit_hash: str, ops: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Each PUT with what its value says: a table's snapshot and summary,
+        a view's version and dialects. A commit garbage collection removed
+        keeps what the event stored."""
+        puts = [op for op in ops if op["op"] == "PUT"]
+        if not puts:
+            return list(ops)
+        reader = self.catalog.store.reader
+        try:
+            record = reader.commit(commit_hash)
+            entries = {op.key.elements: op.entry for op in record.operations
+                       if op.entry is not None}
+            values = reader.load_contents(entries.values())
+        except Exception:
+            return list(ops)
+        out = []
+        for op in ops:
+            entry = entries.get(tuple(op["key"]))
+            value = values.get(entry.value_hash) if entry is not None else None
+            out.append({**op, **self._value_facts(value)} if value is not None else op)
+        return out
+
+    def _value_facts(self, value: Any) -> dict[str, Any]:
+        if isinstance(value, IcebergTable):
+            facts: dict[str, Any] = {"snapshotId": value.snapshot_id,
+                                     "metadataLocation": value.metadata_location}
+            try:
+                meta, _ = self.catalog.files.table(value.metadata_location)
+                snap = meta.snapshot_by_id(value.snapshot_id) if value.snapshot_id >= 0 else None
+                if snap is not None and snap.summary is not None:
+                    facts["summary"] = {"operation": snap.summary.operation.value,
+                                        **snap.summary.additional_properties}
+            except Exception:
+                pass
+            return facts
+        if isinstance(value, MaterializedView | IcebergView):
+            facts = {"versionId": value.version_id, "metadataLocation": value.metadata_location,
+                     "dialects": sorted({a.dialect for a in value.analysis or []})}
+            if isinstance(value, MaterializedView):
+                facts["refresh"] = {"refreshId": value.refresh_id,
+                                    "storageSnapshotId": value.snapshot_id}
+            return facts
+        return {}

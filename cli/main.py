@@ -92,6 +92,7 @@ def main() -> None:
     from cli.auth import register as register_auth
     from cli.client import CliError
     from cli.database import register as register_database
+    from cli.events import register as register_events
     from cli.mviews import register as register_mviews
     from cli.versioning import register
     from cli.views import register as register_views
@@ -101,6 +102,7 @@ def main() -> None:
     register_auth(app)
     register_views(app)
     register_mviews(app)
+    register_events(app)
     try:
         app(standalone_mode=True)
     except SapwoodError as e:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import gc as pygc
 import math
+import os
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -81,6 +82,8 @@ class GcReport:
     live: set[str] = field(default_factory=set, repr=False)
     # Idempotency-Keys past their lifetime, removed with their answers.
     expired_keys: int = 0
+    # Change-feed events older than the retention (store.events).
+    expired_events: int = 0
 
     def __str__(self) -> str:
         verb = "would remove" if self.dry_run else "removed"
@@ -89,12 +92,30 @@ class GcReport:
                f"{verb} {self.removed_commits} commits and {self.removed_packs} overflow "
                f"packs ({self.removed_bytes:,} bytes); mark {self.mark_s:.2f} s, "
                f"sweep {self.sweep_s:.2f} s; {self.expired_keys} expired idempotency keys "
-               "removed")
+               f"and {self.expired_events} events past their retention removed")
         return out + (f"; aborted: {self.aborted}" if self.aborted else "")
 
 
+# Change-feed events are kept this long (a consumer further behind starts over).
+DEFAULT_EVENT_RETENTION_S = 30 * 86_400
+
+
+def event_retention() -> float:
+    """SAPWOOD_EVENT_RETENTION_S, else 30 days."""
+    text_ = os.environ.get("SAPWOOD_EVENT_RETENTION_S")
+    try:
+        value = float(text_) if text_ else DEFAULT_EVENT_RETENTION_S
+    except ValueError:
+        raise InvalidInputError(
+            f"SAPWOOD_EVENT_RETENTION_S must be seconds, not {text_!r}") from None
+    if not 0 < value < 100 * 365 * 86_400:
+        raise InvalidInputError("SAPWOOD_EVENT_RETENTION_S must be positive and below 100 years")
+    return value
+
+
 def collect(store: Store, grace_s: float = DEFAULT_GRACE_S, dry_run: bool = False,
-            now_us: int | None = None, contents: list[Content] | None = None) -> GcReport:
+            now_us: int | None = None, contents: list[Content] | None = None,
+            event_retention_s: float | None = None) -> GcReport:
     """Collect the store's garbage; ``contents``, when given, receives every
     content value the mark found live (what the warehouse must keep), so the
     warehouse step needs no second mark."""
@@ -129,6 +150,9 @@ def collect(store: Store, grace_s: float = DEFAULT_GRACE_S, dry_run: bool = Fals
     if not dry_run:
         # Expired Idempotency-Keys (store.idempotency): their answers go.
         report.expired_keys = store.keys.purge(now_us)
+        # Change-feed events past their retention (SAPWOOD_EVENT_RETENTION_S).
+        retention = event_retention_s if event_retention_s is not None else event_retention()
+        report.expired_events = store.events.purge(now_us - int(retention * 1_000_000))
         # For /metrics of the process that ran it (the admin endpoint).
         store.stats.add("gc_runs")
         store.stats.add("gc_removed_commits", report.removed_commits)

@@ -112,3 +112,31 @@ def _token(base: str, key: str) -> str:
     return str(httpx.post(f"{base}/iceberg/v1/oauth/tokens", data={
         "grant_type": "client_credentials", "client_id": key_id,
         "client_secret": secret}).json()["access_token"])
+
+
+def test_sapwood_events_prints_and_follows_the_feed(tmp_path: Path) -> None:
+    import json
+    import subprocess
+
+    from spark.embedded import sapwood_command
+
+    with serving(f"sqlite:///{tmp_path / 'sapwood.db'}", tmp_path) as server:
+        cat = server.catalog()
+        cat.create_namespace("sales")
+        cmd = [*sapwood_command(), "events", "--uri", server.base]
+        lines = subprocess.run([*cmd, "--json"], capture_output=True, text=True, timeout=60,
+                               check=True).stdout.splitlines()
+        assert [json.loads(x)["type"] for x in lines] == ["dev.sapwood.reference.created",
+                                                          "dev.sapwood.commit"]
+        last = json.loads(lines[-1])["id"]
+        follow = subprocess.Popen([*cmd, "--follow", "--after", last], stdout=subprocess.PIPE,
+                                  text=True)
+        try:
+            cat.create_table("sales.t", SCHEMA)
+            assert follow.stdout is not None
+            line = follow.stdout.readline()  # waits for the commit, no polling here
+            assert "commit" in line and "sales.t" in line and line.split()[0] == str(
+                int(last) + 1)
+        finally:
+            follow.kill()
+            follow.wait()

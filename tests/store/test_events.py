@@ -118,3 +118,15 @@ def test_racing_writers_never_show_a_later_event_first(store_url: str) -> None:
     finally:
         for s in stores:
             s.close()
+
+
+def test_gc_removes_events_past_their_retention(store: Store) -> None:
+    from store.gc import collect
+
+    with_ns(store, "main", "ns")
+    put_new(store, "main", ("ns.t", table("m1")))
+    last = store.events.last()
+    assert collect(store, grace_s=0, event_retention_s=3600).expired_events == 0
+    report = collect(store, grace_s=0, now_us=10**18, event_retention_s=3600)
+    assert report.expired_events == last - 1 and "events past their retention" in str(report)
+    assert [e.seq for e in store.events.page(0, 10)[0]] == [last]

@@ -3,7 +3,9 @@ over one store."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -12,6 +14,7 @@ from typing import Any
 from fastapi import APIRouter, FastAPI
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
+from starlette.concurrency import run_in_threadpool
 
 from api import errors
 from api.auth.config import AuthSettings
@@ -41,11 +44,13 @@ from api.routes import (
     view_graph,
     view_status,
     views,
+    webhooks,
 )
 from api.settings import Settings
 from api.ui import pages as ui_pages
 from catalog.delegation.via_views import check_chain
 from catalog.services import open_services
+from catalog.webhooks import WebhookService
 
 
 def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
@@ -64,7 +69,7 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
         app.state.services = Services(found.catalog, found.namespaces, found.tables,
                                       found.views, found.mviews,
                                       inline_reads=store.db.dialect == "sqlite",
-                                      storage=found.storage)
+                                      storage=found.storage, webhooks=found.webhooks)
         guard = app.state.guard = Guard(store, auth) if auth.configured else None
         if guard is not None:
             views = found.views
@@ -78,9 +83,11 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
         # keep it out of the collector's generations, so collections triggered
         # by requests only scan what requests allocate.
         gc.freeze()
+        delivering = asyncio.create_task(deliver_webhooks(found.webhooks))
         try:
             yield
         finally:
+            delivering.cancel()
             store.close()
 
     # No Swagger UI: it loads its assets from a CDN, and its routes would be
@@ -90,7 +97,8 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
     errors.install(app)
     _add_flat(app, [config.router, oauth.router, namespaces.router, tables.router, storage.router,
                     views.router, trees.router, history.router, contents.router, audit.router,
-                    grants.router, events.router, view_graph.router, view_status.router,
+                    grants.router, events.router, webhooks.router, view_graph.router,
+                    view_status.router,
                     mviews.router, health.router,
                     admin.router],
               auth.configured)
@@ -107,6 +115,28 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
                  max_bytes=settings.max_body_bytes)
     app.state.asgi = outer  # what the UI calls the API through (api.ui.client)
     return outer
+
+
+async def deliver_webhooks(service: WebhookService) -> None:
+    """Each process delivers the webhooks it can claim (catalog.webhooks):
+    when something was committed, or a retry is due; off the event loop."""
+    token: object = None
+    idle = 0.0
+    while True:
+        await asyncio.sleep(_DELIVERY_TICK_S)
+        now = service.store.db.change_token()
+        idle += _DELIVERY_TICK_S
+        # A commit anywhere, a retry coming due (looked for once a second),
+        # or PostgreSQL (no change counter to watch).
+        if now is None or now != token or idle >= 1.0:
+            token, idle = now, 0.0
+            try:
+                await run_in_threadpool(service.deliver_due)
+            except Exception:
+                logging.getLogger("sapwood.webhooks").exception("webhook delivery failed")
+
+
+_DELIVERY_TICK_S = 0.1
 
 
 def fastapi_of(asgi: Any) -> FastAPI:

@@ -26,6 +26,7 @@ from catalog.namespaces import Namespaces
 from catalog.service import Catalog, Who
 from catalog.tables import Tables
 from catalog.views import Views
+from catalog.webhooks import WebhookService
 from core.auth import Privilege
 from core.keys import ContentKey
 from core.refs import RefSpec
@@ -45,6 +46,7 @@ class Services:
     # Whether reads run on the event loop (see Call.read).
     inline_reads: bool
     storage: StorageAccess
+    webhooks: WebhookService
 
 
 def principal(request: Request) -> str:

@@ -15,6 +15,7 @@ from catalog.service import Catalog
 from catalog.settings import CatalogSettings
 from catalog.tables import Tables
 from catalog.views import Views
+from catalog.webhooks import WebhookService
 from store import Store
 
 
@@ -26,6 +27,7 @@ class CatalogServices:
     views: Views
     mviews: MaterializedViews
     storage: StorageAccess
+    webhooks: WebhookService
 
 
 def open_services(store: Store, settings: CatalogSettings) -> CatalogServices:
@@ -34,4 +36,4 @@ def open_services(store: Store, settings: CatalogSettings) -> CatalogServices:
     mviews = MaterializedViews(catalog)
     storage = StorageAccess(DelegationSettings.from_env(), settings.warehouse)
     return CatalogServices(catalog, Namespaces(catalog), Tables(catalog, mviews),
-                           Views(catalog, mviews), mviews, storage)
+                           Views(catalog, mviews), mviews, storage, WebhookService(catalog))

@@ -258,3 +258,31 @@ class EventRow(Base):
 
 
 EVENTS = _table(EventRow)
+
+
+class WebhookRow(Base):
+    """A webhook (catalog.webhooks): where the feed's events go, which ones,
+    as whom, and how far delivery got. ``lease_*``: the process delivering
+    it now (one at a time, whatever the number of replicas)."""
+
+    __tablename__ = "webhooks"
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    url: Mapped[str] = mapped_column(Text)
+    types: Mapped[str] = mapped_column(Text)  # JSON lists
+    refs: Mapped[str] = mapped_column(Text)
+    keys: Mapped[str] = mapped_column(Text)
+    secret: Mapped[str] = mapped_column(Text)
+    owner: Mapped[str | None] = mapped_column(Text)
+    created_us: Mapped[int] = mapped_column(BigInteger)
+    state: Mapped[str] = mapped_column(String(8))  # active | paused
+    cursor: Mapped[int] = mapped_column(BigInteger)  # the last event delivered
+    delivered: Mapped[int] = mapped_column(BigInteger)
+    failures: Mapped[int] = mapped_column(Integer)  # in a row
+    last_error: Mapped[str | None] = mapped_column(Text)
+    last_attempt_us: Mapped[int | None] = mapped_column(BigInteger)
+    next_attempt_us: Mapped[int] = mapped_column(BigInteger)
+    lease_owner: Mapped[str | None] = mapped_column(String(64))
+    lease_until_us: Mapped[int] = mapped_column(BigInteger)
+
+
+WEBHOOKS = _table(WebhookRow)

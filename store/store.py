@@ -43,6 +43,7 @@ from store.objects import ObjectReader
 from store.reads import Reads
 from store.refs import Refs
 from store.stats import StoreStats
+from store.webhooks import Webhooks
 from store.writes import BranchWriter, WriteSet
 
 
@@ -60,6 +61,7 @@ class Store(Reads):
         index = KeyIndex(reader)
         keys = IdempotencyKeys(db)
         self.events = EventLog(db)
+        self.webhooks = Webhooks(db)
         refs = Refs(db, clock, keys, self.events)
         history = History(db, reader)
         super().__init__(db, reader, index, refs, history, ChangeIndex(db))

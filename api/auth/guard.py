@@ -265,6 +265,12 @@ class Guard:
         return out
 
     # -- for handlers ------------------------------------------------------------------
+    def allows_everywhere(self, request: Request, privilege: Privilege) -> bool:
+        """The privilege on every reference (``*``), as ``ref="all"`` rules ask."""
+        who: Principal = request.scope[PRINCIPAL]
+        data: AuthData = request.scope[_DATA]
+        return data.policy.allows(who, privilege, "*", None)
+
     def allows(self, request: Request, privilege: Privilege, spec: RefSpec,
                key: tuple[str, ...] | None) -> bool:
         who: Principal = request.scope[PRINCIPAL]

@@ -68,6 +68,10 @@ RULES: dict[str, Rule] = {
     "sign_request": Rule(R, key="ns+table", via_views=True),
     # The change feed: read on some reference; what it shows is filtered.
     "list_events": Rule(R, ref="any"),
+    # Webhooks: the owner's read decides what they deliver; handlers check
+    # that a webhook is the caller's own unless it holds manage-grants.
+    **{name: Rule(R, ref="any") for name in (
+        "add_webhook", "list_webhooks", "get_webhook", "remove_webhook", "resume_webhook")},
     "load_credentials": Rule(R, key="ns+table", via_views=True),
     "register_table": Rule(W, key="ns", direct_write=True),
     "rename_table": Rule(W, key="handler", direct_write=True),

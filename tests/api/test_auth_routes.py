@@ -17,7 +17,7 @@ from tests.fixtures import server_fixture
 
 SAMPLE = {"namespace": "ns", "table": "t", "view": "v", "ref": "main", "key": "ns.v",
           "from_ref": "main", "to_ref": "main", "grant_id": "1", "pattern": "main",
-          "hash": "ab" * 32, "name": "main"}
+          "hash": "ab" * 32, "name": "main", "id": "0" * 32}
 
 
 def routes() -> list[APIRoute]:

@@ -1,0 +1,138 @@
+"""Webhooks: the feed pushed to a receiver in the test, at least once and in
+order, signed, retried with backoff, paused after failures in a row and
+resumed; URLs that would make the catalog a request forwarder refused."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pyarrow as pa
+import pytest
+
+from catalog.webhooks import check_url
+from core.errors import InvalidInputError
+from tests.pg import free_port
+from tests.server import serving
+
+SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False)])
+SECRET = "a-secret-of-enough-length"
+
+
+class Receiver:
+    """Answers 500 to its first ``fail`` deliveries, then 200; keeps what came."""
+
+    def __init__(self, fail: int = 0) -> None:
+        self.fail = fail
+        self.got: list[tuple[dict[str, str], bytes, int]] = []
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                status = 500 if receiver.fail > 0 else 200
+                receiver.fail -= 1
+                receiver.got.append(({k.lower(): v for k, v in self.headers.items()}, body,
+                                     status))
+                self.send_response(status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+
+    def acknowledged(self) -> list[dict[str, Any]]:
+        return [json.loads(body) for _, body, status in self.got if status == 200]
+
+    def close(self) -> None:
+        self.server.shutdown()
+
+
+def _verify(headers: dict[str, str], body: bytes) -> bool:
+    parts = dict(p.split("=", 1) for p in headers["sapwood-signature"].split(","))
+    mac = hmac.new(SECRET.encode(), f"{parts['t']}.".encode() + body, hashlib.sha256)
+    return hmac.compare_digest(mac.hexdigest(), parts["v1"])
+
+
+def _until(check: Any, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_every_event_delivered_in_order_signed_after_failures(tmp_path: Path) -> None:
+    receiver = Receiver(fail=3)
+    try:
+        with serving(f"sqlite:///{tmp_path / 'sapwood.db'}", tmp_path,
+                     extra_env={"SAPWOOD_WEBHOOK_ALLOW_PRIVATE": "1"}) as server:
+            http = httpx.Client(base_url=server.base, timeout=30)
+            made = http.post("/api/v2/webhooks", json={"url": receiver.url, "secret": SECRET})
+            assert made.status_code == 200, made.text
+            hook = made.json()
+            assert hook["secret"] == SECRET and hook["state"] == "active"
+            cat = server.catalog()
+            cat.create_namespace("sales")
+            t = cat.create_table("sales.t", SCHEMA)
+            for i in range(3):
+                t.append(pa.table({"id": [i]}, schema=SCHEMA))
+            feed = http.get("/api/v2/events", params={"after": hook["lastDelivered"]}).json()
+            ids = [e["id"] for e in feed["events"]]
+            assert len(ids) == 5
+            # The first delivery fails three times (backoff 1, 2, 4 s), then all go.
+            _until(lambda: len(receiver.acknowledged()) == 5)
+            assert [e["id"] for e in receiver.acknowledged()] == ids  # in order, each once
+            assert [json.loads(b)["id"] for _, b, s in receiver.got if s == 500] == [ids[0]] * 3
+            assert all(_verify(h, b) for h, b, _ in receiver.got)
+            assert all(h["content-type"] == "application/cloudevents+json"
+                       for h, _, _ in receiver.got)
+            state = http.get(f"/api/v2/webhooks/{hook['id']}").json()
+            assert state["delivered"] == 5 and state["failures"] == 0
+            assert state["lastDelivered"] == int(ids[-1]) and "secret" not in state
+            assert [h["id"] for h in http.get("/api/v2/webhooks").json()["webhooks"]] == [
+                hook["id"]]
+            assert http.delete(f"/api/v2/webhooks/{hook['id']}").status_code == 204
+            assert http.get(f"/api/v2/webhooks/{hook['id']}").status_code == 404
+    finally:
+        receiver.close()
+
+
+def test_a_webhook_is_paused_after_failures_in_a_row_and_resumed(tmp_path: Path) -> None:
+    dead = f"http://127.0.0.1:{free_port()}/nobody-listens"
+    with serving(f"sqlite:///{tmp_path / 'sapwood.db'}", tmp_path,
+                 extra_env={"SAPWOOD_WEBHOOK_ALLOW_PRIVATE": "1",
+                            "SAPWOOD_WEBHOOK_PAUSE_AFTER": "2"}) as server:
+        http = httpx.Client(base_url=server.base, timeout=30)
+        hook = http.post("/api/v2/webhooks", json={"url": dead}).json()
+        server.catalog().create_namespace("sales")
+        _until(lambda: http.get(f"/api/v2/webhooks/{hook['id']}").json()["state"] == "paused")
+        state = http.get(f"/api/v2/webhooks/{hook['id']}").json()
+        assert state["failures"] == 2 and "ConnectError" in state["lastError"]
+        resumed = http.post(f"/api/v2/webhooks/{hook['id']}/resume").json()
+        assert resumed["state"] == "active" and resumed["failures"] == 0
+
+
+def test_urls_that_would_forward_requests_are_refused(tmp_path: Path) -> None:
+    for url, why in [("ftp://example.com/x", "http"), ("http://127.0.0.1:9/x", "non-public"),
+                     ("http://10.1.2.3/x", "non-public"), ("http://[::1]/x", "non-public"),
+                     ("http://169.254.169.254/latest/meta-data", "non-public")]:
+        with pytest.raises(InvalidInputError, match=why):
+            check_url(url, allow_private=False)
+    check_url("http://127.0.0.1:9/x", allow_private=True)
+    with serving(f"sqlite:///{tmp_path / 'sapwood.db'}", tmp_path) as server:
+        r = httpx.post(f"{server.base}/api/v2/webhooks", json={"url": "http://127.0.0.1:1/x"})
+        assert r.status_code == 400 and "SAPWOOD_WEBHOOK_ALLOW_PRIVATE" in r.text
+        bad = httpx.post(f"{server.base}/api/v2/webhooks",
+                         json={"url": "https://example.com/x", "types": ["dev.sapwood.x"]})
+        assert bad.status_code == 400 and "Unknown event type" in bad.text

@@ -126,9 +126,9 @@ async def deliver_webhooks(service: WebhookService) -> None:
         await asyncio.sleep(_DELIVERY_TICK_S)
         now = service.store.db.change_token()
         idle += _DELIVERY_TICK_S
-        # A commit anywhere, a retry coming due (looked for once a second),
-        # or PostgreSQL (no change counter to watch).
-        if now is None or now != token or idle >= 1.0:
+        # A commit anywhere (SQLite's change counter), else once a second: a
+        # retry coming due, or PostgreSQL, which has no counter to watch.
+        if (now is not None and now != token) or idle >= 1.0:
             token, idle = now, 0.0
             try:
                 await run_in_threadpool(service.deliver_due)

@@ -1,5 +1,6 @@
 """``sapwood events``: the change feed from a running catalog, one line per
-event (or its CloudEvents JSON), and ``--follow`` to wait for more."""
+event (or its CloudEvents JSON), and ``--follow`` to wait for more;
+``sapwood webhook add|list|remove|resume``."""
 
 from __future__ import annotations
 
@@ -54,5 +55,60 @@ def _line(e: dict[str, Any]) -> str:
             f"{e['subject']} → {head}" + (f"  {shown}" if shown else ""))
 
 
+webhook_app = typer.Typer(no_args_is_help=True,
+                          help="Webhooks: the change feed pushed to a URL (docs/events.md)")
+
+
+@webhook_app.command("add")
+def webhook_add(url: str,
+                types: Annotated[str | None, typer.Option(
+                    "--types", help="Comma-separated CloudEvents types")] = None,
+                refs: Annotated[str | None, typer.Option(
+                    "--refs", help="Comma-separated references")] = None,
+                keys: Annotated[str | None, typer.Option(
+                    "--keys", help="Comma-separated dotted keys")] = None,
+                secret: Annotated[str | None, typer.Option(
+                    "--secret", help="The HMAC secret (default: one is made and shown once)")]
+                = None,
+                uri: str | None = UriOpt) -> None:
+    """Register a webhook; prints its id and secret (shown this once)."""
+    made = client(uri).call("POST", "/api/v2/webhooks", json={
+        "url": url, "types": _split(types), "refs": _split(refs), "keys": _split(keys),
+        **({"secret": secret} if secret else {})})
+    console.print(f"webhook {made['id']} → {made['url']}\nsecret: {made['secret']}")
+
+
+@webhook_app.command("list")
+def webhook_list(uri: str | None = UriOpt) -> None:
+    """The webhooks and how far their delivery got."""
+    from rich.table import Table
+
+    t = Table("id", "url", "state", "delivered", "last event", "failures", "last error")
+    for h in client(uri).call("GET", "/api/v2/webhooks")["webhooks"]:
+        t.add_row(h["id"], h["url"], h["state"], str(h["delivered"]), str(h["lastDelivered"]),
+                  str(h["failures"]), (h["lastError"] or "")[:60])
+    console.print(t)
+
+
+@webhook_app.command("remove")
+def webhook_remove(webhook_id: str, uri: str | None = UriOpt) -> None:
+    """Remove a webhook."""
+    client(uri).call("DELETE", f"/api/v2/webhooks/{webhook_id}")
+    console.print(f"removed webhook {webhook_id}")
+
+
+@webhook_app.command("resume")
+def webhook_resume(webhook_id: str, uri: str | None = UriOpt) -> None:
+    """Resume a paused webhook (delivery goes on from its last event)."""
+    h = client(uri).call("POST", f"/api/v2/webhooks/{webhook_id}/resume")
+    console.print(f"webhook {h['id']} is {h['state']}")
+
+
+def _split(text: str | None) -> list[str]:
+    return [x.strip() for x in (text or "").split(",") if x.strip()]
+
+
 def register(app: typer.Typer) -> None:
     app.command()(events)
+    app.add_typer(webhook_app, name="webhook")
+

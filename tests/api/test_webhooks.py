@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -136,3 +137,32 @@ def test_urls_that_would_forward_requests_are_refused(tmp_path: Path) -> None:
         bad = httpx.post(f"{server.base}/api/v2/webhooks",
                          json={"url": "https://example.com/x", "types": ["dev.sapwood.x"]})
         assert bad.status_code == 400 and "Unknown event type" in bad.text
+
+
+def test_sapwood_webhook_add_list_resume_remove(tmp_path: Path) -> None:
+    import subprocess
+
+    from spark.embedded import sapwood_command
+
+    receiver = Receiver()
+    try:
+        with serving(f"sqlite:///{tmp_path / 'sapwood.db'}", tmp_path,
+                     extra_env={"SAPWOOD_WEBHOOK_ALLOW_PRIVATE": "1"}) as server:
+            def cli(*args: str) -> str:
+                return subprocess.run([*sapwood_command(), "webhook", *args, "--uri",
+                                       server.base], capture_output=True, text=True,
+                                      timeout=60, check=True,
+                                      env={**os.environ, "COLUMNS": "250"}).stdout
+
+            out = cli("add", receiver.url, "--types", "dev.sapwood.commit", "--secret", SECRET)
+            hook_id = out.split()[1]
+            server.catalog().create_namespace("sales")
+            _until(lambda: len(receiver.acknowledged()) == 1)
+            assert receiver.acknowledged()[0]["type"] == "dev.sapwood.commit"
+            listing = cli("list")
+            assert hook_id in listing and "active" in listing
+            assert "active" in cli("resume", hook_id)
+            cli("remove", hook_id)
+            assert hook_id not in cli("list")
+    finally:
+        receiver.close()

@@ -17,6 +17,7 @@ from typing import Any
 from cloudevents.conversion import to_dict
 from cloudevents.http import CloudEvent
 
+from catalog.lineage_events import view_run_event
 from catalog.service import Catalog
 from core.content import IcebergTable, IcebergView, MaterializedView
 from core.errors import InvalidInputError
@@ -25,7 +26,9 @@ from core.keys import ContentKey
 from store.events import KINDS, StoredEvent
 
 TYPE_PREFIX = "dev.sapwood."
-TYPES = tuple(TYPE_PREFIX + k for k in KINDS.values())
+LINEAGE = TYPE_PREFIX + "openlineage"  # views' lineage (catalog.lineage_events)
+TYPES = (*(TYPE_PREFIX + k for k in KINDS.values()), LINEAGE)
+_WRITES = ("commit", "merge", "transplant")
 MAX_PAGE = 1000
 # Long polls end after this at most (a client asks again).
 MAX_WAIT_S = 60.0
@@ -51,6 +54,9 @@ class FeedQuery:
         unknown = [t for t in self.types if t not in TYPES]
         if unknown:
             raise InvalidInputError(f"Unknown event type {unknown[0]!r}: one of {', '.join(TYPES)}")
+        if LINEAGE in self.types and len(self.types) > 1:
+            # One event per change and id: lineage is its own view of the feed.
+            raise InvalidInputError(f"Ask for {LINEAGE} on its own (types={LINEAGE})")
 
 
 def source() -> str:
@@ -67,7 +73,8 @@ class Feed:
              keys_of: KeyFilter | None = None) -> tuple[list[dict[str, Any]], bool]:
         """CloudEvents after ``q.after``, oldest first, as the reader may see
         them, at most ``q.max_records``; and whether more follow."""
-        kinds = [t.removeprefix(TYPE_PREFIX) for t in q.types]
+        lineage = LINEAGE in q.types
+        kinds = list(_WRITES) if lineage else [t.removeprefix(TYPE_PREFIX) for t in q.types]
         out: list[dict[str, Any]] = []
         after = q.after
         while True:
@@ -75,6 +82,8 @@ class Feed:
                                             [q.ref] if q.ref else [])
             for e in stored:
                 shown = self._shown(e, q.key, may_read_ref, keys_of)
+                if shown is not None and lineage:
+                    shown = self._lineage(e, shown)
                 if shown is None:
                     continue
                 if len(out) == q.max_records:
@@ -132,6 +141,36 @@ class Feed:
                             "datacontenttype": "application/json"}, data)
         shown: dict[str, Any] = to_dict(event)
         return shown
+
+    def _lineage(self, e: StoredEvent, shown: dict[str, Any]) -> dict[str, Any] | None:
+        """The OpenLineage events of the views this change wrote (None: none)."""
+        runs = []
+        for c in shown["data"].get("commits", []):
+            for op in c["operations"]:
+                if op["op"] != "PUT" or op.get("type") not in ("ICEBERG_VIEW",
+                                                                "MATERIALIZED_VIEW"):
+                    continue
+                try:
+                    record = self.catalog.store.reader.commit(c["hash"])
+                    entry = next(o.entry for o in record.operations
+                                 if o.key.elements == tuple(op["key"]) and o.entry is not None)
+                    value = self.catalog.store.reader.load_contents([entry])[entry.value_hash]
+                    if not isinstance(value, IcebergView | MaterializedView):
+                        continue
+                    meta, _ = self.catalog.files.view(value.metadata_location)
+                    schema = next((sc for sc in meta.schemas if sc.schema_id == value.schema_id),
+                                  meta.schemas[-1])
+                except Exception:
+                    continue
+                runs.append(view_run_event(value, tuple(op["key"]), schema, e.ref, source(),
+                                           e.seq, shown["time"]))
+        if not runs:
+            return None
+        event = CloudEvent({"id": str(e.seq), "source": source(), "type": LINEAGE,
+                            "subject": e.ref, "time": shown["time"],
+                            "datacontenttype": "application/json"}, {"runEvents": runs})
+        out: dict[str, Any] = to_dict(event)
+        return out
 
     def _detailed(self, commit_hash: str, ops: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         """Each PUT with what its value says: a table's snapshot and summary,

@@ -140,3 +140,37 @@ def test_sapwood_events_prints_and_follows_the_feed(tmp_path: Path) -> None:
         finally:
             follow.kill()
             follow.wait()
+
+
+def test_openlineage_for_a_view_carries_its_recorded_column_lineage(tmp_path: Path) -> None:
+    import uuid
+
+    from tests.api import spark_bodies as sb
+
+    with serving(f"sqlite:///{tmp_path / 'sapwood.db'}", tmp_path) as server:
+        http = httpx.Client(base_url=server.base, timeout=30)
+        server.catalog().create_namespace("sales")
+        assert http.post("/iceberg/v1/namespaces/sales/tables",
+                         json=sb.create_table("base")).status_code == 200
+        assert http.post("/iceberg/v1/namespaces/sales/views", json=sb.create_view(
+            "v", "SELECT id, upper(name) AS name FROM sales.base")).status_code == 200
+        both = http.get("/api/v2/events", params={
+            "types": "dev.sapwood.openlineage,dev.sapwood.commit"})
+        assert both.status_code == 400 and "on its own" in both.text
+        (event,) = _feed(http, types="dev.sapwood.openlineage")
+        assert event["type"] == "dev.sapwood.openlineage"
+        (run,) = event["data"]["runEvents"]
+        assert run["eventType"] == "COMPLETE" and uuid.UUID(run["run"]["runId"])
+        assert run["producer"] and run["job"]["name"] == "sales.v (definition)"
+        assert [i["name"] for i in run["inputs"]] == ["sales.base"]
+        (out,) = run["outputs"]
+        assert out["name"] == "sales.v" and out["namespace"] == "urn:sapwood:catalog:main"
+        assert [f["name"] for f in out["facets"]["schema"]["fields"]] == ["id", "name"]
+        lineage = out["facets"]["columnLineage"]
+        assert lineage["_schemaURL"].startswith("https://openlineage.io/spec/facets/")
+        recorded = http.get("/api/v2/trees/main/views/sales.v/lineage").json()["columns"]
+        assert {name: ([(i["name"], i["field"]) for i in f["inputFields"]],
+                       f["transformationType"] == "TRANSFORMATION")
+                for name, f in lineage["fields"].items()} == {
+            c["name"]: ([(".".join(o["table"]), o["column"]) for o in c["origins"]],
+                        c["derived"]) for c in recorded}

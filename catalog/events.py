@@ -73,6 +73,13 @@ class Feed:
              keys_of: KeyFilter | None = None) -> tuple[list[dict[str, Any]], bool]:
         """CloudEvents after ``q.after``, oldest first, as the reader may see
         them, at most ``q.max_records``; and whether more follow."""
+        events, more, _ = self.page_to(q, may_read_ref, keys_of)
+        return events, more
+
+    def page_to(self, q: FeedQuery, may_read_ref: RefFilter | None = None,
+                keys_of: KeyFilter | None = None) -> tuple[list[dict[str, Any]], bool, int]:
+        """``page``, and the last event it looked at (shown or not): a
+        follower that saw nothing may move its cursor there, never further."""
         lineage = LINEAGE in q.types
         kinds = list(_WRITES) if lineage else [t.removeprefix(TYPE_PREFIX) for t in q.types]
         out: list[dict[str, Any]] = []
@@ -85,13 +92,14 @@ class Feed:
                 if shown is not None and lineage:
                     shown = self._lineage(e, shown)
                 if shown is None:
+                    after = e.seq
                     continue
                 if len(out) == q.max_records:
-                    return out, True
+                    return out, True, int(out[-1]["id"])
                 out.append(shown)
+                after = e.seq
             if not more or not stored:
-                return out, False
-            after = stored[-1].seq
+                return out, False, after
 
     def wait(self, after: int, seconds: float) -> None:
         """Return once an event after ``after`` exists, or ``seconds`` passed."""

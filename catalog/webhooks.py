@@ -153,7 +153,7 @@ class WebhookService:
         cursor = hook.cursor
         while time.monotonic() < deadline:
             keys = [ContentKey.parse(k) for k in hook.keys]
-            events, more = self.feed.page(
+            events, more, page_end = self.feed.page_to(
                 FeedQuery(cursor, BATCH, hook.types, hook.refs[0] if len(hook.refs) == 1
                           else None, keys[0] if len(keys) == 1 else None),
                 ref_filter, keys_of)
@@ -173,12 +173,10 @@ class WebhookService:
                     return sent  # the lease was lost: another process carries on
                 cursor = int(event["id"])
                 sent += 1
+            if page_end > cursor:  # events looked at that this webhook does not get
+                self.store.webhooks.skip_to(hook.id, self.holder, page_end)
+                cursor = page_end
             if not more:
-                last = self.feed.events.last()
-                if last > cursor:  # events this webhook does not get: move past them
-                    self.store.webhooks.skip_to(hook.id, self.holder, last)
-                return sent
-            if not events:
                 return sent
         return sent
 

@@ -166,3 +166,42 @@ def test_sapwood_webhook_add_list_resume_remove(tmp_path: Path) -> None:
             assert hook_id not in cli("list")
     finally:
         receiver.close()
+
+
+def test_a_webhook_delivers_only_what_its_owner_may_read(tmp_path: Path) -> None:
+    from catalog.access import create_key
+    from store import Store
+
+    url = f"sqlite:///{tmp_path / 'sapwood.db'}"
+    store = Store(url)
+    store.auth.create_principal("admin")
+    for p in ("read", "write"):
+        store.auth.add_grant("admin", p, "*")
+    store.auth.create_principal("seller")
+    store.auth.add_grant("seller", "read", "*", ("sales",))
+    keys = {n: create_key(store, n) for n in ("admin", "seller")}
+    store.close()
+    receiver = Receiver()
+    try:
+        with serving(url, tmp_path, extra_env={"SAPWOOD_AUTH": "1",
+                                               "SAPWOOD_WEBHOOK_ALLOW_PRIVATE": "1"}) as server:
+            seller = httpx.Client(base_url=server.base, timeout=30,
+                                  headers={"Authorization": f"Bearer {keys['seller']}"})
+            made = seller.post("/api/v2/webhooks", json={"url": receiver.url})
+            assert made.status_code == 200, made.text
+            admin = server.catalog(credential=keys["admin"])
+            admin.create_namespace("hr")
+            admin.create_table("hr.salaries", SCHEMA)
+            admin.create_namespace("sales")
+            admin.create_table("sales.t", SCHEMA)
+            _until(lambda: len(receiver.acknowledged()) == 2)
+            time.sleep(1.5)  # anything else would have come by now
+            got = receiver.acknowledged()
+            keys_seen = {tuple(op["key"]) for e in got for c in e["data"]["commits"]
+                         for op in c["operations"]}
+            assert keys_seen == {("sales",), ("sales", "t")}
+            assert "hr" not in json.dumps([e["data"] for e in got])
+            # Its owner sees it; another reader without manage-grants would not.
+            assert seller.get(f"/api/v2/webhooks/{made.json()['id']}").status_code == 200
+    finally:
+        receiver.close()

@@ -50,6 +50,8 @@ SIGNATURE_HEADER = "Sapwood-Signature"
 MAX_BACKOFF_S = 300.0
 LEASE_S = 60.0
 TIMEOUT_S = 10.0
+# A lease outlasts any one delivery (its timeout) with room to record it.
+MIN_LEASE_S = TIMEOUT_S + 5
 BATCH = 100
 
 
@@ -57,6 +59,8 @@ BATCH = 100
 class WebhookSettings:
     allow_private: bool = False
     pause_after: int = 10
+    # How long a process holds a webhook (a dead one's lease runs out).
+    lease_s: float = LEASE_S
 
     @staticmethod
     def from_env() -> WebhookSettings:
@@ -67,9 +71,18 @@ class WebhookSettings:
             raise InvalidInputError(
                 f"SAPWOOD_WEBHOOK_PAUSE_AFTER must be a number of failures, not {pause!r}"
             ) from None
+        lease = os.environ.get("SAPWOOD_WEBHOOK_LEASE_S")
+        try:
+            lease_s = float(lease) if lease else LEASE_S
+        except ValueError:
+            raise InvalidInputError(
+                f"SAPWOOD_WEBHOOK_LEASE_S must be seconds, not {lease!r}") from None
+        if not MIN_LEASE_S <= lease_s <= 3600:
+            raise InvalidInputError(
+                f"SAPWOOD_WEBHOOK_LEASE_S must be between {MIN_LEASE_S:.0f} and 3600")
         return WebhookSettings(
             os.environ.get("SAPWOOD_WEBHOOK_ALLOW_PRIVATE", "") in ("1", "true", "yes"),
-            max(1, n))
+            max(1, n), lease_s)
 
 
 def signature(secret: str, timestamp: int, body: bytes) -> str:
@@ -137,7 +150,8 @@ class WebhookService:
         now_us = int(self.clock() * 1e6)
         sent = 0
         for id_ in self.store.webhooks.due(now_us, self.feed.events.last()):
-            hook = self.store.webhooks.claim(id_, self.holder, now_us, int(LEASE_S * 1e6))
+            hook = self.store.webhooks.claim(id_, self.holder, now_us,
+                                             int(self.settings.lease_s * 1e6))
             if hook is None:
                 continue  # another process has it
             try:
@@ -149,7 +163,8 @@ class WebhookService:
     def _deliver(self, hook: Webhook) -> int:
         ref_filter, keys_of = self._grants_of(hook.owner)
         sent = 0
-        deadline = time.monotonic() + LEASE_S / 2  # well inside the lease
+        # Each delivery starts only while the lease will outlast it.
+        deadline = time.monotonic() + self.settings.lease_s - (TIMEOUT_S + 2)
         cursor = hook.cursor
         while time.monotonic() < deadline:
             keys = [ContentKey.parse(k) for k in hook.keys]
@@ -160,6 +175,8 @@ class WebhookService:
             events = [e for e in events if (not hook.refs or e["subject"] in hook.refs)
                       and (len(keys) <= 1 or _touches(e, keys))]
             for event in events:
+                if time.monotonic() >= deadline:
+                    return sent  # the lease could run out mid-delivery: next round
                 error = self._post(hook, event)
                 now_us = int(self.clock() * 1e6)
                 if error is not None:

@@ -205,3 +205,79 @@ def test_a_webhook_delivers_only_what_its_owner_may_read(tmp_path: Path) -> None
             assert seller.get(f"/api/v2/webhooks/{made.json()['id']}").status_code == 200
     finally:
         receiver.close()
+
+
+def test_a_restart_repeats_only_the_event_whose_answer_was_lost(tmp_path: Path) -> None:
+    """The server is SIGKILLed while the receiver answers the second event:
+    after it restarts (and its old lease runs out) delivery goes on, and
+    only that event arrives twice."""
+    import signal
+
+    from tests.server import Server
+
+    server = Server(f"sqlite:///{tmp_path / 'sapwood.db'}", tmp_path, extra_env={
+        "SAPWOOD_WEBHOOK_ALLOW_PRIVATE": "1", "SAPWOOD_WEBHOOK_LEASE_S": "15"}).start()
+    receiver = Receiver()
+    original = receiver.server.RequestHandlerClass.do_POST  # type: ignore[attr-defined]
+
+    def kill_on_second(handler: Any) -> None:
+        if len(receiver.got) != 1 or server.proc is None:
+            original(handler)
+            return
+        # The second delivery: taken in, then the server dies before the answer.
+        body = handler.rfile.read(int(handler.headers["Content-Length"]))
+        receiver.got.append(({k.lower(): v for k, v in handler.headers.items()}, body, 200))
+        server.proc.send_signal(signal.SIGKILL)
+        server.proc.wait()
+        try:
+            handler.send_response(200)
+            handler.send_header("Content-Length", "0")
+            handler.end_headers()
+        except OSError:
+            pass
+
+    receiver.server.RequestHandlerClass.do_POST = kill_on_second  # type: ignore[attr-defined]
+    try:
+        http = httpx.Client(base_url=server.base, timeout=30)
+        hook = http.post("/api/v2/webhooks", json={"url": receiver.url}).json()
+        cat = server.catalog()
+        cat.create_namespace("a")
+        cat.create_namespace("b")
+        _until(lambda: len(receiver.got) == 2)
+        server.start()  # on the same database; the dead one's lease runs out
+        http = httpx.Client(base_url=server.base, timeout=30)
+        server.catalog().create_namespace("c")
+        feed = [e["id"] for e in http.get("/api/v2/events",
+                                          params={"after": hook["lastDelivered"]}).json()["events"]]
+        assert len(feed) == 3
+        _until(lambda: [json.loads(b)["id"] for _, b, _ in receiver.got][-1:] == feed[-1:], 60)
+        got = [json.loads(b)["id"] for _, b, _ in receiver.got]
+        assert got == [feed[0], feed[1], feed[1], feed[2]]  # the lost answer's event twice
+    finally:
+        server.stop()
+        receiver.close()
+
+
+def test_two_replicas_deliver_each_event_once(tmp_path: Path) -> None:
+    from tests.server import Server
+
+    url = f"sqlite:///{tmp_path / 'sapwood.db'}"
+    env = {"SAPWOOD_WEBHOOK_ALLOW_PRIVATE": "1"}
+    servers = [Server(url, tmp_path / f"s{i}", extra_env=env).start() for i in range(2)]
+    receiver = Receiver()
+    try:
+        http = httpx.Client(base_url=servers[0].base, timeout=30)
+        hook = http.post("/api/v2/webhooks", json={"url": receiver.url}).json()
+        for i in range(30):
+            httpx.post(f"{servers[i % 2].base}/iceberg/v1/namespaces",
+                       json={"namespace": [f"n{i}"]}, timeout=30).raise_for_status()
+        feed = [e["id"] for e in http.get("/api/v2/events", params={
+            "after": hook["lastDelivered"], "maxRecords": 100}).json()["events"]]
+        assert len(feed) == 30
+        _until(lambda: len(receiver.got) >= 30)
+        time.sleep(1.5)  # a duplicate would have come by now
+        assert [json.loads(b)["id"] for _, b, _ in receiver.got] == feed
+    finally:
+        for s in servers:
+            s.stop()
+        receiver.close()

@@ -9,7 +9,6 @@ and an event left with nothing not shown at all."""
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -100,19 +99,6 @@ class Feed:
                 after = e.seq
             if not more or not stored:
                 return out, False, after
-
-    def wait(self, after: int, seconds: float) -> None:
-        """Return once an event after ``after`` exists, or ``seconds`` passed."""
-        deadline = time.monotonic() + min(max(seconds, 0.0), MAX_WAIT_S)
-        store = self.catalog.store
-        token = None
-        while time.monotonic() < deadline:
-            now = store.db.change_token()
-            if now is None or now != token:  # something was committed: look
-                token = now
-                if self.events.last() > after:
-                    return
-            time.sleep(0.05)
 
     # -- one event ---------------------------------------------------------------------
     def _shown(self, e: StoredEvent, key: ContentKey | None, may_read_ref: RefFilter | None,

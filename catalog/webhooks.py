@@ -44,6 +44,7 @@ from catalog.service import Catalog
 from core.auth import Principal, Privilege
 from core.errors import InvalidInputError, NotFoundError
 from core.keys import ContentKey
+from core.settings import number_setting
 from store.webhooks import Webhook
 
 SIGNATURE_HEADER = "Sapwood-Signature"
@@ -64,22 +65,11 @@ class WebhookSettings:
 
     @staticmethod
     def from_env() -> WebhookSettings:
-        pause = os.environ.get("SAPWOOD_WEBHOOK_PAUSE_AFTER")
-        try:
-            n = int(pause) if pause else 10
-        except ValueError:
-            raise InvalidInputError(
-                f"SAPWOOD_WEBHOOK_PAUSE_AFTER must be a number of failures, not {pause!r}"
-            ) from None
-        lease = os.environ.get("SAPWOOD_WEBHOOK_LEASE_S")
-        try:
-            lease_s = float(lease) if lease else LEASE_S
-        except ValueError:
-            raise InvalidInputError(
-                f"SAPWOOD_WEBHOOK_LEASE_S must be seconds, not {lease!r}") from None
-        if not MIN_LEASE_S <= lease_s <= 3600:
-            raise InvalidInputError(
-                f"SAPWOOD_WEBHOOK_LEASE_S must be between {MIN_LEASE_S:.0f} and 3600")
+        n = int(number_setting("SAPWOOD_WEBHOOK_PAUSE_AFTER",
+                               os.environ.get("SAPWOOD_WEBHOOK_PAUSE_AFTER"), 10, whole=True))
+        lease_s = number_setting("SAPWOOD_WEBHOOK_LEASE_S",
+                                 os.environ.get("SAPWOOD_WEBHOOK_LEASE_S"), LEASE_S,
+                                 MIN_LEASE_S, 3600)
         return WebhookSettings(
             os.environ.get("SAPWOOD_WEBHOOK_ALLOW_PRIVATE", "") in ("1", "true", "yes"),
             max(1, n), lease_s)

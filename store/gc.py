@@ -34,6 +34,7 @@ from sqlalchemy import bindparam, func, select, text
 from core.commits import NO_ANCESTOR, IndexEntry
 from core.content import Content
 from core.errors import InvalidInputError
+from core.settings import number_setting
 from store.changes import change_rows, put_ids
 from store.nodes import StoredRef, value_hash_of
 from store.objects import COMMIT_COLUMNS, CommitRecord, ObjectReader, loc_of, record_from_row
@@ -102,15 +103,9 @@ DEFAULT_EVENT_RETENTION_S = 30 * 86_400
 
 def event_retention() -> float:
     """SAPWOOD_EVENT_RETENTION_S, else 30 days."""
-    text_ = os.environ.get("SAPWOOD_EVENT_RETENTION_S")
-    try:
-        value = float(text_) if text_ else DEFAULT_EVENT_RETENTION_S
-    except ValueError:
-        raise InvalidInputError(
-            f"SAPWOOD_EVENT_RETENTION_S must be seconds, not {text_!r}") from None
-    if not 0 < value < 100 * 365 * 86_400:
-        raise InvalidInputError("SAPWOOD_EVENT_RETENTION_S must be positive and below 100 years")
-    return value
+    # A second to a hundred years.
+    return number_setting("SAPWOOD_EVENT_RETENTION_S", os.environ.get("SAPWOOD_EVENT_RETENTION_S"),
+                          DEFAULT_EVENT_RETENTION_S, 1, 100 * 365 * 86_400)
 
 
 def collect(store: Store, grace_s: float = DEFAULT_GRACE_S, dry_run: bool = False,

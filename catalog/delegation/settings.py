@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass
 
 from core.errors import InvalidInputError
+from core.settings import number_setting
 
 SIGNING = "remote-signing"
 VENDING = "vended-credentials"
@@ -39,15 +40,11 @@ class DelegationSettings:
         if always is not None and always not in MODES:
             raise InvalidInputError(f"SAPWOOD_ACCESS_DELEGATION must be one of {', '.join(MODES)}"
                                     f" (or unset: delegate on request), not {always!r}")
-        duration = os.environ.get("SAPWOOD_VEND_DURATION_S")
-        try:
-            duration_s = int(duration) if duration else DEFAULT_DURATION_S
-        except ValueError:
-            raise InvalidInputError(
-                f"SAPWOOD_VEND_DURATION_S must be whole seconds, not {duration!r}") from None
-        if not MIN_DURATION_S <= duration_s <= MAX_DURATION_S:
-            raise InvalidInputError(f"SAPWOOD_VEND_DURATION_S must be between {MIN_DURATION_S} "
-                                    f"and {MAX_DURATION_S} seconds (STS's limits)")
+        # STS's limits.
+        duration_s = int(number_setting("SAPWOOD_VEND_DURATION_S",
+                                        os.environ.get("SAPWOOD_VEND_DURATION_S"),
+                                        DEFAULT_DURATION_S, MIN_DURATION_S, MAX_DURATION_S,
+                                        whole=True))
         endpoint = os.environ.get("AWS_ENDPOINT_URL") or None
         return DelegationSettings(
             always=always, role_arn=os.environ.get("SAPWOOD_VEND_ROLE_ARN") or None,

@@ -81,6 +81,7 @@ def navigate(driver, action) -> None:  # type: ignore[no-untyped-def]
     until the new page has replaced the old one and finished loading: a
     click returns before the navigation does, so reading the page right
     after it reads the old page (or half of the new one)."""
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import WebDriverWait
@@ -88,7 +89,20 @@ def navigate(driver, action) -> None:  # type: ignore[no-untyped-def]
     old = driver.find_element(By.TAG_NAME, "html")
     action()
     wait = WebDriverWait(driver, 20)
-    wait.until(ec.staleness_of(old))
+
+    def replaced(_: object) -> bool:
+        # Chromium reports a node of the page being torn down either as stale
+        # or, caught mid-navigation, as an inspector error: both mean gone.
+        try:
+            return bool(ec.staleness_of(old)(driver))
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as e:
+            if "does not belong to the document" in str(e):
+                return True
+            raise
+
+    wait.until(replaced)
     wait.until(lambda d: d.execute_script("return document.readyState") == "complete")
 
 

@@ -242,3 +242,24 @@ class RegisterViewRequest(_Request):
 
     def command(self) -> Registration:
         return Registration(self.name, self.metadata_location)
+
+
+class CatalogObjectId(_Request):
+    uuid: str
+    type: str | None = None
+
+
+class QueryEventsRequest(_Request):
+    """The proposed events endpoint's request (apache/iceberg pull request
+    12584), the fields it settled; catalog.iceberg_events says what each does."""
+
+    continuation_token: str | None = Field(None, alias="continuation-token", max_length=40)
+    page_size: int = Field(100, alias="page-size")
+    after_timestamp_ms: int | None = Field(None, alias="after-timestamp-ms", ge=0)
+    operation_types: list[str] = Field([], alias="operation-types", max_length=64)
+    catalog_objects_by_name: list[list[str]] = Field(
+        [], alias="catalog-objects-by-name", max_length=1000)
+    catalog_objects_by_id: list[CatalogObjectId] = Field(
+        [], alias="catalog-objects-by-id", max_length=1000)
+    object_types: list[str] = Field([], alias="object-types", max_length=8)
+    custom_filters: dict[str, Any] = Field({}, alias="custom-filters")

@@ -16,12 +16,13 @@ from typing import Any
 from cloudevents.conversion import to_dict
 from cloudevents.http import CloudEvent
 
-from catalog.lineage_events import view_run_event
+from catalog.lineage_events import refresh_run_event, view_run_event
 from catalog.service import Catalog
 from core.content import IcebergTable, IcebergView, MaterializedView
 from core.errors import InvalidInputError
 from core.instants import format_instant, from_micros
 from core.keys import ContentKey
+from core.mv.metadata import view_part
 from store.events import KINDS, StoredEvent
 
 TYPE_PREFIX = "dev.sapwood."
@@ -137,27 +138,13 @@ class Feed:
         return shown
 
     def _lineage(self, e: StoredEvent, shown: dict[str, Any]) -> dict[str, Any] | None:
-        """The OpenLineage events of the views this change wrote (None: none)."""
+        """The OpenLineage events of the view versions and refreshes this
+        change wrote (None: none)."""
         runs = []
         for c in shown["data"].get("commits", []):
             for op in c["operations"]:
-                if op["op"] != "PUT" or op.get("type") not in ("ICEBERG_VIEW",
-                                                                "MATERIALIZED_VIEW"):
-                    continue
-                try:
-                    record = self.catalog.store.reader.commit(c["hash"])
-                    entry = next(o.entry for o in record.operations
-                                 if o.key.elements == tuple(op["key"]) and o.entry is not None)
-                    value = self.catalog.store.reader.load_contents([entry])[entry.value_hash]
-                    if not isinstance(value, IcebergView | MaterializedView):
-                        continue
-                    meta, _ = self.catalog.files.view(value.metadata_location)
-                    schema = next((sc for sc in meta.schemas if sc.schema_id == value.schema_id),
-                                  meta.schemas[-1])
-                except Exception:
-                    continue
-                runs.append(view_run_event(value, tuple(op["key"]), schema, e.ref, source(),
-                                           e.seq, shown["time"]))
+                if op["op"] == "PUT" and op.get("type") in ("ICEBERG_VIEW", "MATERIALIZED_VIEW"):
+                    runs += self._view_runs(e, c, ContentKey(tuple(op["key"])), shown["time"])
         if not runs:
             return None
         event = CloudEvent({"id": str(e.seq), "source": source(), "type": LINEAGE,
@@ -165,6 +152,38 @@ class Feed:
                             "datacontenttype": "application/json"}, {"runEvents": runs})
         out: dict[str, Any] = to_dict(event)
         return out
+
+    def _view_runs(self, e: StoredEvent, commit: dict[str, Any], key: ContentKey,
+                   time_iso: str) -> list[dict[str, Any]]:
+        """A run for a view version this commit wrote (its version differs
+        from the one before), and one for a refresh it brought."""
+        store = self.catalog.store
+        try:
+            value = store.contents("@" + commit["hash"], [key]).get(key)
+            if not isinstance(value, IcebergView | MaterializedView):
+                return []
+            parents = commit.get("parents") or ()
+            before = store.contents("@" + parents[0], [key]).get(key) if parents else None
+            mv = (self.catalog.files.mv(value.metadata_location)
+                  if isinstance(value, MaterializedView) else None)
+            meta = view_part(mv) if mv is not None else \
+                self.catalog.files.view(value.metadata_location)[0]
+            schema = next((sc for sc in meta.schemas if sc.schema_id == value.schema_id),
+                          meta.schemas[-1])
+        except Exception:  # gone since (gc): nothing to say about it
+            return []
+        runs = []
+        if type(before) is not type(value) or before.version_id != value.version_id:
+            runs.append(view_run_event(value, key.elements, schema, e.ref, source(), e.seq,
+                                       time_iso))
+        if isinstance(value, MaterializedView) and mv is not None and value.refresh_id >= 0 and (
+                not isinstance(before, MaterializedView)
+                or before.refresh_id != value.refresh_id):
+            refresh = mv.current_refresh()
+            if refresh is not None and refresh.refresh_id == value.refresh_id:
+                runs.append(refresh_run_event(value, key.elements, schema, refresh, e.ref,
+                                              source(), e.seq, time_iso))
+        return runs
 
     def _detailed(self, commit_hash: str, ops: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         """Each PUT with what its value says: a table's snapshot and summary,

@@ -158,6 +158,20 @@ class EventLog:
         with self.db.read() as conn:
             return int(conn.execute(select(func.coalesce(func.max(EVENTS.c.seq), 0))).scalar_one())
 
+    def before_time(self, at_us: int) -> int:
+        """A cursor just before the first event at or after ``at_us`` (a
+        reader's starting point by time; events are numbered in commit
+        order, so this walks the numbering from the start, fine for a
+        starting point asked for once)."""
+        self.sequence()
+        q = select(EVENTS.c.seq).where(EVENTS.c.seq.is_not(None), EVENTS.c.at_us >= at_us)
+        with self.db.read() as conn:
+            first = conn.execute(q.order_by(EVENTS.c.seq).limit(1)).scalar()
+            if first is None:
+                return int(conn.execute(
+                    select(func.coalesce(func.max(EVENTS.c.seq), 0))).scalar_one())
+        return int(first) - 1
+
     def purge(self, before_us: int) -> int:
         """Remove events older than ``before_us`` (gc's retention); the newest
         stays whatever its age, so numbering never starts again."""

@@ -68,6 +68,8 @@ RULES: dict[str, Rule] = {
     "sign_request": Rule(R, key="ns+table", via_views=True),
     # The change feed: read on some reference; what it shows is filtered.
     "list_events": Rule(R, ref="any"),
+    # The prefix's reference; keys the caller may not read are left out.
+    "query_events": Rule(R, key="handler", listing=True),
     # Webhooks: the owner's read decides what they deliver; handlers check
     # that a webhook is the caller's own unless it holds manage-grants.
     **{name: Rule(R, ref="any") for name in (

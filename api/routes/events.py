@@ -1,7 +1,8 @@
 """The change feed: ``GET /api/v2/events`` pages CloudEvents oldest first
 from a cursor (the last event's id), and long-polls with ``wait``
 (catalog.events). A caller sees only events on references it may read,
-with the keys it may not read removed."""
+with the keys it may not read removed. ``POST /iceberg/v1/{prefix}/events``
+is the proposed Iceberg REST shape of the same feed (catalog.iceberg_events)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,10 @@ from fastapi import APIRouter, Query, Request, Response
 
 from api.auth.guard import guard_of
 from api.deps import Call, json_response
+from api.models import QueryEventsRequest
 from catalog.events import MAX_WAIT_S, Feed, FeedQuery
+from catalog.iceberg_events import EventsQuery, IcebergEvents
+from core.errors import InvalidInputError
 from core.keys import ContentKey
 from core.refs import parse_ref
 
@@ -47,3 +51,26 @@ async def list_events(request: Request, after: Annotated[int, Query(ge=0)] = 0,
             if not events:  # nothing this caller may see: the cursor stays
                 continue
     return json_response({"events": events, "hasMore": more})
+
+
+@router.post("/iceberg/v1/events")
+async def query_events(request: Request, body: QueryEventsRequest) -> Response:
+    """The proposed Iceberg REST events endpoint, for the prefix's reference."""
+    c = Call(request)
+    if not c.ref.is_plain:
+        raise InvalidInputError(
+            f"Events follow a reference by name; {c.ref} pins a commit (use the branch's name "
+            "as the prefix)")
+    assert c.ref.name is not None
+    q = EventsQuery(body.continuation_token, body.page_size, body.after_timestamp_ms,
+                    tuple(body.operation_types),
+                    tuple(tuple(n) for n in body.catalog_objects_by_name),
+                    tuple(o.uuid for o in body.catalog_objects_by_id),
+                    tuple(body.object_types), dict(body.custom_filters))
+    guard = guard_of(request)
+    keys_of = None
+    if guard is not None:
+        def keys_of(name: str):  # type: ignore[no-untyped-def]
+            return guard.key_filter(request, parse_ref(name))
+    events = IcebergEvents(Feed(c.svc.catalog))
+    return json_response(await c.read(events.query, c.ref.name, q, None, keys_of))

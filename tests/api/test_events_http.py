@@ -15,6 +15,7 @@ from cloudevents.http import CloudEvent
 
 from catalog.access import create_key
 from store import Store
+from tests.openlineage_parse import parse
 from tests.server import serving
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False)])
@@ -105,6 +106,14 @@ def test_a_reader_of_sales_learns_nothing_about_hr(tmp_path: Path) -> None:
         everything = _feed(httpx.Client(base_url=server.base, timeout=30, headers={
             "Authorization": f"Bearer {_token(server.base, keys['admin'])}"}))
         assert len(everything) > len(seen)  # the hr commits are not shown to the seller
+        # The Iceberg REST shape of the feed hides the same.
+        iceberg = [e for e in seller.post("/iceberg/v1/events", json={
+            "page-size": 100}).json()["events"]
+            if not e["operation"]["operation-type"].startswith("x-sapwood-reference")]
+        assert {(*o.get("namespace", []), *o.get("identifier", {}).get("namespace", []))[0]
+                for o in (e["operation"] for e in iceberg)} == {"sales"}
+        assert [e["operation"]["operation-type"] for e in iceberg] == [
+            "create-namespace", "create-table"]
 
 
 def _token(base: str, key: str) -> str:
@@ -160,6 +169,8 @@ def test_openlineage_for_a_view_carries_its_recorded_column_lineage(tmp_path: Pa
         (event,) = _feed(http, types="dev.sapwood.openlineage")
         assert event["type"] == "dev.sapwood.openlineage"
         (run,) = event["data"]["runEvents"]
+        parsed = parse(run)
+        assert parsed.outputs and parsed.outputs[0].name == "sales.v"
         assert run["eventType"] == "COMPLETE" and uuid.UUID(run["run"]["runId"])
         assert run["producer"] and run["job"]["name"] == "sales.v (definition)"
         assert [i["name"] for i in run["inputs"]] == ["sales.base"]

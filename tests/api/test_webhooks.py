@@ -49,9 +49,20 @@ class Receiver:
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
+        self.handler = Handler
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        self.url = f"http://127.0.0.1:{self.port}/hook"
+
+    def down(self) -> None:
+        """Nobody listens at the URL (connections are refused)."""
+        self.server.shutdown()
+        self.server.server_close()
+
+    def up(self) -> None:
+        self.server = ThreadingHTTPServer(("127.0.0.1", self.port), self.handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def acknowledged(self) -> list[dict[str, Any]]:
         return [json.loads(body) for _, body, status in self.got if status == 200]
@@ -95,11 +106,24 @@ def test_every_event_delivered_in_order_signed_after_failures(tmp_path: Path) ->
             _until(lambda: len(receiver.acknowledged()) == 5)
             assert [e["id"] for e in receiver.acknowledged()] == ids  # in order, each once
             assert [json.loads(b)["id"] for _, b, s in receiver.got if s == 500] == [ids[0]] * 3
+            # Then the receiver is down for a while: what lands meanwhile
+            # comes after it is back, in order.
+            receiver.down()
+            for i in range(3, 6):
+                t.append(pa.table({"id": [i]}, schema=SCHEMA))
+            _until(lambda: http.get(f"/api/v2/webhooks/{hook['id']}").json()["failures"] >= 2)
+            down = http.get(f"/api/v2/webhooks/{hook['id']}").json()
+            assert down["delivered"] == 5 and down["lastError"]
+            receiver.up()
+            _until(lambda: len(receiver.acknowledged()) == 8)
+            ids = [e["id"] for e in http.get("/api/v2/events", params={
+                "after": hook["lastDelivered"]}).json()["events"]]
+            assert [e["id"] for e in receiver.acknowledged()] == ids and len(ids) == 8
             assert all(_verify(h, b) for h, b, _ in receiver.got)
             assert all(h["content-type"] == "application/cloudevents+json"
                        for h, _, _ in receiver.got)
             state = http.get(f"/api/v2/webhooks/{hook['id']}").json()
-            assert state["delivered"] == 5 and state["failures"] == 0
+            assert state["delivered"] == 8 and state["failures"] == 0
             assert state["lastDelivered"] == int(ids[-1]) and "secret" not in state
             assert [h["id"] for h in http.get("/api/v2/webhooks").json()["webhooks"]] == [
                 hook["id"]]

@@ -34,7 +34,8 @@ def spark_ready() -> None:
         pytest.skip(f"Spark unavailable: {e}")
 
 
-server = server_fixture(prefix="spark-server")
+# Webhook receivers in these tests listen on loopback.
+server = server_fixture(prefix="spark-server", env={"SAPWOOD_WEBHOOK_ALLOW_PRIVATE": "1"})
 
 
 @pytest.fixture(scope="module")

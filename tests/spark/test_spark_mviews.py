@@ -340,3 +340,115 @@ def test_the_cli_refreshes_with_its_own_spark(spark: SparkSession, server: Serve
     assert freshness(server.base, "mvcli.mv", "etl_cli")["status"] == "fresh"
     got, scanned = _read(spark, f"SELECT * FROM {cat}.mvcli.mv")
     assert got == [(1, 30), (2, 5)] and scanned == [f"{cat}.mvcli.mv"]
+
+
+class _Orchestrator:
+    """A webhook receiver as an orchestrator would run one: it answers each
+    delivery at once and refreshes, on its own thread with the Spark helper,
+    the materialized views it manages whose base tables a merge into main
+    touched. ``done`` is set after each refresh (the test waits on it: no
+    polling)."""
+
+    def __init__(self, spark: SparkSession, uri: str, manages: dict[str, set[str]]) -> None:
+        import queue
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.spark, self.uri, self.manages = spark, uri, manages
+        self.work: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self.events: list[dict[str, Any]] = []
+        self.refreshed: list[tuple[str, dict[str, Any]]] = []
+        self.done = threading.Event()
+        me = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                import json
+
+                me.work.put(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.http.server_address[1]}/hook"
+        threading.Thread(target=self.http.serve_forever, daemon=True).start()
+        self.worker = threading.Thread(target=self._run, daemon=True)
+        self.worker.start()
+
+    def _run(self) -> None:
+        while (event := self.work.get()) is not None:
+            self.events.append(event)
+            touched = {".".join(op["key"]) for c in event["data"]["commits"]
+                       for op in c["operations"]}
+            for mv, bases in self.manages.items():
+                if touched & bases:
+                    self.refreshed.append((mv, refresh(self.spark, self.uri, mv)))
+            self.done.set()
+
+    def close(self) -> None:
+        self.work.put(None)
+        self.http.shutdown()
+        self.worker.join(60)
+
+
+def test_a_webhook_on_merges_into_main_keeps_a_materialized_view_fresh(spark, server):
+    """Issue 26, acceptance 3: a webhook on merges into main that touch a
+    base table of an MV; the receiver refreshes the MV; the MV is fresh on
+    main afterwards. Its refresh is an OpenLineage run in the feed."""
+    from tests.openlineage_parse import parse
+
+    uri, ns = server.base, "orch"
+    _tables(spark, "sapwood", ns)
+    spark.sql(f"CREATE TABLE sapwood.{ns}.other (id BIGINT) USING iceberg")
+    key = f"{ns}.mv"
+    bases = {f"{ns}.orders", f"{ns}.customers"}
+    create_materialized_view(spark, uri, key, JOIN)
+    refresh(spark, uri, key)
+    assert freshness(uri, key)["status"] == "fresh"
+    v = Versioning(uri)
+    orchestrator = _Orchestrator(spark, uri, {key: bases})
+    try:
+        hook = v.call("POST", "/api/v2/webhooks", {
+            "url": orchestrator.url, "types": ["dev.sapwood.merge"], "refs": ["main"],
+            "keys": sorted(bases | {f"{ns}.other"})})
+        # A merge that touches no base table: delivered, nothing refreshed.
+        b = _branch(spark, server, "orch_other")
+        spark.sql(f"INSERT INTO {b}.{ns}.other VALUES (1)")
+        v.merge("orch_other", into="main")
+        assert orchestrator.done.wait(120)
+        orchestrator.done.clear()
+        assert orchestrator.refreshed == [] and freshness(uri, key)["status"] == "fresh"
+        # A merge that changes a base table: the MV is refreshed on main.
+        b = _branch(spark, server, "orch_etl")
+        spark.sql(f"INSERT INTO {b}.{ns}.orders VALUES (4, 2, 100)")
+        merged = v.merge("orch_etl", into="main")["resultantTargetHash"]
+        assert orchestrator.done.wait(300)
+        ((mv, plan),) = orchestrator.refreshed
+        # It read main as the merge left it (the merged rows are in the MV).
+        assert mv == key and plan["kind"] in ("full", "incremental")
+        assert plan["pinnedReference"] == f"main@{merged}"
+        f = freshness(uri, key)
+        assert f["status"] == "fresh" and f["servedFromStorage"]
+        assert _read(spark, f"SELECT * FROM sapwood.{key}") == (NEW, [f"sapwood.{key}"])
+        assert [e["type"] for e in orchestrator.events] == ["dev.sapwood.merge"] * 2
+        assert all(e["subject"] == "main" for e in orchestrator.events)
+        state = v.call("GET", f"/api/v2/webhooks/{hook['id']}")
+        assert state["delivered"] == 2 and state["failures"] == 0
+        v.call("DELETE", f"/api/v2/webhooks/{hook['id']}")
+    finally:
+        orchestrator.close()
+    # The refresh, as OpenLineage: inputs at the snapshots it read.
+    lineage = v.call("GET", "/api/v2/events", params={
+        "types": "dev.sapwood.openlineage", "ref": "main", "after": 0, "maxRecords": 1000})
+    runs = [r for e in lineage["events"] for r in e["data"]["runEvents"]
+            if r["job"]["name"] == f"{key} (refresh)"]
+    assert len(runs) == 2  # the first refresh and the orchestrated one
+    last = parse(runs[-1])
+    assert {d.name: d.facets["version"].datasetVersion for d in last.inputs or []} == {
+        t: str(s) for t, s in plan["baseTables"].items()}
+    (out,) = last.outputs or []
+    assert out.name == key and out.facets["version"].datasetVersion == str(
+        _mv(server, "main", key)["refreshes"][-1]["snapshot-id"])

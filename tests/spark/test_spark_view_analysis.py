@@ -19,6 +19,7 @@ import pytest
 import spark as sw
 from tests.api import spark_bodies as sb
 from tests.duckdb_ext import duckdb_extensions
+from tests.openlineage_parse import parse
 from tests.server import Server
 
 if TYPE_CHECKING:
@@ -106,6 +107,39 @@ def test_corpus_views_created_by_spark_match_their_expectations(
     base = first["dependencies"][0]
     readers = {r["view"] for r in sw.view_dependents(spark, base).collect()}
     assert first["key"] in readers
+
+
+def test_openlineage_for_views_spark_created_carries_their_recorded_lineage(
+        http: httpx.Client, corpus: list[dict[str, Any]]) -> None:
+    """Issue 26: each view Spark created has an OpenLineage run in the feed
+    that openlineage-python parses, whose columnLineage facet is exactly
+    what the catalog records for the view."""
+    runs: dict[str, dict[str, Any]] = {}
+    after = 0
+    while True:
+        page = http.get("/api/v2/events", params={
+            "types": "dev.sapwood.openlineage", "after": after, "maxRecords": 100}).json()
+        for e in page["events"]:
+            for run in e["data"]["runEvents"]:
+                runs[run["outputs"][0]["name"]] = run
+        if not page["hasMore"]:
+            break
+        after = int(page["events"][-1]["id"])
+    for v in corpus:
+        run = runs[v["key"]]
+        parsed = parse(run)
+        assert parsed.job.name == f"{v['key']} (definition)"
+        assert sorted(d.name for d in parsed.inputs or []) == sorted(v["dependencies"])
+        (out,) = parsed.outputs or []
+        recorded = http.get(f"/api/v2/trees/main/views/{v['key']}/lineage").json()["columns"]
+        assert [f.name for f in out.facets["schema"].fields] == [c["name"] for c in recorded]
+        lineage = out.facets.get("columnLineage")
+        got = {name: (sorted((i.name, i.field) for i in f.inputFields),
+                      f.transformationType == "TRANSFORMATION")
+               for name, f in (lineage.fields.items() if lineage else [])}
+        assert got == {c["name"]: (sorted((".".join(o["table"]), o["column"])
+                                          for o in c["origins"]), c["derived"])
+                       for c in recorded}, v["key"]
 
 
 def _norm(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:

@@ -23,10 +23,10 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import threading
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -37,7 +37,7 @@ from core.content import IcebergTable, Namespace
 from core.keys import ContentKey
 from store import Store
 from store.writes import BranchWriter
-from tests.server import Server  # noqa: E402
+from tests.server import Server
 
 NS = ContentKey.of("bench")
 
@@ -109,10 +109,10 @@ def webhook_lags(tmp: Path, n: int) -> list[float]:
             r = http.post("/iceberg/v1/namespaces", json={"namespace": [f"ns{i}"]})
             done = time.perf_counter()
             r.raise_for_status()
-            head = http.get("/api/v2/trees/main").json()["reference"]["hash"]
+            event = "main:" + http.get("/api/v2/trees/main").json()["reference"]["hash"]
             with cond:
-                assert cond.wait_for(lambda: f"main:{head}" in arrived, 30), "not delivered"
-                lags.append(arrived[f"main:{head}"] - done)
+                assert cond.wait_for(lambda e=event: e in arrived, 30), "not delivered"
+                lags.append(arrived[event] - done)
     finally:
         server.stop()
         receiver.shutdown()

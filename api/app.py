@@ -41,6 +41,7 @@ from api.routes import (
     storage,
     tables,
     trees,
+    undo,
     view_graph,
     view_status,
     views,
@@ -48,6 +49,7 @@ from api.routes import (
 )
 from api.settings import Settings
 from api.ui import pages as ui_pages
+from api.ui import undo_pages as ui_undo
 from catalog.delegation.via_views import check_chain
 from catalog.services import open_services
 from catalog.webhooks import WebhookService
@@ -96,14 +98,15 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
                   docs_url=None, redoc_url=None)
     errors.install(app)
     _add_flat(app, [config.router, oauth.router, namespaces.router, tables.router, storage.router,
-                    views.router, trees.router, history.router, contents.router, audit.router,
+                    views.router, trees.router, history.router, undo.router, contents.router,
+                    audit.router,
                     grants.router, events.router, webhooks.router, view_graph.router,
                     view_status.router,
                     mviews.router, health.router,
                     admin.router],
               auth.configured)
     # The web UI: pages over this same API, and its stylesheet.
-    _add_flat(app, [ui_pages.router], auth.configured)
+    _add_flat(app, [ui_pages.router, ui_undo.router], auth.configured)
     app.mount("/ui/static", StaticFiles(directory=str(Path(ui_pages.__file__).parent / "static")),
               name="ui_static")
     # Outside FastAPI, as one plain ASGI layer, before anything else runs:

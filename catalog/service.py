@@ -75,6 +75,11 @@ class Who:
         once = self.through(lambda _result: value).once
         return once if once is not None and once.answer is not None else None
 
+    def landing_with(self, finish: Callable[[Any], Any]) -> Once | None:
+        """The key for a commit whose answer is made of the store's result."""
+        once = self.through(finish).once
+        return once if once is not None and once.answer is not None else None
+
     def meta(self, default_message: str) -> CommitMeta:
         return CommitMeta(message=self.message or default_message,
                           author=self.author or self.principal)
@@ -91,6 +96,11 @@ class Change(Generic[T]):
     files: list[str] = field(default_factory=list)
     # Locations the change gives its objects (catalog.claims).
     claims: list[Claim] = field(default_factory=list)
+    # The commit's properties (where a restore came from ...).
+    properties: dict[str, str] = field(default_factory=dict)
+    # For a result that names the commit: made from the store's CommitResult
+    # (in the commit's transaction too, for an Idempotency-Key's answer).
+    finish: Callable[[Any], T] | None = None
 
 
 class Catalog:
@@ -138,11 +148,17 @@ class Catalog:
             change = plan(resolved, found)
             if not change.operations:
                 return change.result  # nothing to change: no empty commit
+            meta = who.meta(change.message)
+            if change.properties:
+                meta = replace(meta, properties={**meta.properties, **change.properties})
+            finish = change.finish
             try:
-                self.store.commit(ref, change.operations, who.meta(change.message),
-                                  expected_hash=resolved.hash, principal=who.principal,
-                                  claims=change.claims, once=who.landing(change.result))
-                return change.result
+                committed = self.store.commit(
+                    ref, change.operations, meta, expected_hash=resolved.hash,
+                    principal=who.principal, claims=change.claims,
+                    once=who.landing(change.result) if finish is None
+                    else who.landing_with(finish))
+                return change.result if finish is None else finish(committed)
             except CommitConflictError as e:
                 # The store re-plans a write whose connection was lost; if that
                 # first try did land, the re-plan is refused as a conflict. The

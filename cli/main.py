@@ -94,6 +94,7 @@ def main() -> None:
     from cli.database import register as register_database
     from cli.events import register as register_events
     from cli.mviews import register as register_mviews
+    from cli.undo import register as register_undo
     from cli.versioning import register
     from cli.views import register as register_views
 
@@ -103,6 +104,7 @@ def main() -> None:
     register_views(app)
     register_mviews(app)
     register_events(app)
+    register_undo(app)
     try:
         app(standalone_mode=True)
     except SapwoodError as e:

@@ -64,6 +64,10 @@ class Put:
     key: ContentKey
     content: Content
     expected: Content | None = None
+    # Brings back, at an absent key, content this branch had before under
+    # its old id (a restore or revert of a drop); the caller vouches for the
+    # id, which came from the branch's own history.
+    revive: bool = False
 
 
 @dataclass(frozen=True, slots=True)

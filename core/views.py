@@ -226,11 +226,16 @@ class _Builder:
 
 
 def apply_view_updates(base: ViewMetadata | None, updates: Sequence[ViewUpdate],
-                       now_ms: int) -> ViewMetadata:
-    """The metadata after one commit's updates (``base`` None: a new view)."""
+                       now_ms: int, keep_dialects: bool = True) -> ViewMetadata:
+    """The metadata after one commit's updates (``base`` None: a new view).
+    ``keep_dialects=False`` lets the new current version have fewer
+    dialects than the old one whatever the view's property says (a restore
+    puts an earlier version back exactly)."""
     b = _Builder(base, now_ms)
     for u in updates:
         b.apply(u)
+    if not keep_dialects:
+        b.previous = None
     return b.build()
 
 

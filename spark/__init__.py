@@ -4,7 +4,8 @@
 from spark.errors import CatalogError, SetupError
 from spark.lineage import view_dependents, view_lineage
 from spark.session import add_catalog, catalog_conf, session
-from spark.views import create_branch, diff, merge, read_view, view_history
+from spark.views import create_branch, diff, merge, read_view, restore, revert, view_history
 
 __all__ = ["CatalogError", "SetupError", "add_catalog", "catalog_conf", "create_branch", "diff",
-           "merge", "read_view", "session", "view_dependents", "view_history", "view_lineage"]
+           "merge", "read_view", "restore", "revert", "session", "view_dependents", "view_history",
+           "view_lineage"]

@@ -72,6 +72,25 @@ class Versioning:
         return self.call("POST", f"/api/v2/trees/{quote(into, safe='')}@{self.head(into)}"
                                  "/history/merge", body)
 
+    def restore(self, keys: list[str], source: str, branch: str = "main",
+                dry_run: bool = False) -> dict[str, Any]:
+        """Make ``keys`` (dotted) on ``branch`` as at ``source`` (a ref spec):
+        one commit; returns what was done per key and the new hash."""
+        return self.call(
+            "POST", f"/api/v2/trees/{quote(branch, safe='')}@{self.head(branch)}"
+                    "/history/restore",
+            {"source": source, "dryRun": dry_run,
+             "keys": [{"elements": k.split(".")} for k in keys]})
+
+    def revert(self, commits: list[str], branch: str = "main", parent: int = 1,
+               dry_run: bool = False) -> dict[str, Any]:
+        """Undo ``commits`` on ``branch`` in one commit (409 naming keys
+        changed again since)."""
+        return self.call(
+            "POST", f"/api/v2/trees/{quote(branch, safe='')}@{self.head(branch)}"
+                    "/history/revert",
+            {"commits": commits, "parent": parent, "dryRun": dry_run})
+
     def diff(self, from_ref: str, to_ref: str) -> list[dict[str, Any]]:
         """``[{key, change: added|removed|changed, type}]`` from ``from_ref`` to ``to_ref``."""
         out: list[dict[str, Any]] = []

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 HISTORY_SCHEMA = ("version_id INT, current_from TIMESTAMP, current_until TIMESTAMP, "
                   "commit STRING, author STRING, message STRING, key STRING, "
-                  "sql MAP<STRING, STRING>")
+                  "sql MAP<STRING, STRING>, restored_from STRING")
 
 
 def quoted(name: str) -> str:
@@ -84,11 +84,13 @@ def read_view(spark: SparkSession, name: str, ref: str | None = None,
 def view_history(spark: SparkSession, name: str, ref: str = "main",
                  catalog: str = "sapwood", credential: str | None = None) -> DataFrame:
     """The view's audit on ``ref``, oldest version first: when each version was
-    current, the commit that brought it, its author and its SQL per dialect."""
+    current, the commit that brought it, its author, its SQL per dialect, and
+    for a restored version where it came from."""
     versions = versioning_client(spark, catalog, credential).view_history(name, ref)
     rows = [(v["versionId"], _time(v["currentFrom"]), _time(v["currentUntil"]),
              v["commit"]["hash"], v["commit"]["author"], v["commit"]["message"],
-             ".".join(v["key"]["elements"]), dict(v["representations"]))
+             ".".join(v["key"]["elements"]), dict(v["representations"]),
+             _origin(v.get("restoredFrom")))
             for v in versions]
     return spark.createDataFrame(rows, HISTORY_SCHEMA)
 
@@ -113,10 +115,37 @@ def diff(target: SparkSession | str, from_ref: str, to_ref: str,
     return versioning_client(target, catalog, credential).diff(from_ref, to_ref)
 
 
+def restore(target: SparkSession | str, keys: list[str], source: str, branch: str = "main",
+            dry_run: bool = False, catalog: str = "sapwood",
+            credential: str | None = None) -> dict[str, Any]:
+    """Make ``keys`` on ``branch`` as they were at ``source`` (``ref``,
+    ``ref@hash`` or ``ref*instant``; spark.session.ref_spec builds one from a
+    datetime), in one new commit; a view gets a new version equal to the
+    source's. Returns the new hash and, per key, what came from where."""
+    return versioning_client(target, catalog, credential).restore(keys, source, branch,
+                                                                  dry_run)
+
+
+def revert(target: SparkSession | str, commits: list[str], branch: str = "main",
+           parent: int = 1, dry_run: bool = False, catalog: str = "sapwood",
+           credential: str | None = None) -> dict[str, Any]:
+    """Undo ``commits`` (a merge against its ``parent``) in one new commit."""
+    return versioning_client(target, catalog, credential).revert(commits, branch, parent,
+                                                                 dry_run)
+
+
 def versioning_client(target: SparkSession | str, catalog: str,
                       credential: str | None) -> Versioning:
     return Versioning(server_uri(target, catalog),
                       credential=catalog_credential(target, catalog, credential))
+
+
+def _origin(restored: dict[str, Any] | None) -> str | None:
+    """A restored version's origin: ``version N of REF (commit HASH)``."""
+    if not restored:
+        return None
+    return (f"version {restored['versionId']} of {restored['ref']} "
+            f"(commit {restored['commit'][:12]})")
 
 
 def _time(text: str | None) -> datetime | None:

@@ -163,7 +163,7 @@ def _check_put(op: Put, cur: IndexEntry | None,
         if op.expected is not None:
             return c, Conflict(ConflictType.KEY_DOES_NOT_EXIST, op.key,
                                f"key '{op.key}' does not exist, but expected content was given")
-        if c.id is not None and c.id not in deleted_ids:
+        if c.id is not None and c.id not in deleted_ids and not op.revive:
             return c, Conflict(ConflictType.KEY_DOES_NOT_EXIST, op.key,
                                f"key '{op.key}' does not exist; new content must not carry an "
                                f"id (content {c.id} is not being renamed in this commit)")

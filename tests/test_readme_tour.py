@@ -50,4 +50,6 @@ def test_the_readme_tour_runs_on_a_fresh_catalog(tmp_path: Path) -> None:
     assert "SELECT count(*) AS n FROM analytics.events" in out, out
     assert "1 views, 0 not ok" in out, out  # views check
     assert "analytics.daily: version 2 adds trino" in out, out
+    assert re.search(r"^restored\s+analytics\.daily\s+from main~1 .*view version 1 as new "
+                     r"version 3", out, re.M), out
     assert "sapwood_http_requests_total" in out, out

@@ -98,6 +98,9 @@ RULES: dict[str, Rule] = {
     "commit": Rule(W, ref="ref", key="handler", direct_write=True),
     "merge": Rule(Privilege.MERGE_INTO, ref="ref"),
     "transplant": Rule(Privilege.MERGE_INTO, ref="ref"),
+    # Undo: write on each key changed (the handler checks), read on a restore's source.
+    "restore_keys": Rule(W, ref="ref", key="handler", direct_write=True),
+    "revert_commits": Rule(W, ref="ref", key="handler", direct_write=True),
     # -- contents, diff, audit ----------------------------------------------------------------
     "entries": Rule(R, ref="ref", key="handler", listing=True),
     "get_content": Rule(R, ref="ref", key="key"),
@@ -131,7 +134,8 @@ RULES: dict[str, Rule] = {
     **{name: PUBLIC for name in (
         "root", "ui_references", "ui_create_reference", "ui_confirm_delete",
         "ui_delete_reference", "ui_log", "ui_commit", "ui_as_of", "ui_tree", "ui_object",
-        "ui_diff", "ui_merge_preview", "ui_merge", "ui_login_form", "ui_login", "ui_logout")},
+        "ui_diff", "ui_merge_preview", "ui_merge", "ui_login_form", "ui_login", "ui_logout",
+        "ui_restore_preview", "ui_restore", "ui_revert_preview", "ui_revert")},
     # -- administration -----------------------------------------------------------------
     "run_gc": Rule(Privilege.MANAGE_GRANTS, ref="all"),
     "run_fsck": Rule(Privilege.MANAGE_GRANTS, ref="all"),

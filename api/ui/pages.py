@@ -240,7 +240,7 @@ async def _view(request: Request, api: Api, ref: str, key: str, path: str,
         "refreshes": (await api.get(f"/api/v2/trees/{seg(ref)}/materialized-views/"
                                     f"{seg(key)}"))["refreshes"]}
     return page(request, "view.html", ref=ref, key=key, sql=sql, versions=versions, a=a, b=b,
-                mv=mv,
+                mv=mv, ref_is_branch=not any(c in ref for c in "@*~^"),
                 diff=diff, dependencies=reads, dependents=read_by, graph=graph,
                 lineage=[{"name": c["name"], "derived": c.get("derived"),
                           "origins": [_origin(o) for o in c.get("origins", [])]}

@@ -9,6 +9,7 @@ from api.v2.redact import Readable
 from catalog.audit import AuditEntry, ViewHistory
 from catalog.mv_refresh import RefreshPlan
 from catalog.mviews import Described
+from catalog.restore import FROM_COMMIT, FROM_REF, FROM_VERSION
 from core.commits import (
     Commit,
     DiffEntry,
@@ -134,6 +135,15 @@ def view_history_json(h: ViewHistory) -> dict[str, Any]:
     return out
 
 
+def restored_from(summary: dict[str, str]) -> dict[str, Any] | None:
+    """Where a restored view version came from (catalog.restore), if it was."""
+    if FROM_COMMIT not in summary:
+        return None
+    version = summary.get(FROM_VERSION)
+    return {"ref": summary.get(FROM_REF), "commit": summary[FROM_COMMIT],
+            "versionId": int(version) if version and version.isdigit() else None}
+
+
 def audit_entry_json(e: AuditEntry) -> dict[str, Any]:
     c = e.commit
     return {
@@ -147,6 +157,7 @@ def audit_entry_json(e: AuditEntry) -> dict[str, Any]:
         "representations": e.representations,
         "sqlDiff": e.sql_diff,
         "summary": e.summary,
+        "restoredFrom": restored_from(e.summary),
         "defaultNamespace": e.default_namespace,
         # What this version read, as analysed when it was written.
         "analysis": [{"dialect": a.dialect, "status": a.status, "reasons": a.reasons,

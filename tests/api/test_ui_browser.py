@@ -208,3 +208,51 @@ def test_signing_in_from_the_browser(driver, tmp_path_factory) -> None:  # type:
         assert "sales.t" in page
         hr = load(driver, srv, "/ui/object/main/hr.t", status=403)
         assert "Not allowed" in hr
+
+
+def test_restore_a_version_and_revert_a_commit_in_the_browser(  # type: ignore[no-untyped-def]
+        driver, server: Server) -> None:
+    """Issue 27: the view page's "restore this version" and the commit
+    page's "revert", each through its preview, land (checked through the API);
+    the previews write nothing."""
+    from selenium.webdriver.common.by import By
+
+    http = httpx.Client(base_url=server.base, timeout=30)
+
+    def head() -> str:
+        return str(http.get("/api/v2/trees/main").json()["reference"]["hash"])
+
+    server.catalog().create_namespace("ops")
+    base = "/iceberg/v1/namespaces/ops"
+    made = http.post(f"{base}/views", json=sb.create_view("v", "SELECT 1 AS n"))
+    assert made.status_code == 200, made.text
+    assert http.post(f"{base}/views/v", json=sb.replace_view(
+        made.json()["metadata"]["view-uuid"], "SELECT 2 AS n")).status_code == 200
+
+    load(driver, server, "/ui/object/main/ops.v")
+    links = driver.find_elements(By.CSS_SELECTOR, "#timeline a.restore")
+    assert len(links) == 1  # version 1; the current one needs no restoring
+    before = head()
+    navigate(driver, links[0].click)
+    assert "Preview" in driver.page_source
+    assert "version 1 as new version 3" in driver.page_source
+    assert head() == before  # the preview wrote nothing
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    driver.save_screenshot(str(SHOTS / "restore-preview.png"))
+    navigate(driver, driver.find_element(By.ID, "confirm").click)
+    assert "Restored: main is now at" in driver.page_source
+    assert sb.current_sql(http.get(f"{base}/views/v").json()["metadata"]) == "SELECT 1 AS n"
+    page = load(driver, server, "/ui/object/main/ops.v")
+    assert "restored: version 1" in page
+
+    assert http.post(f"{base}/tables", json=sb.create_table("t")).status_code == 200
+    created = head()
+    load(driver, server, f"/ui/commit/{created}")
+    navigate(driver, driver.find_element(By.ID, "revert").click)
+    assert "Preview" in driver.page_source and "ops.t" in driver.page_source
+    assert "deleted" in driver.page_source and head() == created
+    navigate(driver, driver.find_element(By.ID, "confirm").click)
+    assert "Reverted: main is now at" in driver.page_source
+    assert http.get(f"{base}/tables/t").status_code == 404
+    page = load(driver, server, f"/ui/commit/{head()}")
+    assert "sapwood.revert.commits" in page and created in page

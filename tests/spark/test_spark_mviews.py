@@ -452,3 +452,35 @@ def test_a_webhook_on_merges_into_main_keeps_a_materialized_view_fresh(spark, se
     (out,) = last.outputs or []
     assert out.name == key and out.facets["version"].datasetVersion == str(
         _mv(server, "main", key)["refreshes"][-1]["snapshot-id"])
+
+
+def test_a_restored_materialized_view_is_fresh_only_if_its_bases_are_as_then(spark, server):
+    """Issue 27: a materialized view restored from before a replace comes
+    back as it was (definition, storage, refresh): fresh while its base
+    tables are as at the source, stale once they have moved."""
+    b, ns, uri = _branch(spark, server, "mv_restore"), "mvrestore", server.base
+    _tables(spark, b, ns)
+    key = f"{ns}.mv"
+    create_materialized_view(spark, uri, key, JOIN, ref=b)
+    refresh(spark, uri, key, ref=b)
+    fresh_at = _instant()
+    v = Versioning(uri)
+    other = "SELECT region, count(*) AS n FROM customers GROUP BY region"
+    spark.sql(f"USE {b}.{ns}")
+    spark.sql(f"CREATE OR REPLACE VIEW {b}.{key} AS {other}")
+    spark.sql("USE sapwood")
+    assert freshness(uri, key, b)["status"] == "stale"
+    done = v.restore([key], ref_spec(b, fresh_at), branch=b)
+    assert done["keys"][0]["action"] == "restored" and done["keys"][0]["type"] == \
+        "MATERIALIZED_VIEW"
+    f = freshness(uri, key, b)
+    assert f["status"] == "fresh" and f["servedFromStorage"], f
+    assert _read(spark, f"SELECT * FROM {b}.{key}") == (OLD, [f"{b}.{key}"])
+    # Once a base table moves, the same restore brings it back stale.
+    spark.sql(f"INSERT INTO {b}.{ns}.orders VALUES (4, 2, 100)")
+    spark.sql(f"USE {b}.{ns}")
+    spark.sql(f"CREATE OR REPLACE VIEW {b}.{key} AS {other}")
+    spark.sql("USE sapwood")
+    v.restore([key], ref_spec(b, fresh_at), branch=b)
+    f = freshness(uri, key, b)
+    assert f["status"] == "stale" and any(f"{ns}.orders" in r for r in f["reasons"]), f

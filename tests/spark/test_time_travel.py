@@ -10,6 +10,8 @@ import pytest
 from pyspark.errors import AnalysisException
 
 import spark as sw
+from spark.client import Versioning
+from spark.session import ref_spec
 from tests.server import Server
 from tests.spark.conftest import rows
 
@@ -61,3 +63,71 @@ def test_a_session_at_an_instant_reads_the_view_and_its_tables_as_they_were(
     with pytest.raises(Exception, match=r"it pins a commit .*writes need a branch name"):
         sql("INSERT INTO main_t0.tt.t VALUES (99)")
     assert rows(spark, "SELECT count(*) FROM sapwood.tt.t") == [(4,)]
+
+
+def _cli(server: Server, *args: str) -> str:
+    import subprocess
+
+    from tests.server import sapwood_command
+
+    proc = subprocess.run([*sapwood_command(), *args, "--uri", server.base],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def test_restore_a_view_and_a_table_to_an_instant(spark, server: Server):
+    """Issue 27: a view replaced three times, restored with ``sapwood
+    restore`` to an instant between its first and second versions: Spark
+    reads the first version's rows, the audit lists five versions (the last
+    naming its origin), and catalogs at earlier instants read what they read
+    before. A table appended three times, restored (Spark helper) to just
+    after the first append: count(*) is the first append's, and each later
+    snapshot still reads with VERSION AS OF."""
+    sql = spark.sql
+    sql("CREATE NAMESPACE sapwood.rs")
+    sql("CREATE TABLE sapwood.rs.t (id BIGINT) USING iceberg")
+    sql("INSERT INTO sapwood.rs.t VALUES (1), (2), (3)")
+    sql("USE sapwood.rs")
+    sql(f"CREATE VIEW v AS {SQL[0]}")
+    between = _instant()
+    for text in (*SQL[1:], "SELECT -id AS id FROM t"):
+        sql(f"CREATE OR REPLACE VIEW v AS {text}")
+    before_restore = _instant()
+    sql("USE sapwood")
+    before = sw.add_catalog(spark, "rs_before", server.base, "main", as_of=before_restore)
+    want_then = rows(spark, f"SELECT * FROM {before}.rs.v")
+    assert want_then == [(-3,), (-2,), (-1,)]
+
+    out = _cli(server, "restore", "rs.v", "--from", ref_spec("main", between))
+    assert "restored" in out and "view version 1 as new version 5" in out, out
+    assert rows(spark, "SELECT * FROM sapwood.rs.v") == [(1,), (2,), (3,)]
+    audit = sw.view_history(spark, "rs.v").orderBy("version_id").collect()
+    assert [r["version_id"] for r in audit] == [1, 2, 3, 4, 5]
+    assert [r["restored_from"] for r in audit][:4] == [None] * 4
+    assert audit[4]["restored_from"].startswith(f"version 1 of {ref_spec('main', between)}")
+    history = Versioning(server.base).view_history("rs.v")
+    assert history[-1]["restoredFrom"]["versionId"] == 1
+    assert history[-1]["restoredFrom"]["ref"] == ref_spec("main", between)
+    # Catalogs at earlier instants read what they read before.
+    for name, at, want in (("rs_between", between, [(1,), (2,), (3,)]),
+                           ("rs_before2", before_restore, want_then)):
+        cat = sw.add_catalog(spark, name, server.base, "main", as_of=at)
+        assert rows(spark, f"SELECT * FROM {cat}.rs.v") == want, name
+
+    # The table.
+    sql("CREATE TABLE sapwood.rs.facts (id BIGINT) USING iceberg")
+    sql("INSERT INTO sapwood.rs.facts VALUES (1), (2)")
+    after_first = _instant()
+    sql("INSERT INTO sapwood.rs.facts VALUES (3)")
+    sql("INSERT INTO sapwood.rs.facts VALUES (4), (5), (6)")
+    snaps = [r[0] for r in sql("SELECT snapshot_id FROM sapwood.rs.facts.snapshots "
+                                "ORDER BY committed_at").collect()]
+    assert len(snaps) == 3
+    done = sw.restore(spark, ["rs.facts"], ref_spec("main", after_first))
+    assert done["keys"][0]["sourceSnapshotId"] == snaps[0] and done["hash"]
+    sql("REFRESH TABLE sapwood.rs.facts")
+    assert rows(spark, "SELECT count(*) FROM sapwood.rs.facts") == [(2,)]
+    for snap, n in zip(snaps, (2, 3, 6), strict=True):
+        assert rows(spark, f"SELECT count(*) FROM sapwood.rs.facts VERSION AS OF {snap}") == [
+            (n,)]

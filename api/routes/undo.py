@@ -1,0 +1,78 @@
+"""Versioning API: undo with an audit trail — restore keys as they were at
+another commit or instant, revert commits (catalog.restore,
+catalog.revert). Each is one new commit on the branch; a dry run answers
+the same without writing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+from pydantic import Field
+
+from api.auth.guard import guard_of
+from api.deps import Call, json_response
+from api.idempotency import answering
+from api.routes.trees import name_and_hash, require
+from api.v2.requests import KeyBody, _MergeOptions
+from api.v2.shapes import key_json, reference_json
+from catalog.restore import Restorer, RestoreResult
+from catalog.revert import Reverter, RevertRequest
+from core.auth import Privilege
+from core.commits import Reference, RefType
+from core.refs import parse_ref
+
+router = APIRouter(prefix="/api/v2/trees/{ref}/history")
+
+
+class RestoreBody(_MergeOptions):
+    source: str = Field(min_length=1, max_length=400)
+    keys: list[KeyBody] = Field(min_length=1, max_length=1000)
+
+
+class RevertBody(_MergeOptions):
+    commits: list[str] = Field(min_length=1, max_length=100)
+    parent: int = Field(1, ge=1, le=16)
+
+
+def result_json(branch: str, r: RestoreResult) -> dict[str, Any]:
+    return {
+        "targetBranch": reference_json(Reference(branch, RefType.BRANCH, r.hash))
+        if r.hash else None,
+        "hash": r.hash, "dryRun": r.dry_run, "message": r.message,
+        "keys": [{"key": key_json(k.key), "action": k.action, "type": k.content_type,
+                  "source": {"ref": k.source.label, "hash": k.source.hash}, **k.detail}
+                 for k in r.keys]}
+
+
+def _writer(request: Request, branch: str) -> Any:
+    """Checks the caller may write each key it changes (None: no guard)."""
+    guard = guard_of(request)
+    if guard is None:
+        return None
+    return lambda key: guard.require(request, Privilege.WRITE, branch, key.elements)
+
+
+@router.post("/restore")
+def restore_keys(request: Request, ref: str, body: RestoreBody) -> Response:
+    branch, expected = name_and_hash(ref, "A restore")
+    parse_ref(body.source)  # a 400 naming the grammar's complaint
+    require(request, Privilege.READ, body.source)
+    c = Call(request)
+    keys = [k.key() for k in body.keys]
+    answer = answering(request, lambda r: json_response(result_json(branch, r)))
+    return answer(Restorer(c.svc.catalog).restore(
+        parse_ref(branch), body.source, keys, c.who, body.dry_run, expected,
+        _writer(request, branch)))
+
+
+@router.post("/revert")
+def revert_commits(request: Request, ref: str, body: RevertBody) -> Response:
+    branch, expected = name_and_hash(ref, "A revert")
+    c = Call(request)
+    req = RevertRequest(body.commits, body.parent, body.default_key_merge_mode,
+                        body.modes(), body.dry_run)
+    answer = answering(request, lambda r: json_response(result_json(branch, r)))
+    return answer(Reverter(c.svc.catalog).revert(parse_ref(branch), req, c.who, expected,
+                                                 _writer(request, branch)))
+

@@ -218,3 +218,23 @@ def test_bad_requests_name_the_problem_and_change_nothing(server, http, ns: str)
                 "source": "main", "keys": []}), "keys")):
         assert 400 <= r.status_code < 500 and says in r.text, (r.status_code, r.text)
     assert head(http, "main") == at
+
+
+def test_a_repeated_restore_with_its_idempotency_key_lands_once(server, http, ns: str) -> None:
+    import uuid
+
+    t = server.catalog().create_table(f"{ns}.t", SCHEMA)
+    t.append(rows(1))
+    first = head(http, "main")
+    t.append(rows(1, start=5))
+    at = head(http, "main")
+    key = str(uuid.uuid4())
+    body = {"source": f"@{first}", "keys": [{"elements": [ns, "t"]}]}
+    answers = [http.post(f"{V2}/trees/main@{at}/history/restore", json=body,
+                         headers={"Idempotency-Key": key}) for _ in range(2)]
+    assert [a.status_code for a in answers] == [200, 200], answers[0].text
+    assert answers[0].json() == answers[1].json()
+    assert answers[1].headers.get("Idempotent-Replayed") == "true"
+    assert answers[0].json()["hash"] == head(http, "main")  # one commit, not two
+    log = http.get(f"{V2}/trees/main/history", params={"maxRecords": 2}).json()["logEntries"]
+    assert log[1]["commitMeta"]["hash"] == at

@@ -13,7 +13,13 @@ from sqlalchemy import text
 
 from core.commits import NO_ANCESTOR
 from store.db import Database
-from store.objects import COMMIT_COLUMNS, CommitRecord, ObjectReader, record_from_row
+from store.objects import (
+    COMMIT_COLUMNS,
+    LIGHT_COLUMNS,
+    CommitRecord,
+    ObjectReader,
+    record_from_row,
+)
 
 # First parents from :start, at most :last steps back.
 _WALK = """
@@ -28,6 +34,9 @@ WITH RECURSIVE chain(hash, parent, depth) AS (
 _COLUMNS = ", ".join(f"c.{c.name}" for c in COMMIT_COLUMNS)
 _CHAIN = text(_WALK + f"SELECT {_COLUMNS} FROM chain JOIN commits c ON c.hash = chain.hash "
               "ORDER BY chain.depth")
+_LIGHT = ", ".join(f"c.{c.name}" for c in LIGHT_COLUMNS)
+_CHAIN_LIGHT = text(_WALK + f"SELECT {_LIGHT} FROM chain JOIN commits c ON c.hash = chain.hash "
+                    "ORDER BY chain.depth")
 
 
 class History:
@@ -35,10 +44,12 @@ class History:
         self.db = db
         self.reader = reader
 
-    def chain(self, start: str, limit: int) -> list[CommitRecord]:
-        """Up to ``limit`` commits along first parents from ``start`` (inclusive)."""
+    def chain(self, start: str, limit: int, light: bool = False) -> list[CommitRecord]:
+        """Up to ``limit`` commits along first parents from ``start``
+        (inclusive); ``light``: without their operations (a log page)."""
         with self.db.read() as conn:
-            rows = conn.execute(_CHAIN, {"start": start, "last": limit - 1}).all()
+            rows = conn.execute(_CHAIN_LIGHT if light else _CHAIN,
+                                {"start": start, "last": limit - 1}).all()
         out = []
         for row in rows:
             rec = record_from_row(row)

@@ -32,12 +32,15 @@ def reached_puts(changes: ChangeIndex, reader: ObjectReader, head: str, content_
 
 def chain_log(changes: ChangeIndex, reader: ObjectReader, history: History, start: str,
               size: int, key: ContentKey | None, author: str | None, since_us: int | None,
-              until_us: int | None) -> tuple[list[CommitRecord], str | None]:
+              until_us: int | None, light: bool = False,
+              ) -> tuple[list[CommitRecord], str | None]:
     """Up to ``size`` commits of ``start``'s first-parent chain, newest first,
     that touch ``key``, are by ``author`` and fall between the instants; and
-    the hash to continue from, if there are more."""
+    the hash to continue from, if there are more. ``light``: the commits
+    without their operations (read only when a caller asks for them)."""
     if key is None and author is None:
-        return _by_time(reader, history, changes, start, size, since_us, until_us)
+        return _by_time(reader, history, changes, start, size, since_us, until_us, light)
+    read = reader.commit_light if light else reader.commit
     tip = changes.ancestry([start])[start]
     term = key_term(key) if key is not None else author_term(author)  # type: ignore[arg-type]
     out: list[CommitRecord] = []
@@ -48,7 +51,7 @@ def chain_log(changes: ChangeIndex, reader: ObjectReader, history: History, star
             continue
         if since_us is not None and p.created_us < since_us:
             break  # times never decrease along a chain: nothing older matches
-        rec = reader.commit(p.hash)
+        rec = read(p.hash)
         if author is not None and rec.author != author:
             continue
         if len(out) == size:
@@ -58,12 +61,12 @@ def chain_log(changes: ChangeIndex, reader: ObjectReader, history: History, star
 
 
 def _by_time(reader: ObjectReader, history: History, changes: ChangeIndex, start: str,
-             size: int, since_us: int | None, until_us: int | None,
+             size: int, since_us: int | None, until_us: int | None, light: bool = False,
              ) -> tuple[list[CommitRecord], str | None]:
     cursor = changes.at_or_before(start, until_us) if until_us is not None else start
     out: list[CommitRecord] = []
     while cursor:
-        batch = history.chain(cursor, min(size + 1, 200))
+        batch = history.chain(cursor, min(size + 1, 200), light)
         cursor = None
         for rec in batch:
             if not rec.parents:  # the root: not a commit of anyone's

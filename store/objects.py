@@ -92,7 +92,7 @@ class CommitRecord:
     def __init__(self, hash_: str, parents: tuple[str, ...], generation: int, created_us: int,
                  author: str | None, committer: str | None, message: str,
                  properties: dict[str, str],
-                 operations: tuple[CommitOperation, ...] | str,
+                 operations: tuple[CommitOperation, ...] | str | None,
                  root: StoredRef | None, depth: int,
                  state: IndexState | None = None) -> None:
         self.hash = hash_
@@ -107,7 +107,7 @@ class CommitRecord:
         self.depth = depth
         self.state = state if state is not None else (
             IndexState(root, {}) if depth == 0 else None)
-        if isinstance(operations, str):
+        if operations is None or isinstance(operations, str):
             self._ops_raw: str | None = operations
             self._operations: tuple[CommitOperation, ...] | None = None
         else:
@@ -115,9 +115,17 @@ class CommitRecord:
             self._operations = operations
 
     @property
+    def light(self) -> bool:
+        """Read without its operations (a log page): never cached, and
+        asking it for them is a bug."""
+        return self._ops_raw is None and self._operations is None
+
+    @property
     def operations(self) -> tuple[CommitOperation, ...]:
         if self._operations is None:
-            self._operations = decode_operations(self._ops_raw or "[]")
+            if self._ops_raw is None:
+                raise RuntimeError(f"commit {self.hash} was read without its operations")
+            self._operations = decode_operations(self._ops_raw)
         return self._operations
 
     def changes(self) -> Delta:
@@ -132,13 +140,25 @@ class CommitRecord:
         return Commit(self.hash, self.parents, self.message, self.author, self.committer,
                       from_micros(self.created_us), dict(self.properties), self.operations)
 
+    def to_commit_light(self) -> Commit:
+        """The commit with no operations (for a log page that shows none)."""
+        return Commit(self.hash, self.parents, self.message, self.author, self.committer,
+                      from_micros(self.created_us), dict(self.properties), ())
+
+
+# Operation lists decoded, process-wide: a log page must not add to it
+# (tests/store/test_scale_reads.py), and a bulk commit's list is large.
+DECODED = {"lists": 0, "operations": 0}
+
 
 def decode_operations(raw: str) -> tuple[CommitOperation, ...]:
+    DECODED["lists"] += 1
     ops = []
     for item in json.loads(raw):
         entry = (IndexEntry(ContentType(item[2]), item[3], item[4], item[5])
                  if len(item) > 2 else None)
         ops.append(CommitOperation(OpKind(item[0]), ContentKey.from_internal(item[1]), entry))
+    DECODED["operations"] += len(ops)
     return tuple(ops)
 
 
@@ -149,13 +169,18 @@ def record_from_row(row: object) -> CommitRecord:
     return CommitRecord(
         row.hash, parents, row.generation, row.created_us,  # type: ignore[attr-defined]
         row.author, row.committer, row.message,  # type: ignore[attr-defined]
-        json.loads(row.properties), row.operations,  # type: ignore[attr-defined]
+        json.loads(row.properties),  # type: ignore[attr-defined]
+        getattr(row, "operations", None),
         (row.root, row.root_loc) if row.root else None, row.depth)  # type: ignore[attr-defined]
 
 
 COMMIT_COLUMNS = [c for c in COMMITS.c if c.name != "pack"]
+# A commit without its operations, for log pages (a bulk commit's list is
+# megabytes of text that a page showing its message does not need).
+LIGHT_COLUMNS = [c for c in COMMIT_COLUMNS if c.name != "operations"]
 # Built once: a statement object caches its compiled form.
 _SELECT_COMMIT = select(*COMMIT_COLUMNS).where(COMMITS.c.hash == bindparam("h"))
+_SELECT_LIGHT = select(*LIGHT_COLUMNS).where(COMMITS.c.hash == bindparam("h"))
 _SELECT_CHAIN = text(
     f"WITH RECURSIVE chain AS (SELECT {', '.join(c.name for c in COMMIT_COLUMNS)} "
     "FROM commits WHERE hash = :h UNION ALL SELECT "
@@ -337,8 +362,20 @@ class ObjectReader:
         self.commits.put(hash_, rec)
         return rec
 
+    def commit_light(self, hash_: str) -> CommitRecord:
+        """The commit, cached whole if it is, else read without its operations."""
+        rec = self.commits.get(hash_)
+        if rec is not None:
+            return rec
+        with self.db.read() as conn:
+            row = conn.execute(_SELECT_LIGHT, {"h": hash_}).first()
+        if row is None:
+            raise CommitNotFoundError(f"commit {hash_} does not exist")
+        return record_from_row(row)
+
     def remember_commit(self, rec: CommitRecord) -> None:
-        self.commits.put(rec.hash, rec)
+        if not rec.light:
+            self.commits.put(rec.hash, rec)
 
     def state(self, rec: CommitRecord) -> IndexState:
         """The keys at ``rec``: its root plus the fold of the operations of the

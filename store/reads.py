@@ -3,7 +3,7 @@ at whatever commit a spec names."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from sqlalchemy import select
 
@@ -11,6 +11,7 @@ from core.commits import (
     Commit,
     DiffEntry,
     Entry,
+    IndexEntry,
     Page,
     RefType,
     ResolvedRef,
@@ -18,7 +19,7 @@ from core.commits import (
 from core.content import Content, ContentType
 from core.errors import AmbiguousHashError, CommitNotFoundError, ContentNotFoundError
 from core.instants import to_micros
-from core.keys import ContentKey
+from core.keys import SEP, ContentKey
 from core.refs import HASH_LENGTH, Ancestor, AtInstant, Parent, RefSpec, parse_ref
 from store.changes import ChangeIndex
 from store.db import Database
@@ -111,16 +112,10 @@ class Reads:
         _, state = self.state_of(spec)
         size = clamp_page_size(page_size)
         prefix = namespace.child_prefix() if namespace else ""
-        base_len = len(namespace.elements) if namespace else 0
         wanted = set(types) if types else None
         start = max(prefix, decode_token(page_token)) if page_token else prefix
-        found: list[tuple[str, object]] = []
-        for k, e in self.states.items(state, start):
-            if not k.startswith(prefix):
-                break
-            key = ContentKey.from_internal(k)
-            if depth is not None and len(key.elements) - base_len > depth:
-                continue
+        found: list[tuple[str, IndexEntry]] = []
+        for k, e in self._walk(state, start, prefix, depth):
             if wanted is not None and e.type not in wanted:
                 continue
             found.append((k, e))
@@ -128,12 +123,35 @@ class Reads:
                 break
         token = encode_token(found[size][0]) if len(found) > size else None
         found = found[:size]
-        values = (self.reader.load_contents(e for _, e in found)  # type: ignore[misc]
-                  if with_content else {})
-        items = [Entry(ContentKey.from_internal(k), e.type, e.content_id,  # type: ignore[attr-defined]
-                       values.get(e.value_hash))  # type: ignore[attr-defined]
+        values = (self.reader.load_contents(e for _, e in found) if with_content else {})
+        items = [Entry(ContentKey.from_internal(k), e.type, e.content_id,
+                       values.get(e.value_hash))
                  for k, e in found]
         return Page(items, token)
+
+    def _walk(self, state: IndexState, start: str, prefix: str,
+              depth: int | None) -> Iterator[tuple[str, IndexEntry]]:
+        """The entries from ``start`` under ``prefix``, at most ``depth``
+        levels below it, in key order. A key deeper than that is not walked
+        past one by one: the walk seeks beyond its ancestor's whole subtree
+        (a fresh descent of the index, O(log n)), so a listing at a depth
+        costs O(page * log n) whatever lies below the keys it returns."""
+        while True:
+            for k, e in self.states.items(state, start):
+                if not k.startswith(prefix):
+                    return
+                if depth is None:
+                    yield k, e
+                    continue
+                cut = _nth(k, SEP, len(prefix), depth)
+                if cut < 0:  # at most ``depth`` below: listed
+                    yield k, e
+                    continue
+                # Deeper: everything under k[:cut] sorts before k[:cut] + "\x01".
+                start = k[:cut] + _PAST_SUBTREE
+                break
+            else:
+                return
 
     def contents(self, spec: str | RefSpec, keys: Iterable[ContentKey],
                  ) -> dict[ContentKey, Content]:
@@ -160,15 +178,18 @@ class Reads:
     def log(self, spec: str | RefSpec, page_token: str | None = None,
             page_size: int | None = None, key: ContentKey | None = None,
             author: str | None = None, since_us: int | None = None,
-            until_us: int | None = None) -> Page[Commit]:
+            until_us: int | None = None, operations: bool = False) -> Page[Commit]:
         """First-parent history, newest first; filters answer from the change
-        index (store.indexed_history)."""
+        index (store.indexed_history). Each commit's operations are read and
+        decoded only with ``operations`` (else they are empty): a page of
+        bulk-load commits holds hundreds of thousands."""
         size = clamp_page_size(page_size)
         start = self.full_hash(decode_token(page_token)) if page_token else \
             self.resolve(spec).hash
         found, nxt = chain_log(self.changes, self.reader, self.history, start, size, key,
-                               author, since_us, until_us)
-        return Page([r.to_commit() for r in found], encode_token(nxt) if nxt else None)
+                               author, since_us, until_us, light=not operations)
+        return Page([r.to_commit() if operations else r.to_commit_light() for r in found],
+                    encode_token(nxt) if nxt else None)
 
     def lineage(self, spec: str | RefSpec, content_id: str) -> list[Commit]:
         """The commits that put content ``content_id`` in the history of
@@ -194,3 +215,18 @@ class Reads:
                            values[x.value_hash] if x else None,
                            values[y.value_hash] if y else None) for k, x, y in changed]
         return Page(items, token)
+
+
+# Keys are elements joined by SEP ("\x00", below every allowed character): a
+# key's descendants all sort between it and the key plus "\x01".
+_PAST_SUBTREE = chr(ord(SEP) + 1)
+
+
+def _nth(text: str, sep: str, start: int, n: int) -> int:
+    """The index of the ``n``-th ``sep`` in ``text`` from ``start`` (-1: fewer)."""
+    i = start - 1
+    for _ in range(n):
+        i = text.find(sep, i + 1)
+        if i < 0:
+            return -1
+    return i

@@ -71,11 +71,18 @@ class Refs:
         return Reference(name, RefType(row.type), row.head)
 
     def page(self, page_token: str | None = None, page_size: int | None = None,
-             ) -> Page[Reference]:
+             prefix: str | None = None) -> Page[Reference]:
+        """References in name order, a page at a time (by the primary key:
+        the cost is the page's, however many references there are), those
+        whose name starts with ``prefix`` only if given."""
         size = clamp_page_size(page_size)
         q = select(REFS.c.name, REFS.c.type, REFS.c.head).order_by(REFS.c.name)
         if page_token:
             q = q.where(REFS.c.name > decode_token(page_token))
+        if prefix:
+            # A range on the key, not LIKE (whose wildcards a name may hold).
+            q = q.where(REFS.c.name >= prefix,
+                        REFS.c.name < prefix[:-1] + chr(ord(prefix[-1]) + 1))
         with self.db.read() as conn:
             rows = conn.execute(q.limit(size + 1)).all()
         refs = [Reference(r.name, RefType(r.type), r.head) for r in rows[:size]]

@@ -84,9 +84,9 @@ class Store(Reads):
         return schema_problem(self.db)
 
     # -- references ------------------------------------------------------------------
-    def list_references(self, page_token: str | None = None,
-                        page_size: int | None = None) -> Page[Reference]:
-        return self.refs.page(page_token, page_size)
+    def list_references(self, page_token: str | None = None, page_size: int | None = None,
+                        prefix: str | None = None) -> Page[Reference]:
+        return self.refs.page(page_token, page_size, prefix)
 
     def get_reference(self, name: str) -> Reference:
         return self.refs.get(name)

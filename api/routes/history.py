@@ -53,7 +53,8 @@ def history(request: Request, ref: str,
         ref_param(ref), page_token, max_records,
         key=ContentKey.parse(key) if key else None, author=author,
         since_us=to_micros(parse_instant(since)) if since else None,
-        until_us=to_micros(parse_instant(until)) if until else None)
+        until_us=to_micros(parse_instant(until)) if until else None,
+        operations=fetch == "ALL")
     entries = [log_entry_json(c, fetch == "ALL") for c in page.items]
     return json_response(page_json("logEntries", entries, page.next_token))
 

@@ -12,7 +12,7 @@ from api.deps import json_response, principal
 from api.idempotency import answering, once_of
 from api.paths import ref_param
 from api.v2.requests import ReferenceBody
-from api.v2.shapes import effective_json, page_json, reference_json
+from api.v2.shapes import commit_meta_json, effective_json, page_json, reference_json
 from core.auth import Privilege
 from core.commits import DEFAULT_BRANCH, NO_ANCESTOR, Reference, RefType
 from core.errors import bad_request
@@ -69,16 +69,35 @@ def nessie_config(request: Request) -> Response:
         "noAncestorHash": NO_ANCESTOR})
 
 
+# References per page when the caller does not say (Nessie's TreeService
+# uses 250 as its page size too); at most 1000 (store.refs.MAX_PAGE).
+DEFAULT_REFS_PAGE = 250
+
+
 @router.get("/trees")
 def list_references(request: Request, page_token: str | None = Query(None, alias="pageToken"),
                     max_records: int | None = Query(None, alias="maxRecords", ge=1),
-                    ) -> Response:
-    page = store_of(request).list_references(page_token, max_records)
+                    prefix: str | None = Query(None, max_length=256),
+                    fetch: str | None = None) -> Response:
+    """References in name order, ``DEFAULT_REFS_PAGE`` at a time unless
+    ``maxRecords`` says (``hasMore``/``token`` for the next page: nothing is
+    cut silently); ``prefix`` keeps the names that start with it;
+    ``fetch=ALL`` adds each head's commit metadata."""
+    if fetch not in (None, "MINIMAL", "ALL"):
+        raise bad_request(f"Invalid fetch option {fetch!r}: expected MINIMAL or ALL")
+    store = store_of(request)
+    page = store.list_references(page_token, max_records or DEFAULT_REFS_PAGE, prefix or None)
     guard = guard_of(request)
     readable = guard.ref_filter(request) if guard is not None else None
     refs = page.items if readable is None else [r for r in page.items if readable(r.name)]
-    return json_response(page_json("references", [reference_json(r) for r in refs],
-                                   page.next_token))
+    out = []
+    for r in refs:
+        item = reference_json(r)
+        if fetch == "ALL":
+            head = store.reader.commit_light(r.hash).to_commit_light()
+            item["metadata"] = {"commitMetaOfHEAD": commit_meta_json(head)}
+        out.append(item)
+    return json_response(page_json("references", out, page.next_token))
 
 
 @router.post("/trees")

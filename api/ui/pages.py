@@ -47,11 +47,18 @@ async def root() -> Response:
     return RedirectResponse("/ui", status_code=307)
 
 
+# References on one page of the UI (a filter box and "next" for the rest).
+REFS_PER_PAGE = 100
+
+
 @router.get("/ui", response_class=HTMLResponse)
-async def ui_references(request: Request) -> Response:
+async def ui_references(request: Request, prefix: str | None = None,
+                        token: str | None = None) -> Response:
     async with Api(request) as api:
         try:
-            refs = (await api.get("/api/v2/trees", fetch="ALL"))["references"]
+            got = await api.get("/api/v2/trees", fetch="ALL", maxRecords=REFS_PER_PAGE,
+                                prefix=prefix or None, pageToken=token or None)
+            refs = got["references"]
             rows = []
             for r in refs:
                 meta = (r.get("metadata") or {}).get("commitMetaOfHEAD") or {}
@@ -60,7 +67,9 @@ async def ui_references(request: Request) -> Response:
                              "author": ", ".join(meta.get("authors") or [])})
         except ApiError as e:
             return failed(request, e)
-    return page(request, "refs.html", refs=rows)
+    nxt = urlencode({"prefix": prefix or "", "token": got.get("token") or ""})
+    return page(request, "refs.html", refs=rows, prefix=prefix or "",
+                more=bool(got.get("hasMore")), next_query=nxt)
 
 
 @router.post("/ui/refs")

@@ -4,6 +4,7 @@ empty cache, the override setting, and what a missing prerequisite says."""
 from __future__ import annotations
 
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -161,4 +162,5 @@ def test_missing_spark_fails_when_required(tmp_path):
 def test_missing_spark_skips_otherwise(tmp_path):
     out = _spark_test_without_java(tmp_path, require=False)
     assert out.returncode == 0, out.stdout
-    assert "1 skipped" in out.stdout
+    # Every test of the module skipped, none run or failed.
+    assert re.search(r"^\d+ skipped in ", out.stdout, re.M), out.stdout

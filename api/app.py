@@ -66,8 +66,8 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        store = Store(settings.database_url)
-        found = open_services(store, settings.catalog)
+        store = Store(settings.database_url, cache_bytes=settings.store_cache_bytes)
+        found = open_services(store, settings.catalog, settings.files_cache_bytes)
         app.state.services = Services(found.catalog, found.namespaces, found.tables,
                                       found.views, found.mviews,
                                       inline_reads=store.db.dialect == "sqlite",
@@ -80,7 +80,7 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
         app.state.idempotency = store.keys
         app.state.idempotency_lifetime_s = settings.idempotency_lifetime_s
         app.state.key_locks = KeyLocks()
-        metrics.watch(store)
+        metrics.watch(store, found.catalog.files)
         # Everything imported and built so far lives as long as the process:
         # keep it out of the collector's generations, so collections triggered
         # by requests only scan what requests allocate.

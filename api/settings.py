@@ -12,6 +12,9 @@ from catalog.settings import CatalogSettings, positive
 
 # Names a loopback server is reached by (IPv6 with and without brackets).
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1", "[::1]")
+# The in-process caches' budget (SAPWOOD_CACHE_BYTES), and the store's share.
+DEFAULT_CACHE_BYTES = 256 * 1024 * 1024
+CACHE_SHARE_STORE = 0.6
 # The spec's example and PyIceberg's and Iceberg's default token lifetime.
 DEFAULT_IDEMPOTENCY_LIFETIME_S = 1800
 
@@ -30,6 +33,18 @@ class Settings:
     # How long an Idempotency-Key and its answer are kept (api.idempotency);
     # /v1/config says it as idempotency-key-lifetime.
     idempotency_lifetime_s: int = DEFAULT_IDEMPOTENCY_LIFETIME_S
+    # What the in-process caches may hold together, in bytes (estimated):
+    # the store's objects and the parsed metadata files (CACHE_SHARE_STORE
+    # of it to the store). /metrics shows what they hold.
+    cache_bytes: int = DEFAULT_CACHE_BYTES
+
+    @property
+    def store_cache_bytes(self) -> int:
+        return int(self.cache_bytes * CACHE_SHARE_STORE)
+
+    @property
+    def files_cache_bytes(self) -> int:
+        return self.cache_bytes - self.store_cache_bytes
 
     @property
     def catalog(self) -> CatalogSettings:
@@ -49,7 +64,8 @@ class Settings:
                         max_metadata_bytes=c.max_metadata_bytes,
                         read_timeout_s=c.read_timeout_s, allowed_hosts=allowed_hosts(),
                         idempotency_lifetime_s=int(positive(
-                            "SAPWOOD_IDEMPOTENCY_LIFETIME_S", DEFAULT_IDEMPOTENCY_LIFETIME_S)))
+                            "SAPWOOD_IDEMPOTENCY_LIFETIME_S", DEFAULT_IDEMPOTENCY_LIFETIME_S)),
+                        cache_bytes=int(positive("SAPWOOD_CACHE_BYTES", DEFAULT_CACHE_BYTES)))
 
 
 def allowed_hosts() -> tuple[str, ...]:

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import errno
 import re
-import threading
 import uuid
 from collections.abc import Callable, Sequence
-from typing import Generic, TypeVar
+from typing import Any, TypeVar
 
 import fsspec
 from pydantic import ValidationError
@@ -32,6 +31,7 @@ from catalog.settings import CatalogSettings
 from core.commits import Put
 from core.content import IcebergView, MaterializedView
 from core.errors import SapwoodError, bad_request, describe_validation
+from core.lru import LRU
 from core.mv.metadata import MaterializedViewMetadata, view_part
 
 __all__ = ["Locations", "MetadataFiles", "next_metadata_location", "open_files"]
@@ -56,25 +56,6 @@ def version_of(location: str | None) -> int:
     return int(m.group(1)) if m else 0
 
 
-class BoundedCache(Generic[M]):
-    """A dict that forgets its oldest entry when full; for values keyed by an
-    immutable file's location, so nothing in it ever goes stale."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self.items: dict[str, M] = {}
-        self.lock = threading.Lock()
-
-    def get(self, key: str) -> M | None:
-        return self.items.get(key)
-
-    def put(self, key: str, value: M) -> None:
-        with self.lock:
-            if len(self.items) >= self.size:
-                self.items.pop(next(iter(self.items)), None)
-            self.items[key] = value
-
-
 def _invalid(kind: str, location: str, e: Exception) -> SapwoodError:
     """A file that is not valid metadata: what is wrong and where, never the
     file's contents (pydantic's own message quotes the input)."""
@@ -88,20 +69,41 @@ def _invalid(kind: str, location: str, e: Exception) -> SapwoodError:
     return bad_request(f"Invalid {kind} metadata in {location}: {what[:500]}")
 
 
+# How a byte budget is shared among the parsed-file caches.
+BUDGET_SHARES = {"tables": 0.45, "views": 0.20, "mvs": 0.15, "encoded": 0.20}
+# Parsed metadata holds several times its JSON text in Python objects.
+_PARSED_PER_BYTE = 6
+
+
 class MetadataFiles:
     def __init__(self, reader: MetadataReader | None = None, cache_size: int = 2_000,
-                 ) -> None:
+                 max_bytes: int | None = None) -> None:
+        """``max_bytes``: what the parsed files may hold together (estimated
+        from their size; see BUDGET_SHARES), besides ``cache_size`` each."""
         # Without a reader (tools, tests): anything under the root of the
         # local file system, with the default limits.
         self.reader = reader or MetadataReader(Locations("file:///", False),
                                                DEFAULT_MAX_METADATA_BYTES,
                                                DEFAULT_READ_TIMEOUT_S)
-        self.tables: BoundedCache[tuple[TableMetadata, bytes]] = BoundedCache(cache_size)
-        self.views: BoundedCache[tuple[ViewMetadata, bytes]] = BoundedCache(cache_size)
-        self.mvs: BoundedCache[MaterializedViewMetadata] = BoundedCache(cache_size)
+
+        def share(name: str) -> int | None:
+            return int(max_bytes * BUDGET_SHARES[name]) if max_bytes is not None else None
+
+        self.tables: LRU[str, tuple[TableMetadata, bytes]] = LRU(
+            cache_size, share("tables"), lambda hit: 500 + _PARSED_PER_BYTE * len(hit[1]))
+        self.views: LRU[str, tuple[ViewMetadata, bytes]] = LRU(
+            cache_size, share("views"), lambda hit: 500 + _PARSED_PER_BYTE * len(hit[1]))
+        self.mvs: LRU[str, MaterializedViewMetadata] = LRU(
+            cache_size, share("mvs"), _mv_size)
         # Encoded forms derived from one file (a materialized view's storage
         # or view half), by a key naming the form and the file.
-        self.encoded: BoundedCache[bytes] = BoundedCache(cache_size)
+        self.encoded: LRU[str, bytes] = LRU(cache_size, share("encoded"),
+                                            lambda data: 100 + len(data))
+
+    def caches(self) -> dict[str, LRU[str, Any]]:
+        """The caches by name (for /metrics)."""
+        return {"tables": self.tables, "views": self.views, "mvs": self.mvs,
+                "encoded": self.encoded}
 
     # -- reading ----------------------------------------------------------------
     def table(self, location: str) -> tuple[TableMetadata, bytes]:
@@ -132,7 +134,7 @@ class MetadataFiles:
         return self._parsed(self.mvs, location, "materialized view",
                             MaterializedViewMetadata.model_validate_json)
 
-    def _parsed(self, cache: BoundedCache[M], location: str, kind: str,
+    def _parsed(self, cache: LRU[str, M], location: str, kind: str,
                 parse: Callable[[bytes], M]) -> M:
         """A metadata file read once and parsed once (it never changes)."""
         hit = cache.get(location)
@@ -220,7 +222,7 @@ class MetadataFiles:
     def discard(self, location: str) -> None:
         """Best effort: remove a file whose commit did not land."""
         for cache in (self.tables, self.views, self.mvs, self.encoded):
-            cache.items.pop(location, None)
+            cache.pop(location)
         try:
             fs, path = fsspec.core.url_to_fs(location)
             fs.rm(path)
@@ -228,9 +230,13 @@ class MetadataFiles:
             pass
 
 
-def open_files(settings: CatalogSettings) -> MetadataFiles:
+def open_files(settings: CatalogSettings, max_bytes: int | None = None) -> MetadataFiles:
     """The metadata files of a catalog with these settings (the server, and
-    the command line's gc and fsck)."""
+    the command line's gc and fsck); ``max_bytes`` bounds their caches."""
     locations = Locations(settings.warehouse, settings.allow_external_locations)
     return MetadataFiles(MetadataReader(locations, settings.max_metadata_bytes,
-                                        settings.read_timeout_s))
+                                        settings.read_timeout_s), max_bytes=max_bytes)
+
+
+def _mv_size(mv: MaterializedViewMetadata) -> int:
+    return 2_000 + 3_000 * (len(mv.snapshots) + len(mv.refreshes) + len(mv.versions))

@@ -30,8 +30,9 @@ class CatalogServices:
     webhooks: WebhookService
 
 
-def open_services(store: Store, settings: CatalogSettings) -> CatalogServices:
-    files = open_files(settings)
+def open_services(store: Store, settings: CatalogSettings,
+                  files_cache_bytes: int | None = None) -> CatalogServices:
+    files = open_files(settings, files_cache_bytes)
     catalog = Catalog(store, files, files.reader.locations)
     mviews = MaterializedViews(catalog)
     storage = StorageAccess(DelegationSettings.from_env(), settings.warehouse)

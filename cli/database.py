@@ -4,6 +4,9 @@ init, fsck, gc, export, import. For whoever runs the catalog."""
 from __future__ import annotations
 
 import os
+import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -80,22 +83,30 @@ def fsck(database: str | None = typer.Option(
                         "one under ~/.sapwood)"),
          grace: float | None = typer.Option(
              None, help="For --files: versions a reflog entry this recent names count too "
-                        "(default: SAPWOOD_GC_GRACE_S, else 7 days: gc's)")) -> None:
+                        "(default: SAPWOOD_GC_GRACE_S, else 7 days: gc's)"),
+         memory: int = typer.Option(
+             512, "--memory-mb", min=64,
+             help="Memory budget in MB: caches and the sets that avoid checking an "
+                  "object twice stay within it")) -> None:
     """Check the catalog's integrity: refs, commits, index nodes, content values
     (and with --files, the warehouse files they reference).
 
-    Reads only. Exits 1 when anything is missing or does not match its hash."""
+    Reads only, in bounded memory; progress on a terminal. Exits 1 when
+    anything is missing or does not match its hash."""
     from catalog.settings import CatalogSettings
     from store import Store
     from store.fsck import fsck as check
 
     settings = CatalogSettings.resolve(database, warehouse)
-    store = Store(settings.database_url)
+    store = Store(settings.database_url, node_cache_size=100)
     try:
-        report = check(store)
+        report = check(store, memory * 1024 * 1024, _progress() if sys.stderr.isatty()
+                       else None)
         found = _check_files(store, settings, grace) if files else None
     finally:
         store.close()
+        if sys.stderr.isatty():
+            sys.stderr.write("\r\x1b[K")  # the progress line gives way to the report
     typer.echo(f"{report.refs} refs, {report.commits} commits "
                f"({report.unreachable_commits} unreachable), {report.nodes} index nodes, "
                f"{report.contents} content values, {report.index_rows} change-index rows")
@@ -111,6 +122,20 @@ def fsck(database: str | None = typer.Option(
         typer.echo(f"{problems} problem(s)", err=True)
         raise typer.Exit(1)
     typer.echo("ok")
+
+
+def _progress() -> Callable[[str, int], None]:
+    """One line on stderr, rewritten in place: the stage and its count."""
+    last = [0.0]
+
+    def show(stage: str, done: int) -> None:
+        now = time.monotonic()
+        if now - last[0] >= 0.5:
+            last[0] = now
+            sys.stderr.write(f"\rfsck: {stage}: {done:,}\x1b[K")
+            sys.stderr.flush()
+
+    return show
 
 
 def _check_files(store: Store, settings: CatalogSettings, grace: float | None) -> FilesCheck:

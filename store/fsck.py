@@ -1,15 +1,23 @@
 """Integrity check of the commit-log store (``sapwood fsck``).
 
-Walks refs → commits → index nodes → content values, every object once, and
-reports what is missing or does not match its hash. It only reads. Commits no
-ref reaches (a deleted branch's) are not problems: they are counted, so that
-a future ``gc`` has something to go by.
+Walks refs → commits → index nodes → content values and reports what is
+missing or does not match its hash. It only reads. Commits no ref reaches (a
+deleted branch's) are not problems: they are counted, so that a future
+``gc`` has something to go by.
+
+In bounded memory (``memory_budget``, default 512 MB): what it holds for
+every reachable commit is a skeleton (hash, parents, time, index root and
+depth; about 300 bytes each), its caches are bounded by bytes, and the sets
+that keep it from checking an index node or a value twice are bounded too —
+past their share of the budget they start again, which costs time (a node
+or value checked twice) but never a finding. Commits are checked a batch at
+a time, values as the walk finds them. Time is linear in the objects.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from sqlalchemy import bindparam, func, select
@@ -17,14 +25,27 @@ from sqlalchemy import bindparam, func, select
 from core.commits import NO_ANCESTOR, IndexEntry
 from store.fsck_changes import check_change_index
 from store.nodes import StoredRef, node_identity
-from store.objects import COMMIT_COLUMNS, CommitRecord, ObjectReader, record_from_row
+from store.objects import (
+    COMMIT_COLUMNS,
+    SKELETON_COLUMNS,
+    CommitRecord,
+    ObjectReader,
+    record_from_row,
+)
 from store.schema import COMMITS
 from store.store import Store
 from store.writes import commit_digest
 
 _BATCH = 500
+DEFAULT_BUDGET = 512 * 1024 * 1024
 _SELECT_COMMITS = select(*COMMIT_COLUMNS).where(
     COMMITS.c.hash.in_(bindparam("hashes", expanding=True)))
+_SELECT_LIGHT = select(*SKELETON_COLUMNS).where(
+    COMMITS.c.hash.in_(bindparam("hashes", expanding=True)))
+# (stage, items done so far) → a progress line (the CLI's, on a terminal).
+Progress = Callable[[str, int], None] | None
+# What one entry of a "seen" set holds (a 16-byte digest in a set).
+_SEEN_ENTRY = 100
 
 
 @dataclass(frozen=True)
@@ -51,32 +72,84 @@ class FsckReport:
     def ok(self) -> bool:
         return not self.problems
 
+    def add(self, p: Problem) -> None:
+        if p not in self.problems:  # a node or value checked twice says it once
+            self.problems.append(p)
 
-def fsck(store: Store) -> FsckReport:
-    # Its own reader: everything is read from the database (not from what this
-    # process wrote), and a running server's caches are left alone.
-    reader = ObjectReader(store.db)
+
+@dataclass(frozen=True, slots=True)
+class _Skeleton:
+    """What the commit checks need of a commit's neighbours."""
+
+    parents: tuple[str, ...]
+    created_us: int
+    root: StoredRef | None
+    depth: int
+
+
+class _Seen:
+    """A set of hashes that forgets everything past its share of the budget."""
+
+    def __init__(self, budget: int) -> None:
+        self.limit = max(budget // _SEEN_ENTRY, 1_000)
+        self.items: set[bytes] = set()
+
+    def first_time(self, hex_hash: str) -> bool:
+        key = bytes.fromhex(hex_hash[:32])
+        if key in self.items:
+            return False
+        if len(self.items) >= self.limit:
+            self.items.clear()
+        self.items.add(key)
+        return True
+
+
+def fsck(store: Store, memory_budget: int = DEFAULT_BUDGET,
+         progress: Progress = None) -> FsckReport:
+    # Its own reader, its caches an eighth of the budget: everything is read
+    # from the database (not from what this process wrote), and a running
+    # server's caches are left alone.
+    reader = ObjectReader(store.db, node_cache_size=5_000, commit_cache_size=100,
+                          content_cache_size=100, content_text_cache_size=50_000,
+                          max_bytes=memory_budget // 8)
     report = FsckReport()
     heads = _ref_heads(store)
     report.refs = len(heads)
-    records = _walk_commits(store, heads, report)
-    report.commits = len(records)
+    skeletons = _walk_commits(store, heads, report, progress)
+    report.commits = len(skeletons)
     with store.db.read() as conn:
         total = conn.execute(select(func.count()).select_from(COMMITS)).scalar_one()
-    report.unreachable_commits = total - len(records)
-    entries: dict[str, IndexEntry] = {}
-    for rec in records.values():
-        _check_commit(rec, records, report)
-        for op in rec.changes().values():
-            if op is not None:
-                entries.setdefault(op.value_hash, op)
-    roots = {rec.root for rec in records.values() if rec.root is not None}
-    for entry in _walk_nodes(reader, roots, report):
-        entries.setdefault(entry.value_hash, entry)
-    _check_contents(reader, entries.values(), report)
-    report.contents = len(entries)
+    report.unreachable_commits = total - len(skeletons)
+    values = _Seen(memory_budget // 4)
+    pending: list[IndexEntry] = []
+
+    def value(entry: IndexEntry) -> None:
+        if values.first_time(entry.value_hash):
+            report.contents += 1
+            pending.append(entry)
+            if len(pending) >= _BATCH:
+                _check_contents(reader, pending, report)
+                pending.clear()
+
+    hashes = sorted(skeletons)
+    for at in range(0, len(hashes), _BATCH):
+        with store.db.read() as conn:
+            rows = conn.execute(_SELECT_COMMITS, {"hashes": hashes[at:at + _BATCH]}).all()
+        for row in rows:
+            rec = record_from_row(row)
+            _check_commit(rec, skeletons, report)
+            for op in rec.changes().values():
+                if op is not None:
+                    value(op)
+        if progress is not None:
+            progress("commits", min(at + _BATCH, len(hashes)))
+    roots = {s.root for s in skeletons.values() if s.root is not None}
+    for entry in _walk_nodes(reader, roots, report, _Seen(memory_budget // 4), progress):
+        value(entry)
+    _check_contents(reader, pending, report)
     report.index_rows = check_change_index(
-        store.db, lambda kind, where, detail: report.problems.append(Problem(kind, where, detail)))
+        store.db, lambda kind, where, detail: report.add(Problem(kind, where, detail)),
+        progress)
     return report
 
 
@@ -91,31 +164,35 @@ def _ref_heads(store: Store) -> dict[str, str]:
             return heads
 
 
-def _walk_commits(store: Store, heads: dict[str, str],
-                  report: FsckReport) -> dict[str, CommitRecord]:
-    """Every commit any ref reaches, through all parents, in batched reads."""
-    records: dict[str, CommitRecord] = {}
+def _walk_commits(store: Store, heads: dict[str, str], report: FsckReport,
+                  progress: Progress) -> dict[str, _Skeleton]:
+    """Every commit any ref reaches, through all parents, in batched reads
+    of their rows without the operations."""
+    found_all: dict[str, _Skeleton] = {}
     queued = set(heads.values())
     todo: list[tuple[str, str]] = [(h, f"ref {name}") for name, h in heads.items()]
     while todo:
         batch, todo = todo[:_BATCH], todo[_BATCH:]
         with store.db.read() as conn:
-            rows = conn.execute(_SELECT_COMMITS, {"hashes": [h for h, _ in batch]}).all()
+            rows = conn.execute(_SELECT_LIGHT, {"hashes": [h for h, _ in batch]}).all()
         found = {row.hash: record_from_row(row) for row in rows}
         for h, via in batch:
             rec = found.get(h)
             if rec is None:
-                report.problems.append(Problem("missing-commit", via, f"commit {h} is missing"))
+                report.add(Problem("missing-commit", via, f"commit {h} is missing"))
                 continue
-            records[h] = rec
+            found_all[h] = _Skeleton(rec.parents, rec.created_us, rec.root, rec.depth)
             for p in rec.parents:
                 if p not in queued:
                     queued.add(p)
                     todo.append((p, f"commit {h[:12]}"))
-    return records
+        if progress is not None:
+            progress("walk", len(found_all))
+    queued.clear()
+    return found_all
 
 
-def _check_commit(rec: CommitRecord, records: dict[str, CommitRecord],
+def _check_commit(rec: CommitRecord, records: dict[str, _Skeleton],
                   report: FsckReport) -> None:
     where = f"commit {rec.hash[:12]}"
     if rec.hash == NO_ANCESTOR:
@@ -125,65 +202,67 @@ def _check_commit(rec: CommitRecord, records: dict[str, CommitRecord],
                            rec.created_us, rec.author, rec.committer, rec.message,
                            sorted(rec.properties.items()), ops)
     if digest != rec.hash:
-        report.problems.append(Problem("bad-commit-hash", where,
+        report.add(Problem("bad-commit-hash", where,
                                        f"its contents hash to {digest}"))
     parent = records.get(rec.parents[0]) if rec.parents else None
     if parent is None:
         return
     if parent.created_us >= rec.created_us:
-        report.problems.append(Problem("bad-time", where, "created no later than its parent"))
+        report.add(Problem("bad-time", where, "created no later than its parent"))
     if rec.depth > 0 and (rec.root != parent.root or rec.depth != parent.depth + 1):
-        report.problems.append(Problem(
+        report.add(Problem(
             "bad-depth", where,
             f"depth {rec.depth} does not continue its parent's (depth {parent.depth}, "
             "same index root)"))
 
 
-def _walk_nodes(reader: ObjectReader, roots: Iterable[StoredRef],
-                report: FsckReport) -> Iterator[IndexEntry]:
-    """Every index node under the roots, each once, level by level."""
-    seen: set[str] = set()
+def _walk_nodes(reader: ObjectReader, roots: Iterable[StoredRef], report: FsckReport,
+                seen: _Seen, progress: Progress) -> Iterator[IndexEntry]:
+    """Every index node under the roots, each once (within the budget),
+    level by level."""
     frontier = [(r, "index root") for r in roots]
     while frontier:
-        reader.prefetch_nodes(r for r, _ in frontier)
+        reader.prefetch_nodes(r for r, _ in frontier[:_BATCH])
         nxt = []
-        for ref, where in frontier:
-            if ref[0] in seen:
+        for i, (ref, where) in enumerate(frontier):
+            if i and i % _BATCH == 0:
+                reader.prefetch_nodes(r for r, _ in frontier[i:i + _BATCH])
+            if not seen.first_time(ref[0]):
                 continue
-            seen.add(ref[0])
             try:
                 node = reader.load_node(ref)
             except LookupError as e:
-                report.problems.append(Problem("missing-node", where, str(e)))
+                report.add(Problem("missing-node", where, str(e)))
                 continue
             except ValueError as e:  # stored bytes that no longer decode
-                report.problems.append(Problem("bad-node", where, f"{ref[0]}: {e}"))
+                report.add(Problem("bad-node", where, f"{ref[0]}: {e}"))
                 continue
             report.nodes += 1
             kids = [k[0] if isinstance(k, tuple) else None for k in node.kids]
             if node_identity(node.level, node.keys, node.idents, kids) != ref[0]:
-                report.problems.append(Problem("bad-node-hash", where,
+                report.add(Problem("bad-node-hash", where,
                                                f"node {ref[0]} does not match its hash"))
             yield from (node.entry(i) for i in range(len(node.keys)))
-            nxt += [(k, f"node {ref[0][:12]}") for k in node.kids
-                    if isinstance(k, tuple) and k[0] not in seen]
+            nxt += [(k, f"node {ref[0][:12]}") for k in node.kids if isinstance(k, tuple)]
+        if progress is not None:
+            progress("index nodes", report.nodes)
         frontier = nxt
 
 
 def _check_contents(reader: ObjectReader, entries: Iterable[IndexEntry],
                     report: FsckReport) -> None:
     """Each value is in its pack, and its stored bytes hash to its address."""
-    entries = list(entries)
+    entries = sorted(entries, key=lambda e: e.loc or "")  # a pack's values together
     for i in range(0, len(entries), _BATCH):
         chunk = entries[i:i + _BATCH]
         texts = reader.stored_texts(chunk)
         for e in chunk:
             text = texts.get(e.value_hash)
             if text is None:
-                report.problems.append(Problem(
+                report.add(Problem(
                     "missing-content", f"pack {e.loc}",
                     f"content {e.value_hash} is missing from pack {e.loc}"))
             elif hashlib.sha256(text.encode()).hexdigest() != e.value_hash:
-                report.problems.append(Problem(
+                report.add(Problem(
                     "bad-content-hash", f"pack {e.loc}",
                     f"content {e.value_hash} does not match its hash"))

@@ -1,42 +1,157 @@
 """fsck of the change index (store.changes): every commit's ancestry row and
 posting rows, recomputed from the commits themselves as migration 0005
 computes them, must be exactly what the tables hold — a row missing, wrong
-or extra would make an audit or a filtered log silently incomplete."""
+or extra would make an audit or a filtered log silently incomplete.
+
+In bounded memory: commits are read a batch at a time in generation order
+(from a skeleton of hash and generation per commit, the only thing held for
+all of them besides each commit's ancestry), and the posting rows are
+compared by digest — per bucket of terms, the count and sum of the rows'
+hashes — with the exact rows of a bucket gathered only when its digests
+differ (a damaged index)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import hashlib
+import zlib
+from collections.abc import Callable, Iterator
 
-from sqlalchemy import select
+from sqlalchemy import Table, bindparam, select, tuple_
 
-from store.changes import backfill
+from core.lru import LRU
+from store.changes import Ancestry, change_rows, next_ancestry, put_ids
 from store.db import Database
-from store.objects import COMMIT_COLUMNS, record_from_row
-from store.schema import ANCESTRY, CHANGES
+from store.history import only_in
+from store.objects import COMMIT_COLUMNS, CommitRecord, record_from_row
+from store.schema import ANCESTRY, CHANGES, COMMITS
 
 # (kind, where, detail) → the report's Problem
 Report = Callable[[str, str, str], None]
+# (stage, items done) → a progress line
+Progress = Callable[[str, int], None] | None
+
+_BATCH = 500
+_PAGE = 5_000
+_BUCKETS = 256
+_SELECT_FULL = select(*COMMIT_COLUMNS).where(
+    COMMITS.c.hash.in_(bindparam("hashes", expanding=True)))
+Row = tuple[object, ...]
 
 
-def check_change_index(db: Database, report: Report) -> int:
+class _Digests:
+    """Per bucket of terms: how many rows, and the sum of their hashes."""
+
+    def __init__(self) -> None:
+        self.count = [0] * _BUCKETS
+        self.total = [0] * _BUCKETS
+
+    def add(self, row: Row) -> None:
+        b = bucket(row)
+        self.count[b] += 1
+        self.total[b] = (self.total[b] + _row_hash(row)) & 0xFFFFFFFFFFFFFFFF
+
+    def differing(self, other: _Digests) -> list[int]:
+        return [b for b in range(_BUCKETS) if self.count[b] != other.count[b]
+                or self.total[b] != other.total[b]]
+
+
+def bucket(row: Row) -> int:
+    return zlib.crc32(str(row[0]).encode()) % _BUCKETS
+
+
+def _row_hash(row: Row) -> int:
+    text = "\x1f".join(str(x) for x in row)
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big")
+
+
+def check_change_index(db: Database, report: Report, progress: Progress = None) -> int:
     """Compare the index with the commits; returns the number of rows checked."""
+    done: dict[str, Ancestry] = {}
+    want = _Digests()
+    checked = 0
+    for _, rows in _wanted(db, done, progress):
+        for row in rows:
+            want.add(row)
+        checked += 1 + len(rows)
+    # Ancestry rows, streamed, against the ones computed (one per commit).
+    seen: set[str] = set()
+    for row in _rows(db, ANCESTRY):
+        a = done.get(str(row[0]))
+        seen.add(str(row[0]))
+        if a is None:
+            report("unexpected-ancestry", str(row[0])[:12], "ancestry row of no commit")
+        elif row != a.row():
+            report("bad-ancestry", str(row[0])[:12], f"holds {row[1:]}, expected {a.row()[1:]}")
+    for h in sorted(set(done) - seen):
+        report("missing-ancestry", h[:12], "no ancestry row")
+    # Posting rows: digests first; the rows themselves only where they differ.
+    have = _Digests()
+    for row in _rows(db, CHANGES):
+        have.add(row)
+    for b in want.differing(have):
+        wanted = {row for _, rows in _wanted(db, {}, None) for row in rows
+                  if bucket(row) == b}
+        held = {row for row in _rows(db, CHANGES) if bucket(row) == b}
+        for row in sorted(wanted - held, key=str):
+            report("missing-change", str(row[2])[:12], f"no {row[5]} row for {row[0]}")
+        for row in sorted(held - wanted, key=str):
+            report("unexpected-change", str(row[2])[:12],
+                   f"{row[5]} row for {row[0]} that the commit does not justify")
+    return checked
+
+
+def _rows(db: Database, table: Table) -> Iterator[Row]:
+    """Every row of ``table``, a page at a time in primary-key order (a
+    read connection may not hold a server-side cursor)."""
+    pk = list(table.primary_key.columns)
+    after: Row | None = None
+    while True:
+        q = select(*table.c).order_by(*pk).limit(_PAGE)
+        if after is not None:
+            q = q.where(tuple_(*pk) > tuple_(*after))
+        with db.read() as conn:
+            page = [tuple(r) for r in conn.execute(q)]
+        yield from page
+        if len(page) < _PAGE:
+            return
+        last = page[-1]
+        after = tuple(last[list(table.c).index(c)] for c in pk)
+
+
+def _wanted(db: Database, done: dict[str, Ancestry],
+            progress: Progress) -> Iterator[tuple[CommitRecord, list[Row]]]:
+    """Every commit (parents first) with the posting rows it should have;
+    ``done`` collects each one's ancestry."""
     with db.read() as conn:
-        records = [record_from_row(r) for r in conn.execute(select(*COMMIT_COLUMNS))]
-        have_anc = {r[0]: tuple(r) for r in conn.execute(select(*ANCESTRY.c))}
-        have_chg = {tuple(r) for r in conn.execute(select(*CHANGES.c))}
-    want_chg: set[tuple[object, ...]] = set()
-    for a, rows in backfill(records):
-        got = have_anc.pop(a.hash, None)
-        if got is None:
-            report("missing-ancestry", a.hash[:12], "no ancestry row")
-        elif got != a.row():
-            report("bad-ancestry", a.hash[:12], f"holds {got[1:]}, expected {a.row()[1:]}")
-        want_chg.update(rows)
-    for h in sorted(have_anc):
-        report("unexpected-ancestry", h[:12], "ancestry row of no commit")
-    for row in sorted(want_chg - have_chg, key=str):
-        report("missing-change", str(row[2])[:12], f"no {row[5]} row for {row[0]}")
-    for row in sorted(have_chg - want_chg, key=str):
-        report("unexpected-change", str(row[2])[:12],
-               f"{row[5]} row for {row[0]} that the commit does not justify")
-    return len(records) + len(want_chg)
+        skeleton = sorted(conn.execute(select(COMMITS.c.generation, COMMITS.c.hash)).all())
+    # Merges read the commits their source side brings in: a few recent ones.
+    cache: LRU[str, CommitRecord] = LRU(2_000)
+
+    def load(h: str) -> CommitRecord:
+        rec = cache.get(h)
+        if rec is None:
+            with db.read() as conn:
+                rows = conn.execute(_SELECT_FULL, {"hashes": [h]}).all()
+            rec = record_from_row(rows[0])
+            cache.put(h, rec)
+        return rec
+
+    for at in range(0, len(skeleton), _BATCH):
+        hashes = [h for _, h in skeleton[at:at + _BATCH]]
+        with db.read() as conn:
+            found = {r.hash: record_from_row(r)
+                     for r in conn.execute(_SELECT_FULL, {"hashes": hashes})}
+        for h in hashes:
+            rec = found[h]
+            if not rec.parents:  # the root commit
+                a = Ancestry(rec.hash, None, 0, rec.created_us, rec.hash, 0, rec.created_us)
+            else:
+                parent = done[rec.parents[0]]
+                a = next_ancestry(rec.hash, rec.created_us, parent, done[parent.jump])
+            done[rec.hash] = a
+            carried: set[str] = set()
+            if len(rec.parents) > 1:
+                carried = put_ids(only_in(load, rec.parents[1], rec.parents[0]))
+            yield rec, change_rows(rec, a.depth, carried)
+        if progress is not None:
+            progress("change index", min(at + _BATCH, len(skeleton)))

@@ -11,10 +11,8 @@ characters of the hash of the commit whose pack holds it.
 from __future__ import annotations
 
 import json
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable
-from typing import Generic, TypeVar, cast
+from typing import Any, cast
 
 from sqlalchemy import Select, and_, bindparam, or_, select, text
 
@@ -23,12 +21,12 @@ from core.content import Content, ContentType, parse_content_json
 from core.errors import CommitNotFoundError
 from core.instants import from_micros
 from core.keys import ContentKey
+from core.lru import LRU
 from store.db import Database
 from store.nodes import Node, StoredRef, decode_node, encode_node
 from store.schema import COMMITS, PACKS
 from store.state import Delta, IndexState
 
-K = TypeVar("K")
 LOC_LEN = 16
 # A commit with up to PACK_OBJECTS new objects (one index path and its values:
 # the usual case) keeps them all in its own row. A bigger one (bulk loads,
@@ -37,48 +35,6 @@ LOC_LEN = 16
 PACK_OBJECTS = 16
 BULK_PACK_OBJECTS = 4
 _OBJ = "\x1c"  # between objects in a pack; never inside JSON text or a node
-V = TypeVar("V")
-
-
-class LRU(Generic[K, V]):
-    def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self._d: OrderedDict[K, V] = OrderedDict()
-        self._lock = threading.Lock()
-        # For /metrics' hit ratios; unlocked increments may lose a count
-        # under contention, which a ratio does not mind.
-        self.hits = self.misses = 0
-
-    def get(self, key: K) -> V | None:
-        # Lock-free: each OrderedDict call is atomic under the GIL, and a key
-        # evicted between the two calls is simply not refreshed.
-        v = self._d.get(key)
-        if v is None:
-            self.misses += 1
-        else:
-            self.hits += 1
-            try:  # noqa: SIM105 - suppress() costs more than the lookup
-                self._d.move_to_end(key)
-            except KeyError:
-                pass
-        return v
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._d  # a plain dict read: atomic, no recency update
-
-    def put(self, key: K, value: V) -> None:
-        with self._lock:
-            self._d[key] = value
-            self._d.move_to_end(key)
-            while len(self._d) > self.capacity:
-                self._d.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._d.clear()
-
-    def __len__(self) -> int:
-        return len(self._d)
 
 
 class CommitRecord:
@@ -171,16 +127,24 @@ def record_from_row(row: object) -> CommitRecord:
         row.author, row.committer, row.message,  # type: ignore[attr-defined]
         json.loads(row.properties),  # type: ignore[attr-defined]
         getattr(row, "operations", None),
-        (row.root, row.root_loc) if row.root else None, row.depth)  # type: ignore[attr-defined]
+        (row.root, row.root_loc) if getattr(row, "root", None) else None,  # type: ignore[attr-defined]
+        getattr(row, "depth", -1))
 
 
 COMMIT_COLUMNS = [c for c in COMMITS.c if c.name != "pack"]
 # A commit without its operations, for log pages (a bulk commit's list is
-# megabytes of text that a page showing its message does not need).
-LIGHT_COLUMNS = [c for c in COMMIT_COLUMNS if c.name != "operations"]
+# megabytes of text that a page showing its message does not need): the
+# columns stored before them, since SQLite reaches a later column of a row
+# only through its earlier ones' overflow pages. Such a record has no index
+# root (it is never cached, and never asked for its keys).
+LIGHT_COLUMNS = COMMIT_COLUMNS[:[c.name for c in COMMIT_COLUMNS].index("operations")]
+# Everything but the operations (and the pack): what fsck's walk needs.
+SKELETON_COLUMNS = [c for c in COMMIT_COLUMNS if c.name != "operations"]
 # Built once: a statement object caches its compiled form.
 _SELECT_COMMIT = select(*COMMIT_COLUMNS).where(COMMITS.c.hash == bindparam("h"))
 _SELECT_LIGHT = select(*LIGHT_COLUMNS).where(COMMITS.c.hash == bindparam("h"))
+_SELECT_LIGHT_MANY = select(*LIGHT_COLUMNS).where(
+    COMMITS.c.hash.in_(bindparam("hashes", expanding=True)))
 _SELECT_CHAIN = text(
     f"WITH RECURSIVE chain AS (SELECT {', '.join(c.name for c in COMMIT_COLUMNS)} "
     "FROM commits WHERE hash = :h UNION ALL SELECT "
@@ -248,20 +212,42 @@ def encode_pack(loc: str, nodes: list[Node], contents: dict[str, bytes]) -> byte
     return _OBJ.join(parts).encode()
 
 
+# How a byte budget is shared among the reader's caches (they hold what a
+# read needs most: index nodes, then pack objects and values as text).
+BUDGET_SHARES = {"nodes": 0.30, "raw": 0.20, "content_text": 0.20, "commits": 0.20,
+                 "contents": 0.10}
+
+
 class ObjectReader:
     def __init__(self, db: Database, node_cache_size: int = 20_000,
                  commit_cache_size: int = 20_000, content_cache_size: int = 20_000,
-                 content_text_cache_size: int = 250_000) -> None:
+                 content_text_cache_size: int = 250_000,
+                 max_bytes: int | None = None) -> None:
+        """``max_bytes``: what the caches may hold together (estimated; see
+        BUDGET_SHARES), besides their entry counts."""
         self.db = db
+
+        def share(name: str) -> int | None:
+            return int(max_bytes * BUDGET_SHARES[name]) if max_bytes is not None else None
+
         # Content values as JSON text: a few hundred bytes each, so a server
         # keeps a whole catalog's values (250k ≈ 100 MB) and parses on demand.
-        self.content_text: LRU[str, str] = LRU(content_text_cache_size)
-        self.nodes: LRU[str, Node] = LRU(node_cache_size)
+        self.content_text: LRU[str, str] = LRU(content_text_cache_size, share("content_text"),
+                                               _text_size)
+        self.nodes: LRU[str, Node] = LRU(node_cache_size, share("nodes"), _node_size)
         # Undecoded objects of loaded packs: (kind, body, loc) by hash. A pack
         # is fetched whole but its objects are decoded only when asked for.
-        self.raw: LRU[str, tuple[str, str, str]] = LRU(node_cache_size * 2)
-        self.commits: LRU[str, CommitRecord] = LRU(commit_cache_size)
-        self.contents: LRU[str, Content] = LRU(content_cache_size)
+        self.raw: LRU[str, tuple[str, str, str]] = LRU(node_cache_size * 2, share("raw"),
+                                                       _raw_size)
+        self.commits: LRU[str, CommitRecord] = LRU(commit_cache_size, share("commits"),
+                                                   _commit_size)
+        self.contents: LRU[str, Content] = LRU(content_cache_size, share("contents"),
+                                               _content_size)
+
+    def caches(self) -> dict[str, LRU[str, Any]]:
+        """The caches by name (for /metrics)."""
+        return {"nodes": self.nodes, "raw": self.raw, "content_text": self.content_text,
+                "commits": self.commits, "contents": self.contents}
 
     def clear_caches(self) -> None:
         self.nodes.clear()
@@ -373,6 +359,23 @@ class ObjectReader:
             raise CommitNotFoundError(f"commit {hash_} does not exist")
         return record_from_row(row)
 
+    def commits_light(self, hashes: Iterable[str]) -> dict[str, CommitRecord]:
+        """Many commits in one query, without their operations (cached whole
+        ones as they are); a missing hash is left out."""
+        out: dict[str, CommitRecord] = {}
+        wanted = []
+        for h in dict.fromkeys(hashes):
+            rec = self.commits.get(h)
+            if rec is not None:
+                out[h] = rec
+            else:
+                wanted.append(h)
+        for i in range(0, len(wanted), 500):
+            with self.db.read() as conn:
+                for row in conn.execute(_SELECT_LIGHT_MANY, {"hashes": wanted[i:i + 500]}):
+                    out[row.hash] = record_from_row(row)
+        return out
+
     def remember_commit(self, rec: CommitRecord) -> None:
         if not rec.light:
             self.commits.put(rec.hash, rec)
@@ -415,3 +418,28 @@ class ObjectReader:
                 self.commits.put(row.hash, rec)
             out[row.hash] = rec
         return out
+
+
+# Estimates of what a cached object holds in memory, in bytes: CPython's
+# overhead per object and per string, plus the text it keeps. Rough, and
+# deliberately on the high side (bench/scale_bench.py checks RSS against them).
+def _text_size(text: str) -> int:
+    return 80 + len(text)
+
+
+def _raw_size(raw: tuple[str, str, str]) -> int:
+    return 200 + len(raw[1]) + len(raw[2])
+
+
+def _node_size(n: Node) -> int:
+    return 300 + sum(200 + len(k) for k in n.keys)
+
+
+def _commit_size(rec: CommitRecord) -> int:
+    # Operations decoded later hold several times their text: count them so.
+    return 800 + len(rec.message) + 4 * len(rec._ops_raw or "") + 250 * len(
+        rec._operations or ())
+
+
+def _content_size(_: Content) -> int:
+    return 2_000

@@ -53,11 +53,13 @@ def _now_us() -> int:
 
 class Store(Reads):
     def __init__(self, url: str, *, clock: Callable[[], int] = _now_us,
-                 node_cache_size: int = 20_000) -> None:
+                 node_cache_size: int = 20_000, cache_bytes: int | None = None) -> None:
+        """``cache_bytes``: what the object caches may hold (a server's share
+        of SAPWOOD_CACHE_BYTES); without it, only their entry counts bound them."""
         db = Database(url)
         upgrade(db)
         bootstrap(db, clock())
-        reader = ObjectReader(db, node_cache_size=node_cache_size)
+        reader = ObjectReader(db, node_cache_size=node_cache_size, max_bytes=cache_bytes)
         index = KeyIndex(reader)
         keys = IdempotencyKeys(db)
         self.events = EventLog(db)

@@ -40,9 +40,10 @@ class Metrics:
                 kind, "granted" if granted else "refused", reason)
         series.inc()
 
-    def watch(self, store: Any) -> None:
-        """Report this store's counters (once the app has opened it)."""
-        self.registry.register(StoreCollector(store))
+    def watch(self, store: Any, files: Any = None) -> None:
+        """Report this store's counters, and its caches' and the metadata
+        files' (once the app has opened them)."""
+        self.registry.register(StoreCollector(store, files))
 
     def observe(self, method: str, route: str, status: int, seconds: float) -> None:
         # The labelled series, looked up once each (labels() validates and
@@ -57,8 +58,9 @@ class Metrics:
 
 
 class StoreCollector(Collector):
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: Any, files: Any = None) -> None:
         self.store = store
+        self.files = files
 
     def collect(self) -> Iterator[Metric]:
         stats = self.store.stats
@@ -83,12 +85,24 @@ class StoreCollector(Collector):
         ratio = GaugeMetricFamily("sapwood_cache_hit_ratio",
                                   "Hits ÷ look-ups of the store's in-process caches",
                                   labels=["cache"])
-        reader = self.store.reader
-        for name, lru in (("commits", reader.commits), ("nodes", reader.nodes),
-                          ("contents", reader.contents), ("content_text", reader.content_text)):
+        held = GaugeMetricFamily("sapwood_cache_bytes",
+                                 "What each in-process cache holds, in bytes (estimated)",
+                                 labels=["cache"])
+        budget = GaugeMetricFamily("sapwood_cache_budget_bytes",
+                                   "What each in-process cache may hold, in bytes",
+                                   labels=["cache"])
+        caches = {**self.store.reader.caches(),
+                  **({f"files_{k}": v for k, v in self.files.caches().items()}
+                     if self.files is not None else {})}
+        for name, lru in caches.items():
             total = lru.hits + lru.misses
             ratio.add_metric([name], lru.hits / total if total else 0.0)
+            held.add_metric([name], float(lru.bytes))
+            if lru.max_bytes is not None:
+                budget.add_metric([name], float(lru.max_bytes))
         yield ratio
+        yield held
+        yield budget
         pool = GaugeMetricFamily("sapwood_db_connections",
                                  "Database connections by pool and state",
                                  labels=["pool", "state"])

@@ -34,15 +34,18 @@ def entries(request: Request, ref: str,
             page_token: str | None = Query(None, alias="pageToken"),
             max_records: int | None = Query(None, alias="maxRecords", ge=1),
             prefix_key: str | None = Query(None, alias="prefixKey"),
+            depth: int | None = Query(None, ge=1),
             content: bool = False) -> Response:
     """Keys at the ref, in key order; ``prefixKey`` keeps those below a
-    namespace, ``content=true`` adds each value."""
+    namespace, ``depth`` those at most that many levels below it (1: its
+    children; the walk skips deeper subtrees, so a page costs the same
+    whatever lies below), ``content=true`` adds each value."""
     store = store_of(request)
     spec = ref_param(ref)
     resolved = store.resolve(spec)
     page = store.entries(f"@{resolved.hash}", ContentKey.parse(prefix_key) if prefix_key
-                         else None, page_token=page_token, page_size=max_records,
-                         with_content=content)
+                         else None, depth=depth, page_token=page_token,
+                         page_size=max_records, with_content=content)
     guard = guard_of(request)
     visible = guard.key_filter(request, spec) if guard is not None else None
     items = page.items if visible is None else [e for e in page.items

@@ -90,12 +90,13 @@ def list_references(request: Request, page_token: str | None = Query(None, alias
     guard = guard_of(request)
     readable = guard.ref_filter(request) if guard is not None else None
     refs = page.items if readable is None else [r for r in page.items if readable(r.name)]
+    heads = store.reader.commits_light(r.hash for r in refs) if fetch == "ALL" else {}
     out = []
     for r in refs:
         item = reference_json(r)
-        if fetch == "ALL":
-            head = store.reader.commit_light(r.hash).to_commit_light()
-            item["metadata"] = {"commitMetaOfHEAD": commit_meta_json(head)}
+        if r.hash in heads:
+            item["metadata"] = {"commitMetaOfHEAD": commit_meta_json(
+                heads[r.hash].to_commit_light())}
         out.append(item)
     return json_response(page_json("references", out, page.next_token))
 

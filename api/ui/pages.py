@@ -47,8 +47,10 @@ async def root() -> Response:
     return RedirectResponse("/ui", status_code=307)
 
 
-# References on one page of the UI (a filter box and "next" for the rest).
+# References on one page of the UI (a filter box and "next" for the rest),
+# and entries on one page of the browser.
 REFS_PER_PAGE = 100
+BROWSE_PAGE = 100
 
 
 @router.get("/ui", response_class=HTMLResponse)
@@ -160,28 +162,26 @@ async def ui_as_of(ref: str, at: str = "", prefix: str = "") -> Response:
 
 
 @router.get("/ui/tree/{ref:path}", response_class=HTMLResponse)
-async def ui_tree(request: Request, ref: str, prefix: str | None = None) -> Response:
+async def ui_tree(request: Request, ref: str, prefix: str | None = None,
+                  token: str | None = None) -> Response:
     async with Api(request) as api:
         try:
             got = await api.get(f"/api/v2/trees/{seg(ref)}/entries", prefixKey=prefix,
-                                maxRecords=1000)
+                                depth=1, maxRecords=BROWSE_PAGE, pageToken=token)
         except ApiError as e:
             return failed(request, e)
-    depth = len(prefix.split(".")) if prefix else 0
-    namespaces, objects = set(), []
+    namespaces, objects = [], []
     for entry in got["entries"]:
-        parts = entry["name"]["elements"]
+        name = ".".join(entry["name"]["elements"])
         if entry["type"] == "NAMESPACE":
-            if len(parts) == depth + 1:
-                namespaces.add(".".join(parts))
-        elif len(parts) == depth + 1:
-            objects.append({"key": ".".join(parts), "type": entry["type"]})
-        elif not depth and len(parts) >= 2:
-            namespaces.add(parts[0])
+            namespaces.append(name)
+        else:
+            objects.append({"key": name, "type": entry["type"]})
     effective = got.get("effectiveReference") or {}
-    return page(request, "tree.html", ref=ref, prefix=prefix, namespaces=sorted(namespaces),
-                objects=objects, hash=effective.get("hash", ""),
-                base_ref=ref, at=ref.split("*", 1)[1] if "*" in ref else None)
+    nxt = urlencode({"prefix": prefix or "", "token": got.get("token") or ""})
+    return page(request, "tree.html", ref=ref, prefix=prefix, namespaces=namespaces,
+                objects=objects, hash=effective.get("hash", ""), more=bool(got.get("hasMore")),
+                next_query=nxt, base_ref=ref, at=ref.split("*", 1)[1] if "*" in ref else None)
 
 
 @router.get("/ui/object/{ref}/{key:path}", response_class=HTMLResponse)

@@ -112,3 +112,29 @@ def test_health_and_readiness(observed: Server) -> None:
             conn.execute(text("UPDATE alembic_version SET version_num = :v"), {"v": head})
         engine.dispose()
     assert c.get("/readyz").status_code == 200
+
+
+def test_caches_stay_within_their_byte_budget(tmp_path: Path) -> None:
+    """Issue 28: with SAPWOOD_CACHE_BYTES small, reading many tables leaves
+    every cache within its share, and /metrics says what each holds."""
+    from tests.server import serving
+
+    budget = 2_000_000
+    with serving(f"sqlite:///{tmp_path / 'sapwood.db'}", tmp_path,
+                 extra_env={"SAPWOOD_CACHE_BYTES": str(budget)}) as server:
+        c = httpx.Client(base_url=server.base, timeout=30)
+        assert c.post("/iceberg/v1/namespaces", json={"namespace": ["m"]}).status_code == 200
+        for i in range(60):
+            assert c.post("/iceberg/v1/namespaces/m/tables",
+                          json=sb.create_table(f"t{i}")).status_code == 200
+        for i in range(60):
+            assert c.get(f"/iceberg/v1/namespaces/m/tables/t{i}").status_code == 200
+        samples = scrape(c)
+        held = {dict(k[1])["cache"]: v for k, v in samples.items()
+                if k[0] == "sapwood_cache_bytes"}
+        limits = {dict(k[1])["cache"]: v for k, v in samples.items()
+                  if k[0] == "sapwood_cache_budget_bytes"}
+        assert {"nodes", "commits", "files_tables"} <= set(held)
+        assert all(held[name] <= limits[name] for name in limits)
+        assert sum(limits.values()) <= budget
+        assert held["files_tables"] > 0 and held["commits"] > 0

@@ -1,0 +1,219 @@
+"""Scale benchmark (issue 28): the same operations on a small catalog and a
+large one, through a real ``sapwood serve`` on SQLite, side by side.
+
+    python bench/scale_bench.py            # 10^4 keys / 10 branches vs 10^6 / 1,000
+    python bench/scale_bench.py --quick    # 10^4 vs 10^5 keys and 100 branches
+
+Both catalogs have 1,000 namespaces (10 tables each at 10^4, 1,000 at 10^6),
+so a listing of namespaces returns the same at both sizes.
+
+Each catalog is built as a bulk load would write it (10,000 puts a commit),
+after 60 small commits (a log page is full at both sizes), with a namespace
+``wide`` of 1,000 tables at both sizes (a page of tables is full at both),
+plus a namespace ``bench`` of real tables and a view made through the REST
+API, and branches. Every operation is timed 25
+times after 3 warm-ups; the ratio of the medians large ÷ small is printed as
+``scale_<op>_large_vs_small``. Then ``sapwood fsck`` runs on the large
+catalog (its peak RSS: ``scale_fsck_rss_mb``) and the server's RSS after the
+run is read (``scale_server_rss_mb``; its caches' budget is
+SAPWOOD_CACHE_BYTES, 256 MB by default).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import httpx
+
+from core.commits import CommitMeta, Put
+from core.content import IcebergTable, Namespace
+from core.keys import ContentKey
+from store import Store
+from tests.api import spark_bodies as sb
+from tests.server import Server, sapwood_command
+
+PER_COMMIT = 10_000
+RUNS, WARM = 25, 3
+
+
+def build(tmp: Path, namespaces: int, tables: int, branches: int) -> str:
+    """A catalog of namespaces x tables keys, bulk-loaded, and branches."""
+    url = f"sqlite:///{tmp / 'sapwood.db'}"
+    store = Store(url)
+    started = time.perf_counter()
+    store.commit("main", [Put(ContentKey.of(name), Namespace()) for name in (
+        "pre", "wide", *(f"ns{i:04}" for i in range(namespaces)))], CommitMeta("namespaces"))
+    # Small commits first, so that a log page is full at both sizes (and at
+    # the large one, made of bulk commits).
+    for i in range(60):
+        store.commit("main", [Put(ContentKey.of("pre", f"t{i}"), IcebergTable(
+            metadata_location=f"s3://w/pre/{i}.json"))], CommitMeta(f"small change {i}"))
+    batch: list[Put] = []
+    # ``wide``: a namespace of 1,000 tables at both sizes (a full page of them).
+    cells = [("wide", j) for j in range(1000)] + [
+        (f"ns{i:04}", j) for i in range(namespaces) for j in range(tables)]
+    for ns, j in cells:
+        batch.append(Put(ContentKey.of(ns, f"t{j:04}"),
+                         IcebergTable(metadata_location=f"s3://w/{ns}/t{j}/m.json")))
+        if len(batch) == PER_COMMIT:
+            store.commit("main", batch, CommitMeta("bulk load"))
+            batch = []
+    if batch:
+        store.commit("main", batch, CommitMeta("bulk load"))
+    for b in range(branches):
+        store.create_reference(f"team{b % 10}/b{b:04}")
+    store.close()
+    print(f"  built {namespaces * (tables + 1) + 1062:,} keys and {branches} branches in "
+          f"{time.perf_counter() - started:.0f} s", flush=True)
+    return url
+
+
+def prepare(server: Server) -> dict[str, str]:
+    """Real tables and a view in ``bench``, a branch with one change."""
+    http = httpx.Client(base_url=server.base, timeout=60)
+    assert http.post("/iceberg/v1/namespaces", json={"namespace": ["bench"]}).is_success
+    for name in ("t", "u"):
+        r = http.post("/iceberg/v1/namespaces/bench/tables", json=sb.create_table(name))
+        assert r.is_success, r.text
+    made = http.post("/iceberg/v1/namespaces/bench/views",
+                     json=sb.create_view("v", "SELECT id FROM bench.t"))
+    assert made.is_success, made.text
+    uuid = made.json()["metadata"]["view-uuid"]
+    for i in range(3):
+        assert http.post("/iceberg/v1/namespaces/bench/views/v", json=sb.replace_view(
+            uuid, f"SELECT id + {i} AS id FROM bench.t")).is_success
+    head = http.get("/api/v2/trees/main").json()["reference"]["hash"]
+    assert http.post("/api/v2/trees", params={"name": "feature"},
+                     json={"type": "BRANCH", "name": "main", "hash": head}).is_success
+    assert http.post("/iceberg/feature/v1/namespaces/bench/tables",
+                     json=sb.create_table("w")).is_success
+    return {"head": head}
+
+
+def operations(http: httpx.Client) -> dict[str, Callable[[], httpx.Response]]:
+    counter = iter(range(10**9))
+
+    def commit() -> httpx.Response:
+        return http.post("/iceberg/v1/namespaces", json={"namespace": [f"c{next(counter)}"]})
+
+    def merge_dry_run() -> httpx.Response:
+        head = http.get("/api/v2/trees/main").json()["reference"]["hash"]
+        return http.post(f"/api/v2/trees/main@{head}/history/merge",
+                         json={"fromRefName": "feature", "dryRun": True})
+
+    return {
+        "list_namespaces_page": lambda: http.get("/iceberg/v1/namespaces",
+                                                 params={"pageSize": 100}),
+        "list_namespaces_unpaged": lambda: http.get("/iceberg/v1/namespaces"),
+        "list_tables": lambda: http.get("/iceberg/v1/namespaces/wide/tables",
+                                        params={"pageSize": 100}),
+        "log_main": lambda: http.get("/api/v2/trees/main/history", params={"maxRecords": 50}),
+        "ui_log": lambda: http.get("/ui/log/main"),
+        "ui_refs": lambda: http.get("/ui"),
+        "refs_default": lambda: http.get("/api/v2/trees"),
+        "load_table": lambda: http.get("/iceberg/v1/namespaces/bench/tables/t"),
+        "load_view": lambda: http.get("/iceberg/v1/namespaces/bench/views/v"),
+        "table_page": lambda: http.get("/ui/object/main/bench.t"),
+        "diff": lambda: http.get("/api/v2/trees/main/diff/feature"),
+        "merge_dry_run": merge_dry_run,
+        "commit": commit,
+        "audit": lambda: http.get("/api/v2/trees/main/views/bench.v/history"),
+        "log_by_key": lambda: http.get("/api/v2/trees/main/history",
+                                       params={"key": "bench.t", "maxRecords": 50}),
+        "ui_browse": lambda: http.get("/ui/tree/main"),
+        "ui_browse_namespace": lambda: http.get("/ui/tree/main", params={"prefix": "wide"}),
+        "entries_page": lambda: http.get("/api/v2/trees/main/entries",
+                                         params={"maxRecords": 100}),
+    }
+
+
+def timings(server: Server) -> dict[str, float]:
+    """Each operation's median time in seconds (and a check of its answer)."""
+    http = httpx.Client(base_url=server.base, timeout=120)
+    out = {}
+    for name, op in operations(http).items():
+        times = []
+        for i in range(WARM + RUNS):
+            t = time.perf_counter()
+            r = op()
+            took = time.perf_counter() - t
+            assert r.is_success, (name, r.status_code, r.text[:300])
+            if i >= WARM:
+                times.append(took)
+        out[name] = statistics.median(times)
+    return out
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def fsck_rss_mb(url: str) -> tuple[float, float, str]:
+    """Peak RSS (MB) and time of ``sapwood fsck`` on the catalog."""
+    t = time.perf_counter()
+    proc = subprocess.Popen([*sapwood_command(), "fsck", "--database", url],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert proc.stdout is not None
+    out = proc.stdout.read().decode()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    assert proc.returncode == 0, out
+    return usage.ru_maxrss / 1024, time.perf_counter() - t, out.strip().splitlines()[0]
+
+
+def run(tmp: Path, label: str, namespaces: int, tables: int,
+        branches: int) -> tuple[dict[str, float], str, float]:
+    print(f"{label}: {namespaces} namespaces x {tables} tables, {branches} branches",
+          flush=True)
+    url = build(tmp, namespaces, tables, branches)
+    server = Server(url, tmp / "srv").start(timeout=300)
+    try:
+        prepare(server)
+        found = timings(server)
+        server_rss = rss_mb(server.proc.pid) if server.proc else float("nan")
+    finally:
+        server.stop()
+    return found, url, server_rss
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    # The same 1,000 namespaces at both sizes (a listing returns as many);
+    # what grows is what lies below them, and the branches.
+    small = (1000, 10, 10)
+    large = (1000, 100, 100) if args.quick else (1000, 1000, 1000)
+    base = Path(tempfile.mkdtemp(prefix="sapwood-scale-"))
+    (base / "small").mkdir()
+    (base / "large").mkdir()
+    a, _, _ = run(base / "small", "small", *small)
+    b, url, server_rss = run(base / "large", "large", *large)
+    fsck_rss, fsck_s, fsck_line = fsck_rss_mb(url)
+    print()
+    print(f"{'operation':28} {'small p50 ms':>13} {'large p50 ms':>13} {'ratio':>7}")
+    for name in a:
+        print(f"{name:28} {a[name] * 1e3:13.2f} {b[name] * 1e3:13.2f} {b[name] / a[name]:7.2f}")
+    print(f"fsck of the large catalog: {fsck_s:.1f} s, peak RSS {fsck_rss:.0f} MB ({fsck_line})")
+    print()
+    for name in a:
+        print(f"scale_{name}_large_vs_small: {b[name] / a[name]:.2f}")
+    print(f"scale_fsck_rss_mb: {fsck_rss:.0f}")
+    print(f"scale_server_rss_mb: {server_rss:.0f}")
+
+
+if __name__ == "__main__":
+    main()

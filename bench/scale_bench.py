@@ -121,6 +121,8 @@ def operations(http: httpx.Client) -> dict[str, Callable[[], httpx.Response]]:
         "ui_log": lambda: http.get("/ui/log/main"),
         "ui_refs": lambda: http.get("/ui"),
         "refs_default": lambda: http.get("/api/v2/trees"),
+        # A page the same size at both (the small catalog has 11 references).
+        "refs_page_10": lambda: http.get("/api/v2/trees", params={"maxRecords": 10}),
         "load_table": lambda: http.get("/iceberg/v1/namespaces/bench/tables/t"),
         "load_view": lambda: http.get("/iceberg/v1/namespaces/bench/views/v"),
         "table_page": lambda: http.get("/ui/object/main/bench.t"),

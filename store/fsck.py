@@ -37,6 +37,9 @@ from store.store import Store
 from store.writes import commit_digest
 
 _BATCH = 500
+# Commits read whole (operations included) per query: a bulk load's are a
+# megabyte each.
+_FULL_BATCH = 25
 DEFAULT_BUDGET = 512 * 1024 * 1024
 _SELECT_COMMITS = select(*COMMIT_COLUMNS).where(
     COMMITS.c.hash.in_(bindparam("hashes", expanding=True)))
@@ -132,17 +135,18 @@ def fsck(store: Store, memory_budget: int = DEFAULT_BUDGET,
                 pending.clear()
 
     hashes = sorted(skeletons)
-    for at in range(0, len(hashes), _BATCH):
+    for at in range(0, len(hashes), _FULL_BATCH):
         with store.db.read() as conn:
-            rows = conn.execute(_SELECT_COMMITS, {"hashes": hashes[at:at + _BATCH]}).all()
-        for row in rows:
-            rec = record_from_row(row)
+            rows = list(conn.execute(_SELECT_COMMITS,
+                                     {"hashes": hashes[at:at + _FULL_BATCH]}))
+        while rows:
+            rec = record_from_row(rows.pop())
             _check_commit(rec, skeletons, report)
             for op in rec.changes().values():
                 if op is not None:
                     value(op)
         if progress is not None:
-            progress("commits", min(at + _BATCH, len(hashes)))
+            progress("commits", min(at + _FULL_BATCH, len(hashes)))
     roots = {s.root for s in skeletons.values() if s.root is not None}
     for entry in _walk_nodes(reader, roots, report, _Seen(memory_budget // 4), progress):
         value(entry)

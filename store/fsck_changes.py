@@ -31,6 +31,9 @@ Report = Callable[[str, str, str], None]
 Progress = Callable[[str, int], None] | None
 
 _BATCH = 500
+# Commits read whole (operations included) per query: a bulk load's are a
+# megabyte each.
+_FULL_BATCH = 25
 _PAGE = 5_000
 _BUCKETS = 256
 _SELECT_FULL = select(*COMMIT_COLUMNS).where(
@@ -124,8 +127,10 @@ def _wanted(db: Database, done: dict[str, Ancestry],
     ``done`` collects each one's ancestry."""
     with db.read() as conn:
         skeleton = sorted(conn.execute(select(COMMITS.c.generation, COMMITS.c.hash)).all())
-    # Merges read the commits their source side brings in: a few recent ones.
-    cache: LRU[str, CommitRecord] = LRU(2_000)
+    # Merges read the commits their source side brings in: a few recent ones
+    # (bounded by bytes too: a bulk commit's operations are megabytes).
+    cache: LRU[str, CommitRecord] = LRU(
+        500, 64 * 1024 * 1024, lambda r: 1_000 + 8 * len(r._ops_raw or ""))
 
     def load(h: str) -> CommitRecord:
         rec = cache.get(h)
@@ -136,13 +141,15 @@ def _wanted(db: Database, done: dict[str, Ancestry],
             cache.put(h, rec)
         return rec
 
-    for at in range(0, len(skeleton), _BATCH):
-        hashes = [h for _, h in skeleton[at:at + _BATCH]]
+    for at in range(0, len(skeleton), _FULL_BATCH):
+        hashes = [h for _, h in skeleton[at:at + _FULL_BATCH]]
         with db.read() as conn:
             found = {r.hash: record_from_row(r)
                      for r in conn.execute(_SELECT_FULL, {"hashes": hashes})}
         for h in hashes:
-            rec = found[h]
+            # Let go of each commit once done: its decoded operations are the
+            # bulk of what this holds.
+            rec = found.pop(h)
             if not rec.parents:  # the root commit
                 a = Ancestry(rec.hash, None, 0, rec.created_us, rec.hash, 0, rec.created_us)
             else:
@@ -154,4 +161,4 @@ def _wanted(db: Database, done: dict[str, Ancestry],
                 carried = put_ids(only_in(load, rec.parents[1], rec.parents[0]))
             yield rec, change_rows(rec, a.depth, carried)
         if progress is not None:
-            progress("change index", min(at + _BATCH, len(skeleton)))
+            progress("change index", min(at + _FULL_BATCH, len(skeleton)))

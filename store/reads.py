@@ -178,11 +178,12 @@ class Reads:
     def log(self, spec: str | RefSpec, page_token: str | None = None,
             page_size: int | None = None, key: ContentKey | None = None,
             author: str | None = None, since_us: int | None = None,
-            until_us: int | None = None, operations: bool = False) -> Page[Commit]:
+            until_us: int | None = None, operations: bool = True) -> Page[Commit]:
         """First-parent history, newest first; filters answer from the change
-        index (store.indexed_history). Each commit's operations are read and
-        decoded only with ``operations`` (else they are empty): a page of
-        bulk-load commits holds hundreds of thousands."""
+        index (store.indexed_history). ``operations=False`` (what the log
+        route asks unless fetch=ALL) reads the commits without theirs and
+        leaves them empty: a page of bulk-load commits holds hundreds of
+        thousands."""
         size = clamp_page_size(page_size)
         start = self.full_hash(decode_token(page_token)) if page_token else \
             self.resolve(spec).hash

@@ -167,8 +167,9 @@ class Restorer:
             relations: dict[ContentKey, Relation] = {}
             try:
                 for key, src in sources.items():
-                    op, out, written, rel = self._plan_key(branch, head, key, src,
-                                                           found.get(key), wanted[key], dry_run)
+                    op, out, written, rel = self._plan_key(
+                        branch, head, key, src, found.get(key), wanted[key], dry_run,
+                        set(sources))
                     done.append(out)
                     files += written
                     if op is not None:
@@ -190,7 +191,8 @@ class Restorer:
 
     # -- one key -----------------------------------------------------------------------
     def _plan_key(self, branch: RefSpec, head: ResolvedRef, key: ContentKey, src: Source,
-                  cur: Content | None, old: Content | None, dry_run: bool) -> _Planned:
+                  cur: Content | None, old: Content | None, dry_run: bool,
+                  restoring: set[ContentKey]) -> _Planned:
         if old is None:
             if cur is None:
                 return None, RestoredKey(key, "unchanged", src, None), [], None
@@ -202,7 +204,7 @@ class Restorer:
         if cur is not None and _hash(cur) == _hash(old):
             return None, RestoredKey(key, "unchanged", src, cur.type), [], None
         action = "restored" if cur is not None else "revived"
-        base = cur if cur is not None else self._last_before_drop(head, old)
+        base = cur if cur is not None else self._last_before_drop(head, key, old, restoring)
         if isinstance(old, IcebergView) and isinstance(base, IcebergView):
             return self._view(branch, key, src, base, old, cur, action, dry_run)
         if isinstance(old, IcebergTable) and isinstance(base, IcebergTable):
@@ -214,19 +216,30 @@ class Restorer:
                     RestoredKey(key, action, src, old.type), [], None)
         raise bad_request(f"Cannot restore {'.'.join(key.elements)}: unknown content")
 
-    def _last_before_drop(self, head: ResolvedRef, old: Content) -> Content:
+    def _last_before_drop(self, head: ResolvedRef, key: ContentKey, old: Content,
+                          restoring: set[ContentKey]) -> Content:
         """The newest value the content had on this branch (before its drop),
         so that what happened after the source stays in its history; the
-        source's own value when the branch never had it."""
+        source's own value when the branch never had it. Refused (409) when
+        the content still lives under another name (renamed since) that this
+        restore leaves alone: two keys would hold one object."""
         if old.id is None:
             return old
         for commit in self.store.lineage(f"@{head.hash}", old.id):
             op = next((o for o in commit.operations if o.kind is OpKind.PUT
                        and o.entry is not None and o.entry.content_id == old.id), None)
-            if op is not None:
-                value = self.store.contents(f"@{commit.hash}", [op.key]).get(op.key)
-                if value is not None and value.type == old.type:
-                    return value
+            if op is None:
+                continue
+            if op.key != key and op.key not in restoring:
+                now = self.store.contents(f"@{head.hash}", [op.key]).get(op.key)
+                if now is not None and now.id == old.id:
+                    raise commit_failed(
+                        f"Cannot restore {'.'.join(key.elements)}: its object lives at "
+                        f"{'.'.join(op.key.elements)} now (renamed since); restore both "
+                        "keys together, or rename it back")
+            value = self.store.contents(f"@{commit.hash}", [op.key]).get(op.key)
+            if value is not None and value.type == old.type:
+                return value
         return old
 
     def _view(self, branch: RefSpec, key: ContentKey, src: Source, base: IcebergView,

@@ -238,3 +238,21 @@ def test_a_repeated_restore_with_its_idempotency_key_lands_once(server, http, ns
     assert answers[0].json()["hash"] == head(http, "main")  # one commit, not two
     log = http.get(f"{V2}/trees/main/history", params={"maxRecords": 2}).json()["logEntries"]
     assert log[1]["commitMeta"]["hash"] == at
+
+
+def test_restoring_a_renamed_object_under_its_old_name(server, http, ns: str) -> None:
+    """The object lives at its new name: restoring the old name alone would
+    make two keys hold it (409); restoring both renames it back."""
+    cat = server.catalog()
+    cat.create_table(f"{ns}.old", SCHEMA).append(rows(2))
+    before = head(http, "main")
+    cid = http.get(f"{V2}/trees/main/contents/{ns}.old").json()["content"]["id"]
+    cat.rename_table(f"{ns}.old", f"{ns}.new")
+    alone = restore(http, [f"{ns}.old"], f"@{before}")
+    assert alone.status_code == 409 and f"{ns}.new" in alone.text, alone.text
+    both = restore(http, [f"{ns}.old", f"{ns}.new"], f"@{before}")
+    assert both.status_code == 200, both.text
+    assert {".".join(k["key"]["elements"]): k["action"] for k in both.json()["keys"]} == {
+        f"{ns}.old": "revived", f"{ns}.new": "deleted"}
+    assert http.get(f"{V2}/trees/main/contents/{ns}.old").json()["content"]["id"] == cid
+    assert cat.load_table(f"{ns}.old").scan().to_arrow().num_rows == 2

@@ -31,7 +31,7 @@ which is why this finds exactly the commits a full walk would.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import bindparam, select, text
@@ -246,14 +246,21 @@ def backfill(records: Sequence[CommitRecord]) -> Iterator[tuple[Ancestry, Rows]]
     by_hash = {r.hash: r for r in records}
     done: dict[str, Ancestry] = {}
     for rec in sorted(records, key=lambda r: (r.generation, r.hash)):
-        if not rec.parents:  # the root commit
-            a = Ancestry(rec.hash, None, 0, rec.created_us, rec.hash, 0, rec.created_us)
-        else:
-            parent = done[rec.parents[0]]
-            a = next_ancestry(rec.hash, rec.created_us, parent, done[parent.jump])
-        done[rec.hash] = a
-        carried: set[str] = set()
-        if len(rec.parents) > 1:
-            carried = put_ids(only_in(by_hash.__getitem__, rec.parents[1], rec.parents[0]))
-        yield a, change_rows(rec, a.depth, carried)
+        yield index_rows(rec, done, by_hash.__getitem__)
+
+
+def index_rows(rec: CommitRecord, done: dict[str, Ancestry],
+               commit: Callable[[str], CommitRecord]) -> tuple[Ancestry, Rows]:
+    """One commit's ancestry (added to ``done``, which holds its parents')
+    and posting rows; ``commit`` reads what a merge's source side brings in."""
+    if not rec.parents:  # the root commit
+        a = Ancestry(rec.hash, None, 0, rec.created_us, rec.hash, 0, rec.created_us)
+    else:
+        parent = done[rec.parents[0]]
+        a = next_ancestry(rec.hash, rec.created_us, parent, done[parent.jump])
+    done[rec.hash] = a
+    carried: set[str] = set()
+    if len(rec.parents) > 1:
+        carried = put_ids(only_in(commit, rec.parents[1], rec.parents[0]))
+    return a, change_rows(rec, a.depth, carried)
 

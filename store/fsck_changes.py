@@ -19,9 +19,8 @@ from collections.abc import Callable, Iterator
 from sqlalchemy import Table, bindparam, select, tuple_
 
 from core.lru import LRU
-from store.changes import Ancestry, change_rows, next_ancestry, put_ids
+from store.changes import Ancestry, index_rows
 from store.db import Database
-from store.history import only_in
 from store.objects import COMMIT_COLUMNS, CommitRecord, record_from_row
 from store.schema import ANCESTRY, CHANGES, COMMITS
 
@@ -150,15 +149,6 @@ def _wanted(db: Database, done: dict[str, Ancestry],
             # Let go of each commit once done: its decoded operations are the
             # bulk of what this holds.
             rec = found.pop(h)
-            if not rec.parents:  # the root commit
-                a = Ancestry(rec.hash, None, 0, rec.created_us, rec.hash, 0, rec.created_us)
-            else:
-                parent = done[rec.parents[0]]
-                a = next_ancestry(rec.hash, rec.created_us, parent, done[parent.jump])
-            done[rec.hash] = a
-            carried: set[str] = set()
-            if len(rec.parents) > 1:
-                carried = put_ids(only_in(load, rec.parents[1], rec.parents[0]))
-            yield rec, change_rows(rec, a.depth, carried)
+            yield rec, index_rows(rec, done, load)[1]
         if progress is not None:
             progress("change index", min(at + _FULL_BATCH, len(skeleton)))

@@ -87,7 +87,11 @@ def fsck(database: str | None = typer.Option(
          memory: int = typer.Option(
              512, "--memory-mb", min=64,
              help="Memory budget in MB: caches and the sets that avoid checking an "
-                  "object twice stay within it")) -> None:
+                  "object twice stay within it"),
+         parallel: bool = typer.Option(
+             False, "--parallel",
+             help="Check the change index in a second process while this one walks "
+                  "the objects (half the budget each)")) -> None:
     """Check the catalog's integrity: refs, commits, index nodes, content values
     (and with --files, the warehouse files they reference).
 
@@ -101,7 +105,7 @@ def fsck(database: str | None = typer.Option(
     store = Store(settings.database_url, node_cache_size=100)
     try:
         report = check(store, memory * 1024 * 1024, _progress() if sys.stderr.isatty()
-                       else None)
+                       else None, parallel)
         found = _check_files(store, settings, grace) if files else None
     finally:
         store.close()

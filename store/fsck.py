@@ -17,12 +17,16 @@ a time, values as the walk finds them. Time is linear in the objects.
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
+import queue
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy import bindparam, func, select
 
 from core.commits import NO_ANCESTOR, IndexEntry
+from store.db import Database
 from store.fsck_changes import check_change_index
 from store.nodes import StoredRef, node_identity
 from store.objects import (
@@ -108,7 +112,18 @@ class _Seen:
 
 
 def fsck(store: Store, memory_budget: int = DEFAULT_BUDGET,
-         progress: Progress = None) -> FsckReport:
+         progress: Progress = None, parallel: bool = False) -> FsckReport:
+    """``parallel``: the change index is checked by a second process while
+    this one walks the objects (each within half the budget): both read the
+    database at once, which SQLite's readers and PostgreSQL allow."""
+    worker = None
+    if parallel:
+        memory_budget //= 2
+        ctx = multiprocessing.get_context("spawn")
+        results: multiprocessing.Queue[tuple[list[Problem], int]] = ctx.Queue()
+        worker = ctx.Process(target=_change_index_in_worker, args=(store.db.url, results),
+                             daemon=True)
+        worker.start()
     # Its own reader, its caches an eighth of the budget: everything is read
     # from the database (not from what this process wrote), and a running
     # server's caches are left alone.
@@ -151,10 +166,38 @@ def fsck(store: Store, memory_budget: int = DEFAULT_BUDGET,
     for entry in _walk_nodes(reader, roots, report, _Seen(memory_budget // 4), progress):
         value(entry)
     _check_contents(reader, pending, report)
-    report.index_rows = check_change_index(
-        store.db, lambda kind, where, detail: report.add(Problem(kind, where, detail)),
-        progress)
+    if worker is None:
+        report.index_rows = check_change_index(
+            store.db, lambda kind, where, detail: report.add(Problem(kind, where, detail)),
+            progress)
+        return report
+    while True:  # the worker's answer; a worker that died answers nothing
+        try:
+            found, report.index_rows = results.get(timeout=1)
+            break
+        except queue.Empty:
+            if not worker.is_alive():
+                found = [Problem("change-index-check-failed", "worker",
+                                 f"exited with {worker.exitcode} before answering")]
+                break
+    worker.join()
+    for p in found:
+        report.add(p)
     return report
+
+
+def _change_index_in_worker(url: str, results: Any) -> None:
+    """The change-index check, in a process of its own (fsck's ``parallel``)."""
+    db = Database(url)
+    found: list[Problem] = []
+    try:
+        rows = check_change_index(db, lambda k, w, d: found.append(Problem(k, w, d)))
+    except Exception as e:  # the parent reports it as a finding, not a hang
+        found.append(Problem("change-index-check-failed", "worker", f"{type(e).__name__}: {e}"))
+        rows = 0
+    finally:
+        db.dispose()
+    results.put((found, rows))
 
 
 def _ref_heads(store: Store) -> dict[str, str]:

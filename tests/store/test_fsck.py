@@ -106,3 +106,21 @@ def test_change_index_rows_missing_wrong_or_extra(store: Store):
     assert {p.kind for p in problems} == {"missing-change", "unexpected-change", "bad-ancestry"}
     assert any(p.kind == "bad-ancestry" and p.where == store.get_reference("dev").hash[:12]
                for p in problems)
+
+
+def test_parallel_finds_what_the_serial_check_finds(store: Store):
+    """``parallel``: the change index checked by a second process gives the
+    same report, clean or damaged, as one process does."""
+    _busy_store(store)
+    clean_serial, clean_parallel = fsck(store), fsck(store, parallel=True)
+    assert clean_parallel.ok and clean_serial.ok
+    assert (clean_parallel.commits, clean_parallel.nodes, clean_parallel.contents,
+            clean_parallel.index_rows) == (clean_serial.commits, clean_serial.nodes,
+                                           clean_serial.contents, clean_serial.index_rows)
+    _corrupt(store, "UPDATE ancestry SET jump_depth = jump_depth + 1 WHERE hash = :h",
+             h=store.get_reference("dev").hash)
+    _corrupt(store, "UPDATE commits SET message = 'rewritten' WHERE message = 'bulk'")
+    assert sorted(map(str, fsck(store, parallel=True).problems)) == sorted(
+        map(str, fsck(store).problems))
+    assert {p.kind for p in fsck(store, parallel=True).problems} == {
+        "bad-ancestry", "bad-commit-hash"}

@@ -16,7 +16,6 @@ from typing import Any
 from cloudevents.conversion import to_dict
 from cloudevents.http import CloudEvent
 
-from catalog.lineage_events import refresh_run_event, view_run_event
 from catalog.service import Catalog
 from core.content import IcebergTable, IcebergView, MaterializedView
 from core.errors import InvalidInputError
@@ -157,6 +156,10 @@ class Feed:
                    time_iso: str) -> list[dict[str, Any]]:
         """A run for a view version this commit wrote (its version differs
         from the one before), and one for a refresh it brought."""
+        # Imported here: openlineage-python costs a quarter of a second to
+        # import, and only a reader of lineage events needs it.
+        from catalog.lineage_events import refresh_run_event, view_run_event
+
         store = self.catalog.store
         try:
             value = store.contents("@" + commit["hash"], [key]).get(key)

@@ -279,7 +279,10 @@ class ObjectReader:
             if n.hash is not None:
                 self.nodes.put(n.hash, n)
 
-    def _load_packs(self, locs: set[str]) -> None:
+    def _load_packs(self, locs: set[str], keep: dict[str, str] | None = None) -> None:
+        """Fetch packs into the caches; ``keep`` collects the texts of the
+        values it names as they are unpacked (a byte-bounded cache may have
+        let go of some by the time a large batch is unpacked)."""
         if not locs:
             return
         in_commits = [loc for loc in locs if "." not in loc]
@@ -293,15 +296,17 @@ class ObjectReader:
                     params[f"hi{j}"] = loc + "g"  # past every hex digit
                 for hash_, pack in conn.execute(_select_packs(len(chunk)), params):
                     if pack:
-                        self._unpack(loc_of(hash_), bytes(pack).decode())
+                        self._unpack(loc_of(hash_), bytes(pack).decode(), keep)
             if overflow:
                 for loc, pack in conn.execute(_SELECT_OVERFLOW, {"locs": overflow}):
-                    self._unpack(loc, bytes(pack).decode())
+                    self._unpack(loc, bytes(pack).decode(), keep)
 
-    def _unpack(self, loc: str, pack: str) -> None:
+    def _unpack(self, loc: str, pack: str, keep: dict[str, str] | None = None) -> None:
         for obj in pack.split(_OBJ):
             if obj[0] == "c":
                 self.content_text.put(obj[1:65], obj[65:])
+                if keep is not None and obj[1:65] in keep:
+                    keep[obj[1:65]] = obj[65:]
             else:
                 self.raw.put(obj[1:65], (obj[0], obj[65:], loc))
 
@@ -310,10 +315,13 @@ class ObjectReader:
         """The JSON text of values as their packs hold it, by value hash (the
         ones found; a missing value is simply absent)."""
         entries = list(entries)
-        self._load_packs({e.loc for e in entries
-                          if e.loc and e.value_hash not in self.content_text})
-        return {e.value_hash: t for e in entries
-                if (t := self.content_text.get(e.value_hash)) is not None}
+        out = {e.value_hash: t for e in entries
+               if (t := self.content_text.get(e.value_hash)) is not None}
+        missing = [e for e in entries if e.value_hash not in out]
+        keep = dict.fromkeys((e.value_hash for e in missing), "")
+        self._load_packs({e.loc for e in missing if e.loc}, keep)
+        out.update((h, t) for h, t in keep.items() if t)
+        return out
 
     def load_contents(self, entries: Iterable[IndexEntry]) -> dict[str, Content]:
         entries = list(entries)

@@ -45,27 +45,3 @@ def s3() -> Iterator[LocalS3]:
     local = LocalS3.start()
     yield local
     local.stop()
-
-
-# The slowest test files, roughly in seconds on 2 cores (pytest --durations).
-# Two workers take whole files in collection order as they free up; starting
-# with the longest keeps one worker from finishing a long file alone at the
-# end (a minute of the suite's wall time).
-_SLOW_FILES = {
-    "tests/api/test_events_kill.py": 180, "tests/spark/test_demo.py": 95,
-    "tests/spark/test_spark_mviews.py": 80, "tests/spark/test_spark_view_analysis.py": 70,
-    "tests/spark/test_spark_auth.py": 60, "tests/api/test_webhooks.py": 70,
-    "tests/api/test_gc_warehouse.py": 55, "tests/api/test_content_merge_model.py": 60,
-    "tests/api/test_cli_versioning.py": 55, "tests/api/test_schemathesis.py": 45,
-    "tests/api/test_gc_inflight.py": 45, "tests/spark/test_spark_content_merge.py": 40,
-    "tests/spark/test_spark_sql.py": 40, "tests/spark/test_time_travel.py": 30,
-    "tests/api/test_idempotency.py": 35, "tests/api/test_replicas.py": 30,
-    "tests/api/test_ui_browser.py": 30, "tests/store/test_fsck.py": 30,
-}
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    def weight(item: pytest.Item) -> int:
-        path = item.nodeid.split("::", 1)[0]
-        return -_SLOW_FILES.get(path, 0)
-    items.sort(key=weight)  # stable: files keep their order otherwise

@@ -96,7 +96,7 @@ def test_servers_killed_at_random_lose_or_repeat_no_event(
         rng = random.Random(26)
         restarts: dict[int, threading.Thread] = {}
         for _ in range(KILLS):
-            time.sleep(rng.uniform(0.3, 1.2))
+            time.sleep(rng.uniform(0.2, 0.8))
             while not (up := [i for i in range(2)
                               if i not in restarts or not restarts[i].is_alive()]):
                 time.sleep(0.1)  # both coming back: wait for one

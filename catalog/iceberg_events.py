@@ -163,12 +163,14 @@ class IcebergEvents:
         renamed_from = {op["id"]: deleted[op["id"]] for op in ops
                         if op["op"] == "PUT" and op.get("id") in deleted}
         gone = set(renamed_from.values())
+        after = self._values(commit["hash"], [k for k, op in zip(keys, ops, strict=True)
+                                              if op["op"] == "PUT"])
         out = []
         for key, op in zip(keys, ops, strict=True):
             extra = {k: op[k] for k in ("snapshotId", "summary", "metadataLocation", "versionId",
                                          "dialects", "refresh") if k in op}
             if op["op"] == "PUT":
-                value = self._value(commit["hash"], key)
+                value = after.get(key)
                 if value is None:
                     continue
                 source = renamed_from.get(op.get("id", ""))
@@ -183,11 +185,14 @@ class IcebergEvents:
                 out.append(made)
         return out
 
-    def _value(self, commit_hash: str, key: ContentKey) -> Any:
+    def _values(self, commit_hash: str, keys: list[ContentKey]) -> dict[ContentKey, Any]:
+        """The values the commit put, in one lookup."""
+        if not keys:
+            return {}
         try:
-            return self.catalog.store.contents("@" + commit_hash, [key]).get(key)
+            return dict(self.catalog.store.contents("@" + commit_hash, keys))
         except Exception:  # a commit garbage collection removed: nothing to show
-            return None
+            return {}
 
     def _put(self, key: ContentKey, value: Any, old: Any, renamed: ContentKey | None,
              content_id: str) -> tuple[dict[str, Any], _Object] | None:

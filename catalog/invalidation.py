@@ -89,6 +89,24 @@ def plan_drop(catalog: Catalog, head: ResolvedRef, key: ContentKey, kind: str,
     return []
 
 
+def check_removals(catalog: Catalog, head: ResolvedRef, keys: Sequence[ContentKey],
+                   changed: set[ContentKey]) -> None:
+    """Refuse (409) removing ``keys`` in one commit when a view in a strict
+    namespace reads one of them (views the same commit changes, ``changed``,
+    are left to their own checks)."""
+    at = f"@{head.hash}"
+    views = {k: v for k, v in dependents(catalog, at, keys).items() if k not in changed}
+    if not views:
+        return
+    resolve = Resolver(catalog, at)
+    strict = refused(catalog, at, views, {k.elements: resolve(k.elements) for k in keys},
+                     dict.fromkeys((k.elements for k in keys), None))
+    if strict:
+        names = ", ".join(".".join(k.elements) for k in keys)
+        raise commit_failed(f"Cannot remove {names}: views that read it would become "
+                            f"invalid: {describe(strict)}")
+
+
 def plan_rename(catalog: Catalog, head: ResolvedRef, src: ContentKey, dst: ContentKey,
                 kind: str) -> None:
     """Refuse renaming ``src`` when a view in a strict namespace reads it by

@@ -44,7 +44,7 @@ from pyiceberg.table.update import (
 )
 
 from catalog.analysis import analyse_version, refuse_cycle, view_relation
-from catalog.invalidation import Require, check_changes, dependents, refused
+from catalog.invalidation import Require, check_changes, check_removals
 from catalog.service import Catalog, Change, Who
 from catalog.tables import table_content
 from catalog.views import view_content
@@ -53,7 +53,6 @@ from core.content import Content, IcebergTable, IcebergView, MaterializedView, N
 from core.errors import bad_request, commit_failed
 from core.keys import ContentKey
 from core.refs import RefSpec
-from core.sql.invalidation import describe
 from core.sql.model import TABLE, Relation
 from core.views import (
     LAST_ADDED,
@@ -309,20 +308,7 @@ class Restorer:
             check_changes(self.catalog, head, "the restored", changed)
         gone = [op.key for op in ops if isinstance(op, Delete)]
         if gone:
-            at = f"@{head.hash}"
-            views = {k: v for k, v in dependents(self.catalog, at, gone).items()
-                     if k not in {op.key for op in ops}}
-            if views:
-                from catalog.analysis import Resolver
-
-                resolve = Resolver(self.catalog, at)
-                strict = refused(self.catalog, at, views,
-                                 {k.elements: resolve(k.elements) for k in gone},
-                                 dict.fromkeys((k.elements for k in gone), None))
-                if strict:
-                    names = ", ".join(".".join(k.elements) for k in gone)
-                    raise commit_failed(f"Cannot remove {names}: views that read it would "
-                                        f"become invalid: {describe(strict)}")
+            check_removals(self.catalog, head, gone, {op.key for op in ops})
 
     def _now_ms(self) -> int:
         return self.store.clock() // 1000

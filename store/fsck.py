@@ -47,7 +47,7 @@ _FULL_BATCH = 25
 DEFAULT_BUDGET = 512 * 1024 * 1024
 _SELECT_COMMITS = select(*COMMIT_COLUMNS).where(
     COMMITS.c.hash.in_(bindparam("hashes", expanding=True)))
-_SELECT_LIGHT = select(*SKELETON_COLUMNS).where(
+_SELECT_SKELETON = select(*SKELETON_COLUMNS).where(
     COMMITS.c.hash.in_(bindparam("hashes", expanding=True)))
 # (stage, items done so far) → a progress line (the CLI's, on a terminal).
 Progress = Callable[[str, int], None] | None
@@ -221,7 +221,7 @@ def _walk_commits(store: Store, heads: dict[str, str], report: FsckReport,
     while todo:
         batch, todo = todo[:_BATCH], todo[_BATCH:]
         with store.db.read() as conn:
-            rows = conn.execute(_SELECT_LIGHT, {"hashes": [h for h, _ in batch]}).all()
+            rows = conn.execute(_SELECT_SKELETON, {"hashes": [h for h, _ in batch]}).all()
         found = {row.hash: record_from_row(row) for row in rows}
         for h, via in batch:
             rec = found.get(h)

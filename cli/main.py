@@ -81,8 +81,14 @@ def spark_setup() -> None:
     except SetupError as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(1) from None
-    how = {"override": f"taken from {OVERRIDE}", "cache": f"already built in {cache_dir()}",
+    how = {"override": f"taken from {OVERRIDE}",
+           "maven": f"official, fetched with Maven into {cache_dir() / 'maven'}",
+           "maven-cache": f"official, already fetched into {cache_dir() / 'maven'}",
+           "cache": f"already built in {cache_dir()}",
            "built": f"built into {cache_dir()}"}[jars.source]
+    if jars.fallback:
+        typer.echo(f"note: the official jars were not fetched ({jars.fallback}); using the "
+                   "fallback built from PyPI and Debian packages, which has no S3 support")
     typer.echo(f"Iceberg jars for Spark ({how}):")
     for path in jars.paths:
         typer.echo(f"  {path} ({path.stat().st_size / 1e6:.1f} MB)")

@@ -1,11 +1,14 @@
-"""The jars Spark needs for Iceberg, found or assembled once into a user cache.
+"""The jars Spark needs for Iceberg, found, fetched or assembled once into a
+user cache.
 
-The Iceberg Spark runtime comes from PyPI (``snowpark-connect-deps-iceberg``)
-without the shaded Jackson and HttpClient 5 classes it refers to. Those are
+First choice: Iceberg's official runtime and AWS bundle from Maven Central,
+fetched with ``mvn`` (spark/maven.py). Where Maven is out of reach, the
+fallback: the Iceberg Spark runtime from PyPI (``snowpark-connect-deps-iceberg``)
+without the shaded Jackson and HttpClient 5 classes it refers to, which are
 rebuilt here, relocated under ``org.apache.iceberg.shaded.`` as Iceberg's own
-build does: Jackson from pyspark's ``jars/`` folder, HttpClient 5 from Debian.
-``SAPWOOD_ICEBERG_SPARK_JARS`` (comma-separated paths) skips all of this for a
-complete official runtime jar.
+build does: Jackson from pyspark's ``jars/`` folder, HttpClient 5 from Debian
+(no AWS SDK: no S3FileIO). ``SAPWOOD_ICEBERG_SPARK_JARS`` (comma-separated
+paths) skips all of this for jars of one's own.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from pathlib import Path
 
 from spark.debian import fetch_httpclient5
 from spark.errors import SetupError
+from spark.maven import SETTING as MVN_SETTING
+from spark.maven import official_jars
 from spark.relocate import Relocation, build_relocated_jar
 
 RUNTIME = "iceberg-spark-runtime-3.5_2.12-1.10.2.jar"
@@ -37,7 +42,11 @@ INSTALL_SPARK = "install the Spark extra: python -m pip install -e '.[spark]'"
 @dataclass(frozen=True)
 class Jars:
     paths: tuple[Path, ...]
-    source: str  # "override", "cache" or "built"
+    # "override"; "maven" (fetched now) or "maven-cache"; "built" or "cache"
+    # (the fallback, built now or before).
+    source: str
+    # Why the fallback was taken (no Maven, or what Maven said).
+    fallback: str = ""
 
 
 def cache_dir() -> Path:
@@ -117,6 +126,14 @@ def spark_jars(log: Callable[[str], None] = print) -> Jars:
         if missing:
             raise SetupError(f"{OVERRIDE} names jars that do not exist: {', '.join(missing)}")
         return Jars(paths, "override")
+    named = os.environ.get(MVN_SETTING, "").strip()
+    why = f"{MVN_SETTING}={named}" if named else f"no mvn on PATH ({MVN_SETTING} names one)"
+    try:
+        official = official_jars(cache_dir() / "maven", log)
+    except SetupError as e:
+        official, why = None, str(e)
+    if official is not None:
+        return Jars(official[0], "maven" if official[1] else "maven-cache")
     runtime = runtime_jar()
     shaded, built = shaded_jar(log)
-    return Jars((runtime, shaded), "built" if built else "cache")
+    return Jars((runtime, shaded), "built" if built else "cache", why)

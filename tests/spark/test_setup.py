@@ -16,8 +16,10 @@ import pytest
 from spark.debian import mirror
 from spark.errors import SetupError
 from spark.jars import RELOCATIONS, pyspark_jars
+from spark.maven import jar_names, mvn
 from spark.relocate import Relocation, RelocationError, relocate_class
 from tests.server import sapwood_command
+from tests.spark.conftest import REQUIRE_SPARK
 
 ROOT = Path(__file__).resolve().parents[2]
 JACKSON = "com/fasterxml/jackson/core/JsonFactoryBuilder.class"
@@ -103,10 +105,49 @@ def _setup(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
                           timeout=300, env={**os.environ, **env})
 
 
-def test_spark_setup_builds_once_into_an_empty_cache(spark_ready, tmp_path):
+def test_spark_setup_fetches_the_official_jars_with_maven_once(spark_ready, tmp_path):
+    if mvn() is None:
+        if REQUIRE_SPARK:
+            pytest.fail("SAPWOOD_REQUIRE_SPARK=1 but there is no mvn for the official jars")
+        pytest.skip("no mvn: the official jars cannot be fetched here")
     env = {"SAPWOOD_CACHE_DIR": str(tmp_path)}
     first = _setup(env)
     assert first.returncode == 0, first.stderr
+    folder = tmp_path / "spark" / "maven"
+    assert f"official, fetched with Maven into {folder}" in first.stdout, first.stdout
+    assert "fallback" not in first.stdout
+    for name in jar_names():
+        assert f"{folder / name} (" in first.stdout
+        with zipfile.ZipFile(folder / name) as z:
+            names = set(z.namelist())
+        if name.startswith("iceberg-spark-runtime"):
+            # Complete: the shaded classes the PyPI jar lacks are in it.
+            assert SHADED_JACKSON in names and SHADED_POOL_BUILDER in names
+            assert "org/apache/iceberg/spark/SparkCatalog.class" in names
+        else:
+            assert "software/amazon/awssdk/services/s3/S3Client.class" in names
+    assert not list(folder.glob(".fetch-*")), "a temporary folder was left behind"
+    again = _setup(env)
+    assert again.returncode == 0, again.stderr
+    assert f"official, already fetched into {folder}" in again.stdout
+    assert "fetching" not in again.stdout
+
+
+def test_a_maven_that_fails_is_named_and_the_fallback_is_said(tmp_path):
+    out = _setup({"SAPWOOD_CACHE_DIR": str(tmp_path), "SAPWOOD_MVN": "/bin/false",
+                  # Only what Maven's failure prints matters here, not a build.
+                  "SAPWOOD_ICEBERG_SPARK_JARS": ""})
+    # The fallback itself may build (that is the next test); what is said is this:
+    assert "Maven could not fetch org.apache.iceberg:iceberg-spark-runtime-3.5_2.12" in (
+        out.stdout + out.stderr), out.stdout + out.stderr
+    assert "using the fallback built from PyPI and Debian packages" in out.stdout
+
+
+def test_without_maven_spark_setup_builds_once_into_an_empty_cache(spark_ready, tmp_path):
+    env = {"SAPWOOD_CACHE_DIR": str(tmp_path), "SAPWOOD_MVN": "off"}
+    first = _setup(env)
+    assert first.returncode == 0, first.stderr
+    assert "note: the official jars were not fetched (SAPWOOD_MVN=off)" in first.stdout
     assert "downloading libhttpclient5-java, libhttpcore5-java" in first.stdout
     assert f"built into {tmp_path / 'spark'}" in first.stdout
     jar = next((tmp_path / "spark").glob("iceberg-shaded-deps-*.jar"))

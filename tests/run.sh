@@ -15,14 +15,25 @@ if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb 
   fi
 fi
 
-# Spark needs a Java runtime (Debian's headless JRE 17).
-if ! command -v java >/dev/null 2>&1 && [ -z "${JAVA_HOME:-}" ]; then
+# Spark needs Java 17, and the Spark SQL extension is compiled from source:
+# Debian's headless JDK 17. The official Iceberg jars come through Maven.
+if ! command -v javac >/dev/null 2>&1 && [ -z "${JAVA_HOME:-}" ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "installing Java (Debian package 'openjdk-17-jre-headless')" >&2
+    echo "installing Java (Debian package 'openjdk-17-jdk-headless')" >&2
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-      openjdk-17-jre-headless >/dev/null
+      openjdk-17-jdk-headless >/dev/null
   else
-    echo "note: Java not found; install a Java 17 runtime to run the Spark tests" >&2
+    echo "note: no JDK found; install a Java 17 JDK to run the Spark tests" >&2
+  fi
+fi
+if ! command -v mvn >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing Maven (Debian package 'maven')" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq maven >/dev/null \
+      || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq maven \
+           >/dev/null; }
+  else
+    echo "note: Maven not found; the Spark tests then use the jars built from PyPI" >&2
   fi
 fi
 
@@ -38,7 +49,9 @@ if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null
   fi
 fi
 
-"$PY" -m pip install --quiet --disable-pip-version-check -e '.[test,spark]' || exit 1
+# The tested versions (constraints.txt), as the README's commands install them.
+"$PY" -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test,spark]' \
+  || exit 1
 # The Iceberg jars for Spark, built once into the user cache (says what it did).
 "$PY" -m cli spark-setup || echo "note: Spark setup failed; the Spark tests will say why" >&2
 "$PY" -m ruff check . || exit 1
@@ -48,31 +61,41 @@ fi
 
 # The README's run command, proven in a fresh virtual environment: it installs only
 # the main dependencies and the spark extra, so a module the code needs that only
-# the test extra brings in fails here, not for a user. Sequential (the demo wants
-# the cores); the pip cache and the shared jar cache keep it to about a minute.
+# the test extra brings in fails here, not for a user. Then the same bare venv
+# resolves the test command's install (.[test,spark], pip --dry-run): the
+# environment the suite runs in must resolve from nothing, not only on top of
+# what an interpreter happens to hold. Sequential (the demo wants the cores); the
+# pip cache and the shared jar cache keep it to about a minute.
 # SAPWOOD_SKIP_FRESH_VENV=1 skips it: for developers, never set in CI.
+PIP_QUIET=(--quiet --disable-pip-version-check -c constraints.txt)
 fresh_venv_demo() {
   local dir=$1 venv=$1/venv start=$SECONDS phase=install rc limit=()
   command -v timeout >/dev/null 2>&1 && limit=(timeout 600)
   # As a user's activated venv: nothing of this environment leaks in.
   (unset PYTHONPATH PYTHONHOME
    "$PY" -m venv "$venv" &&
-     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e '.[spark]'
+     "$venv/bin/python" -m pip install "${PIP_QUIET[@]}" -e '.[spark]'
   ) >"$dir/install.log" 2>&1 &&
     { phase=demo
       (unset PYTHONPATH PYTHONHOME
        export VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" PYTHONNOUSERSITE=1
-       "${limit[@]}" "$venv/bin/sapwood" demo) >"$dir/demo.log" 2>&1; }
+       "${limit[@]}" "$venv/bin/sapwood" demo) >"$dir/demo.log" 2>&1; } &&
+    { phase=resolve
+      (unset PYTHONPATH PYTHONHOME
+       "$venv/bin/python" -m pip install "${PIP_QUIET[@]}" --dry-run -e '.[test,spark]'
+      ) >"$dir/resolve.log" 2>&1; }
   rc=$?
   if [ "$rc" = 0 ]; then
-    echo "fresh venv: pip install -e '.[spark]' && sapwood demo passed ($((SECONDS - start)) s)"
+    echo "fresh venv: pip install -e '.[spark]' && sapwood demo, and resolving" \
+         "'.[test,spark]', passed ($((SECONDS - start)) s)"
     return 0
   fi
   {
-    echo "fresh venv: pip install -e '.[spark]' && sapwood demo FAILED in the $phase step" \
+    echo "fresh venv: pip install -e '.[spark]' && sapwood demo, then resolving" \
+         "'.[test,spark]': FAILED in the $phase step" \
          "(exit $rc after $((SECONDS - start)) s; SAPWOOD_SKIP_FRESH_VENV=1 skips this step)"
     echo "--- errors:"
-    grep -A1 -E '^(: )?[A-Za-z_][A-Za-z0-9_.]*(Error|Exception): ' "$dir/$phase.log" |
+    grep -A1 -E '^(: )?[A-Za-z_][A-Za-z0-9_.]*(Error|Exception): |^ERROR' "$dir/$phase.log" |
       grep -v '^--$' | head -8
     echo "--- last lines (full log: $dir/$phase.log):"
     tail -n 40 "$dir/$phase.log"
@@ -92,7 +115,8 @@ fi
 # Two workers, test files shared out whole (module fixtures, a server each, stay
 # with their tests): 8.4 instead of 12.5 minutes on 2 cores. SAPWOOD_TEST_WORKERS=0
 # runs in one process.
-"$PY" -m pytest -q -n "${SAPWOOD_TEST_WORKERS:-2}" --dist loadfile "$@"
+# --durations: the slowest stay in sight at the end of every run.
+"$PY" -m pytest -q -n "${SAPWOOD_TEST_WORKERS:-2}" --dist loadfile --durations=25 "$@"
 rc=$?
 if [ "$rc" = 5 ]; then
   echo "pytest collected no tests: that is a failure here" >&2

@@ -132,3 +132,35 @@ def test_spark_imports_are_main_or_spark_extra_dependencies():
     project = _project()
     requirements = project["dependencies"] + project["optional-dependencies"]["spark"]
     assert _uncovered(_third_party(_files("spark")), requirements) == []
+
+
+# -- the pins ------------------------------------------------------------------------------
+def _pins() -> dict[str, str]:
+    pins = {}
+    for line in (ROOT / "constraints.txt").read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            name, _, version = line.partition("==")
+            assert version, f"constraints.txt: {line!r} is not a name==version pin"
+            pins[_norm(name)] = version
+    return pins
+
+
+def test_constraints_pin_everything_the_test_and_spark_install_within_pyproject():
+    """constraints.txt is one tested point inside pyproject's ranges: every
+    requirement (main and every extra) is pinned to a version its range
+    allows, and every distribution the test command installs is pinned, so
+    an install made with it resolves the same next year."""
+    project, pins = _project(), _pins()
+    requirements = [*project["dependencies"],
+                    *(r for extra in project["optional-dependencies"].values() for r in extra)]
+    outside = []
+    for r in map(Requirement, requirements):
+        pinned = pins.get(_norm(r.name))
+        if pinned is None or not r.specifier.contains(pinned, prereleases=True):
+            outside.append(f"{r} (pinned: {pinned})")
+    assert outside == []
+    extras = project["optional-dependencies"]
+    unpinned = sorted(_closure([*project["dependencies"], *extras["test"], *extras["spark"]])
+                      - set(pins) - {"sapwood"})
+    assert unpinned == [], f"installed by .[test,spark] but not pinned: {unpinned}"

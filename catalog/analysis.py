@@ -87,9 +87,12 @@ def view_relation(key: Key, c: IcebergView | MaterializedView, meta: ViewMetadat
                     tuple((f.name, str(f.field_type)) for f in schema.fields), lineage)
 
 
-# SAPWOOD_VIEW_ANALYSIS=0 stores views without analysing them (the
-# benchmark's baseline, and an operator's way out should sqlglot misbehave).
-ENABLED = os.environ.get("SAPWOOD_VIEW_ANALYSIS", "1").lower() not in ("0", "false", "off")
+def enabled() -> bool:
+    """SAPWOOD_VIEW_ANALYSIS=0 stores views without analysing them (the
+    benchmark's baseline, and an operator's way out should sqlglot misbehave).
+    Read when used, never at import: a setting belongs to the process that
+    serves, not to whoever imported the module first."""
+    return os.environ.get("SAPWOOD_VIEW_ANALYSIS", "1").lower() not in ("0", "false", "off")
 
 
 def analyse_version(catalog: Catalog, ref: RefSpec | str, meta: ViewMetadata,
@@ -99,7 +102,7 @@ def analyse_version(catalog: Catalog, ref: RefSpec | str, meta: ViewMetadata,
     within one time budget (``deadline``: the request's, when it analyses
     more); and Hive's frozen definition (original and expanded text) of the
     first one that could be expanded. (None, {}) when analysis is switched off."""
-    if not ENABLED:
+    if not enabled():
         return None, {}
     version = current_version(meta)
     resolve = Resolver(catalog, ref)
@@ -161,7 +164,7 @@ def with_analysis(catalog: Catalog, ref: RefSpec | str, key: ContentKey, c: Cont
     returned as it is. A metadata file the server may not or cannot read
     leaves the view unanalysed, saying why: the commit itself is the client's
     business (it may well point at files only its engine can reach)."""
-    if not ENABLED or not isinstance(c, IcebergView | MaterializedView):
+    if not enabled() or not isinstance(c, IcebergView | MaterializedView):
         return c
     try:
         catalog.locations.check(c.metadata_location)

@@ -18,7 +18,13 @@ if TYPE_CHECKING:  # imported where used: the CLI starts without them
     from store import Store
 
 database_app = typer.Typer()
-DEFAULT_DATA_DIR = Path(os.environ.get("SAPWOOD_DATA_DIR", Path.home() / ".sapwood"))
+
+
+def default_data_dir() -> Path:
+    """Read when used (never at import, like every setting)."""
+    return Path(os.environ.get("SAPWOOD_DATA_DIR", Path.home() / ".sapwood"))
+
+
 DB_HELP = ("SQLAlchemy URL (default: SAPWOOD_DATABASE_URL, else the SQLite file under "
            "~/.sapwood)")
 
@@ -27,7 +33,7 @@ def database_url(database: str | None) -> str:
     from store.db import default_database_url
 
     return database or os.environ.get("SAPWOOD_DATABASE_URL") or default_database_url(
-        DEFAULT_DATA_DIR)
+        default_data_dir())
 
 
 def safe_url(url: str) -> str:

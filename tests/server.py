@@ -12,11 +12,12 @@ from urllib.parse import quote
 
 import httpx
 
-from spark.embedded import sapwood_command, stop_process
+from spark.embedded import sapwood_command, stop_process  # noqa: F401 (tests import it here)
 from tests.pg import free_port
+from tests.zygote_client import Forked, spawn
 
 
-def wait_until_serving(proc: subprocess.Popen[bytes], base: str, log: Path,
+def wait_until_serving(proc: Forked | subprocess.Popen[bytes], base: str, log: Path,
                        timeout: float = 60) -> None:
     """Until the server answers its config route; RuntimeError (with its log)
     when it exits or stays silent."""
@@ -47,16 +48,15 @@ class Server:
         self.base = f"http://127.0.0.1:{self.port}"
         self.workers = workers
         self.extra_env = extra_env or {}
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.proc: Forked | subprocess.Popen[bytes] | None = None
         self.log = data_dir / "server.log"
 
     def start(self, timeout: float = 60) -> Server:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         env = dict(os.environ, SAPWOOD_DATA_DIR=str(self.data_dir), **self.extra_env)
-        cmd = [*sapwood_command(), "serve", "--port", str(self.port), "--database",
-               self.database_url, "--warehouse", self.warehouse, "--workers", str(self.workers)]
-        with open(self.log, "wb") as log:
-            self.proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+        args = ["serve", "--port", str(self.port), "--database", self.database_url,
+                "--warehouse", self.warehouse, "--workers", str(self.workers)]
+        self.proc = spawn(args, env, self.log)
         try:
             wait_until_serving(self.proc, self.base, self.log, timeout)
         except RuntimeError:
@@ -66,7 +66,7 @@ class Server:
 
     def stop(self) -> None:
         if self.proc is not None:
-            stop_process(self.proc)
+            stop_process(self.proc)  # type: ignore[arg-type]
 
     def uri(self, ref: str | None = None) -> str:
         return f"{self.base}/iceberg" + (f"/{quote(ref, safe='')}" if ref else "")

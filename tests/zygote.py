@@ -1,0 +1,92 @@
+"""Real ``sapwood`` processes without paying for Python's imports each time.
+
+A server start was mostly imports: about 3 s of a test worker's CPU for each
+of the suite's ~150 servers. The zygote is one process per test worker that
+imports the application once and then forks a child per command; the child
+sets the environment, working directory, output and ``sys.argv`` a
+subprocess would have and runs the ``sapwood`` entry point (``cli.main``),
+so what serves the tests is the real command in a process of its own. Nothing
+of the application reads the environment at import
+(tests/test_zygote.py holds that), so a child's settings are its own.
+
+Protocol: one JSON line in ({"argv", "env", "cwd", "log"}), one JSON line out
+({"pid"}). When a child ends, the zygote writes its return code (Popen's:
+negative for a signal) to ``<status_dir>/<pid>``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+import traceback
+from pathlib import Path
+
+# What a `sapwood serve` (or any verb) imports; the rest comes in the child.
+PRELOAD = ("api.app", "api.server", "cli.main", "cli.versioning", "cli.database",
+           "pyiceberg.catalog.rest", "pyiceberg.io.pyarrow", "pyiceberg.io.fsspec")
+
+
+def _reap(status_dir: Path) -> None:
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+        tmp = status_dir / f".{pid}"
+        tmp.write_text(str(code))
+        tmp.rename(status_dir / str(pid))
+
+
+def _child(request: dict[str, object]) -> None:
+    """In the forked child: become the command, then exit with its code."""
+    code = 1
+    try:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.setpgid(0, 0)  # a group of its own, as a new process would lead
+        fd = os.open(str(request["log"]), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.environ.clear()
+        os.environ.update(request["env"])  # type: ignore[arg-type]
+        os.chdir(str(request["cwd"]))
+        sys.argv = list(request["argv"])  # type: ignore[call-overload]
+        from cli.main import main
+
+        main()
+        code = 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def main() -> None:
+    status_dir = Path(sys.argv[1])
+    for name in PRELOAD:
+        __import__(name)
+    # Forking copies only the calling thread: nothing may hold a lock in another.
+    assert threading.active_count() == 1, threading.enumerate()
+    signal.signal(signal.SIGCHLD, lambda *_: _reap(status_dir))
+    print(json.dumps({"ready": os.getpid()}), flush=True)
+    for line in sys.stdin:
+        request = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            _child(request)
+        print(json.dumps({"pid": pid}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

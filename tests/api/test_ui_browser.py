@@ -205,6 +205,13 @@ def test_the_ui_in_chromium(driver, server: Server) -> None:  # type: ignore[no-
     changed = driver.find_elements(By.CSS_SELECTOR, ".diff tr.changed del, .diff tr.changed ins")
     assert [e.text for e in changed] == ["3", "4"], "the diff marks the changed SQL words"
     assert not driver.find_elements(By.CSS_SELECTOR, ".diff a")  # no stray links
+    # Another pair, chosen in the form: the page comes back scrolled to the diff.
+    from selenium.webdriver.support.ui import Select
+
+    Select(driver.find_element(By.NAME, "a")).select_by_value("1")
+    navigate(driver, driver.find_element(By.CSS_SELECTOR, "form[action='#compare'] button").click)
+    assert driver.current_url.endswith("/ui/object/main/sales.daily?a=1&b=4#compare")
+    assert driver.find_element(By.ID, "compare").text == "Version 1 → 4"
     # Long SQL side by side at 1,400 px: wrapped, nothing wider than the window.
     driver.set_window_size(1400, 900)
     try:

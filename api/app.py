@@ -48,6 +48,7 @@ from api.routes import (
     webhooks,
 )
 from api.settings import Settings
+from api.ui import merge_pages as ui_merge
 from api.ui import pages as ui_pages
 from api.ui import undo_pages as ui_undo
 from catalog.delegation.via_views import check_chain
@@ -106,7 +107,7 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
                     admin.router],
               auth.configured)
     # The web UI: pages over this same API, and its stylesheet.
-    _add_flat(app, [ui_pages.router, ui_undo.router], auth.configured)
+    _add_flat(app, [ui_pages.router, ui_merge.router, ui_undo.router], auth.configured)
     app.mount("/ui/static", StaticFiles(directory=str(Path(ui_pages.__file__).parent / "static")),
               name="ui_static")
     # Outside FastAPI, as one plain ASGI layer, before anything else runs:

@@ -4,7 +4,6 @@ with the API's own message (401: a sign-in link)."""
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
@@ -13,12 +12,16 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 
+from api.ui.changes import change, describe_views
 from api.ui.client import COOKIE, Api, ApiError, seg
+from api.ui.format import instant, short, yesno
 from api.ui.graph import neighbourhood
 from api.ui.sql import highlight
+from api.ui.sqldiff import compare
 
 TEMPLATES = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
-TEMPLATES.env.globals["seg"] = seg
+TEMPLATES.env.globals.update(seg=seg, short=short)
+TEMPLATES.env.filters.update(instant=instant, yesno=yesno)
 # HTML pages, not API: left out of /openapi.json.
 router = APIRouter(include_in_schema=False)
 
@@ -32,6 +35,8 @@ async def form(request: Request) -> dict[str, str]:
 def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
     context.setdefault("ref", None)
     context["signed_in"] = COOKIE in request.cookies
+    # An open catalog (no authentication) has nothing to sign in to.
+    context["auth_on"] = getattr(request.app.state, "guard", None) is not None
     return TEMPLATES.TemplateResponse(request, template, context, status_code=status)
 
 
@@ -39,7 +44,8 @@ def failed(request: Request, e: ApiError) -> HTMLResponse:
     heading = {401: "Sign in needed", 403: "Not allowed", 404: "Not found"}.get(
         e.status, "Something went wrong" if e.status >= 500 else "Refused")
     return page(request, "error.html", status=e.status, heading=heading, message=e.message,
-                next=str(request.url.path))
+                code=e.status, next=str(request.url.path)
+                + (f"?{request.url.query}" if request.url.query else ""))
 
 
 @router.get("/", include_in_schema=False)
@@ -137,19 +143,14 @@ async def ui_commit(request: Request, hash: str) -> Response:
             got = await api.get(f"/api/v2/trees/@{hash}/history", maxRecords=1, fetch="ALL")
             entry = got["logEntries"][0]
             parent = entry["parentCommitHash"]
-            diff = await api.get(f"/api/v2/trees/@{parent}/diff/@{entry['commitMeta']['hash']}")
+            this = entry["commitMeta"]["hash"]
+            diff = await api.get(f"/api/v2/trees/@{parent}/diff/@{this}")
+            changes = [change(d, f"@{parent}", f"@{this}") for d in diff["diffs"]]
+            await describe_views(api, changes, f"@{parent}", f"@{this}")
         except ApiError as e:
             return failed(request, e)
     return page(request, "commit.html", c=entry["commitMeta"],
-                parents=[parent, *entry.get("additionalParents", [])],
-                changes=[_change(d) for d in diff["diffs"]])
-
-
-def _change(d: dict[str, Any]) -> dict[str, str]:
-    before, after = d.get("from"), d.get("to")
-    change = "added" if before is None else "removed" if after is None else "changed"
-    return {"key": ".".join(d["key"]["elements"]), "change": change,
-            "type": (after or before or {}).get("type", "")}
+                parents=[parent, *entry.get("additionalParents", [])], changes=changes)
 
 
 @router.get("/ui/asof", include_in_schema=False)
@@ -209,13 +210,18 @@ async def _table(request: Request, api: Api, ref: str, key: str, path: str) -> R
     schema = next(s for s in meta["schemas"] if s["schema-id"] == meta["current-schema-id"])
     spec = next(s for s in meta["partition-specs"] if s["spec-id"] == meta["default-spec-id"])
     snaps = [{"id": s["snapshot-id"], "time": s["timestamp-ms"],
+              "current": s["snapshot-id"] == meta.get("current-snapshot-id"),
               "operation": s.get("summary", {}).get("operation", ""),
-              "summary": ", ".join(f"{k}={v}" for k, v in s.get("summary", {}).items()
-                                   if k != "operation")}
+              "summary": {k: v for k, v in s.get("summary", {}).items() if k != "operation"}}
              for s in reversed(meta.get("snapshots") or [])]
+    # What reads the table: the views over it, and the views over those.
+    readers = (await api.get(f"/api/v2/trees/{seg(ref)}/contents/{seg(key)}/dependents"))
     return page(request, "table.html", ref=ref, key=key, location=loaded["metadata-location"],
                 schema=schema["fields"], spec=spec["fields"], snapshots=snaps,
-                properties=meta.get("properties") or {})
+                properties=meta.get("properties") or {},
+                readers=[{"key": ".".join(d["key"]), "type": d.get("type", ""),
+                          "depth": d.get("depth", 1), "via": ".".join(d.get("via") or [])}
+                         for d in readers.get("dependents", [])])
 
 
 async def _view(request: Request, api: Api, ref: str, key: str, path: str,
@@ -232,9 +238,11 @@ async def _view(request: Request, api: Api, ref: str, key: str, path: str,
         token = got.get("token")
         if not got.get("hasMore"):
             break
-    diff = None
-    if a is not None and b is not None:
-        diff = _side_by_side(versions, a, b)
+    # Unless asked otherwise, the two newest versions side by side.
+    if len(versions) > 1:
+        a = versions[-2]["versionId"] if a is None else a
+        b = versions[-1]["versionId"] if b is None else b
+    diff = compare(versions, a, b) if a is not None and b is not None else None
     deps = (await api.get(f"/api/v2/trees/{seg(ref)}/views/{seg(key)}/dependencies"))
     dependents = await api.get(f"/api/v2/trees/{seg(ref)}/contents/{seg(key)}/dependents")
     lineage = (await api.get(f"/api/v2/trees/{seg(ref)}/views/{seg(key)}/lineage"))["columns"]
@@ -268,19 +276,6 @@ def _dep(d: dict[str, Any]) -> dict[str, Any]:
             "exists": d.get("exists", True), "redacted": bool(d.get("redacted"))}
 
 
-def _side_by_side(versions: list[dict[str, Any]], a: int, b: int) -> str | None:
-    by_id = {v["versionId"]: v for v in versions}
-    if a not in by_id or b not in by_id:
-        return None
-    left, right = by_id[a]["representations"], by_id[b]["representations"]
-    out = []
-    for dialect in sorted(set(left) | set(right)):
-        out.append(f"<h3>{dialect}</h3>" + difflib.HtmlDiff(wrapcolumn=70).make_table(
-            (left.get(dialect) or "").splitlines(), (right.get(dialect) or "").splitlines(),
-            f"version {a}", f"version {b}"))
-    return "".join(out)
-
-
 @router.get("/ui/diff", response_class=HTMLResponse)
 async def ui_diff(request: Request) -> Response:
     frm, to = request.query_params.get("from"), request.query_params.get("to")
@@ -289,52 +284,11 @@ async def ui_diff(request: Request) -> Response:
         async with Api(request) as api:
             try:
                 got = await api.get(f"/api/v2/trees/{seg(frm)}/diff/{seg(to)}")
+                entries = [change(d, frm, to) for d in got["diffs"]]
+                await describe_views(api, entries, frm, to)
             except ApiError as e:
                 return failed(request, e)
-        entries = [_change(d) for d in got["diffs"]]
     return page(request, "diff.html", frm=frm, to=to, entries=entries)
-
-
-@router.get("/ui/merge", response_class=HTMLResponse)
-async def ui_merge_preview(request: Request) -> Response:
-    frm = request.query_params.get("from")
-    into = request.query_params.get("into") or "main"
-    result = None
-    if frm:
-        async with Api(request) as api:
-            try:
-                result = await _merge(api, frm, into, dry_run=True)
-            except ApiError as e:
-                return failed(request, e)
-    return page(request, "merge.html", frm=frm, into=into, result=result)
-
-
-@router.post("/ui/merge", response_class=HTMLResponse)
-async def ui_merge(request: Request) -> Response:
-    f = await form(request)
-    frm, into, expected = f.get("from", ""), f.get("into", "main"), f.get("expected", "")
-    async with Api(request) as api:
-        try:
-            result = await _merge(api, frm, into, dry_run=False, expected=expected or None)
-        except ApiError as e:
-            return failed(request, e)
-    return page(request, "merge.html", frm=frm, into=into, result=result)
-
-
-async def _merge(api: Api, frm: str, into: str, dry_run: bool,
-                 expected: str | None = None) -> dict[str, Any]:
-    head = expected or (await api.get(f"/api/v2/trees/{seg(into)}"))["reference"]["hash"]
-    got = await api.call("POST", f"/api/v2/trees/{seg(into)}@{head}/history/merge",
-                         json={"fromRefName": frm, "dryRun": dry_run,
-                               "returnConflictAsResult": True})
-    details = [{"key": ".".join(d["key"]["elements"]), "outcome": d["outcome"],
-                "conflict": (d.get("conflict") or {}).get("message")}
-               for d in got["details"]]
-    return {"applied": got["wasApplied"], "head": got["resultantTargetHash"],
-            "target": got["expectedHash"], "details": details,
-            "conflicts": any(d["outcome"] == "CONFLICT" for d in details),
-            "invalidated": [".".join(v["key"]) if isinstance(v.get("key"), list) else str(v)
-                            for v in got.get("invalidatedViews", [])]}
 
 
 @router.get("/ui/login", response_class=HTMLResponse)

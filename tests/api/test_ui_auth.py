@@ -27,8 +27,10 @@ def signed_in(server: Server, who: str) -> httpx.Client:
 
 def test_no_token_asks_to_sign_in(server: Server) -> None:
     ui = httpx.Client(base_url=server.base, timeout=30)
-    r = ui.get("/ui/log/main")
+    r = ui.get("/ui/log/main", params={"author": "ana"})
     assert r.status_code == 401 and "Sign in" in r.text and "/ui/login" in r.text
+    # The page's own link to sign in, coming back to this page.
+    assert '<a href="/ui/login?next=/ui/log/main%3Fauthor%3Dana">Sign in</a> to see' in r.text
     bad = ui.post("/ui/login", data={"client_id": "sw_nope:wrong"})
     assert bad.status_code == 401 and "Not signed in" in bad.text
 

@@ -4,13 +4,16 @@ a real server with a catalog built here: a table with snapshots, a view with
 4 versions by 2 authors, branches. Every page loads without console errors;
 the view's timeline shows 4 versions; the diff marks the changed SQL line;
 the as-of picker shows the SQL current at a chosen instant; a merge preview
-shows a conflict; a merge through the UI lands (checked through the API).
-Screenshots of the main pages go to ``build/ui-screenshots`` (and to
+shows a conflict and how to resolve it; a merge through the UI lands (checked
+through the API); the side-by-side diff of long SQL fits 1,400 px.
+A full-page screenshot of every page goes to ``build/ui-screenshots`` (and to
 ``docs/screenshots`` with SAPWOOD_UPDATE_SCREENSHOTS=1, the README's copies)."""
 
 from __future__ import annotations
 
+import base64
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -68,12 +71,23 @@ def load(driver, server: Server, path: str, shot: str | None = None,  # type: ig
               and not (status != 200 and e["message"].startswith(own))]
     assert not errors, (path, errors)
     if shot:
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        driver.save_screenshot(str(SHOTS / f"{shot}.png"))
-        if os.environ.get("SAPWOOD_UPDATE_SCREENSHOTS") == "1":
-            (ROOT / "docs" / "screenshots").mkdir(parents=True, exist_ok=True)
-            driver.save_screenshot(str(ROOT / "docs" / "screenshots" / f"{shot}.png"))
+        screenshot(driver, shot)
     return str(driver.page_source)
+
+
+def screenshot(driver, name: str) -> None:  # type: ignore[no-untyped-def]
+    """The whole page (not only the window), at the window's width."""
+    size = driver.execute_cdp_cmd("Page.getLayoutMetrics", {})["cssContentSize"]
+    png = base64.b64decode(driver.execute_cdp_cmd("Page.captureScreenshot", {
+        "captureBeyondViewport": True,
+        "clip": {"x": 0, "y": 0, "width": size["width"], "height": size["height"], "scale": 1},
+    })["data"])
+    places = [SHOTS]
+    if os.environ.get("SAPWOOD_UPDATE_SCREENSHOTS") == "1":
+        places.append(ROOT / "docs" / "screenshots")
+    for place in places:
+        place.mkdir(parents=True, exist_ok=True)
+        (place / f"{name}.png").write_bytes(png)
 
 
 def navigate(driver, action) -> None:  # type: ignore[no-untyped-def]
@@ -106,6 +120,22 @@ def navigate(driver, action) -> None:  # type: ignore[no-untyped-def]
     wait.until(lambda d: d.execute_script("return document.readyState") == "complete")
 
 
+# The SQL of a wide view: one long line, as engines often store it.
+LONG = ("SELECT o.id, o.name, count(*) AS orders_in_the_window, sum(o.id) AS total_of_ids, "
+        "max(o.name) AS last_name_alphabetically FROM sales.orders AS o WHERE o.id > 100 AND "
+        "o.name LIKE '%a rather long pattern to match here%' GROUP BY o.id, o.name "
+        "HAVING count(*) > 1 ORDER BY orders_in_the_window DESC, total_of_ids")
+
+
+def selected_text(driver, element) -> str:  # type: ignore[no-untyped-def]
+    """What a visitor's selection of ``element`` copies (the test's script;
+    the pages have none)."""
+    return str(driver.execute_script(
+        "const r = document.createRange(); r.selectNodeContents(arguments[0]);"
+        "const s = getSelection(); s.removeAllRanges(); s.addRange(r); return s.toString()",
+        element))
+
+
 def test_the_ui_in_chromium(driver, server: Server) -> None:  # type: ignore[no-untyped-def]
     from selenium.webdriver.common.by import By
 
@@ -125,22 +155,74 @@ def test_the_ui_in_chromium(driver, server: Server) -> None:  # type: ignore[no-
         instants.append(http.get("/api/v2/trees/main").json()["reference"]["hash"])
         assert http.post(f"{base}/views/daily", json=sb.replace_view(uuid, f"SELECT {i} AS n"),
                          headers={"Sapwood-Commit-Author": who}).status_code == 200
+    wide = sb.create_view("wide", LONG)
+    wide["view-version"]["default-namespace"] = ["sales"]
+    r = http.post(f"{base}/views", json=wide)
+    assert r.status_code == 200, r.text
+    longer = LONG.replace("(*) > 1", "(*) > 2").replace("DESC", "ASC") + " LIMIT 100"
+    again = sb.replace_view(r.json()["metadata"]["view-uuid"], longer)
+    again["updates"][2]["view-version"]["default-namespace"] = ["sales"]
+    assert http.post(f"{base}/views/wide", json=again).status_code == 200
+    main = http.get("/api/v2/trees/main").json()["reference"]["hash"]
 
     page = load(driver, server, "/ui", "references")
     assert "main" in page
+    # An open catalog: nothing offers to sign in.
+    assert not driver.find_elements(By.PARTIAL_LINK_TEXT, "Sign in")
+    # The head's hash: 12 characters shown, all 64 on hover and in a copy.
+    shown = driver.find_element(By.CSS_SELECTOR, "#refs code.hash")
+    assert shown.get_attribute("title") == main
+    assert selected_text(driver, shown) == main
+    rest = driver.find_element(By.CSS_SELECTOR, "#refs code.hash .rest")
+    assert rest.size["width"] == 0 and rest.get_attribute("textContent") == main[12:]
     page = load(driver, server, "/ui/log/main", "log")
-    assert "replace view sales.daily" in page
+    assert "replace view sales.wide" in page and "replace view sales.daily" in page
+    # The instant boxes' examples look like placeholders, not like values.
+    since = driver.find_element(By.NAME, "since")
+    assert since.get_attribute("placeholder") == "YYYY-MM-DDThh:mm:ssZ"
+    assert driver.execute_script(
+        "return getComputedStyle(arguments[0], '::placeholder').fontStyle", since) == "italic"
     navigate(driver, driver.find_element(By.CSS_SELECTOR, "a[href^='/ui/commit/']").click)
-    assert "Changes" in driver.page_source
+    assert "version 1 → 2; SQL changed (spark)" in driver.find_element(By.ID, "changes").text
+    screenshot(driver, "commit")
     page = load(driver, server, "/ui/tree/main?prefix=sales", "browse")
     assert "sales.orders" in page and "sales.daily" in page
     page = load(driver, server, "/ui/object/main/sales.orders", "table")
-    assert "append" in page
-    page = load(driver, server, "/ui/object/main/sales.daily?a=1&b=4", "view")
+    snapshots = driver.find_element(By.ID, "snapshots").text
+    assert "append" in snapshots and re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z",
+                                               snapshots)
+    assert not re.search(r"\b\d{13}\b", snapshots), snapshots  # no epoch milliseconds
+    summary = driver.find_elements(By.CSS_SELECTOR, "#snapshots table.kv th")
+    assert "added-records" in [th.text for th in summary]
+    assert [td.text for td in driver.find_elements(
+        By.CSS_SELECTOR, "main > table:first-of-type td:nth-child(4)")] == ["no", "no"]
+    assert "sales.wide" in driver.find_element(By.ID, "readers").text
+    # A view without a comparison asked for: the two newest versions, side by side.
+    page = load(driver, server, "/ui/object/main/sales.daily", "view")
     timeline = driver.find_elements(By.CSS_SELECTOR, "#timeline tbody tr")
     assert len(timeline) == 4 and "ana" in page and "bo" in page
-    changed = driver.find_elements(By.CSS_SELECTOR, ".diff .diff_chg, .diff .diff_sub")
-    assert changed, "the diff marks the changed SQL line"
+    assert driver.find_element(By.ID, "compare").text == "Version 3 → 4"
+    changed = driver.find_elements(By.CSS_SELECTOR, ".diff tr.changed del, .diff tr.changed ins")
+    assert [e.text for e in changed] == ["3", "4"], "the diff marks the changed SQL words"
+    assert not driver.find_elements(By.CSS_SELECTOR, ".diff a")  # no stray links
+    # Another pair, chosen in the form: the page comes back scrolled to the diff.
+    from selenium.webdriver.support.ui import Select
+
+    Select(driver.find_element(By.NAME, "a")).select_by_value("1")
+    navigate(driver, driver.find_element(By.CSS_SELECTOR, "form[action='#compare'] button").click)
+    assert driver.current_url.endswith("/ui/object/main/sales.daily?a=1&b=4#compare")
+    assert driver.find_element(By.ID, "compare").text == "Version 1 → 4"
+    # Long SQL side by side at 1,400 px: wrapped, nothing wider than the window.
+    driver.set_window_size(1400, 900)
+    try:
+        load(driver, server, "/ui/object/main/sales.wide", "view-diff")
+        assert driver.execute_script("return document.documentElement.scrollWidth") <= 1400
+        sbs = driver.find_element(By.CSS_SELECTOR, ".diff table.sbs")
+        assert sbs.location["x"] + sbs.size["width"] <= 1400
+        assert [e.get_attribute("textContent") for e in driver.find_elements(
+            By.CSS_SELECTOR, ".diff ins")] == ["2", "ASC", " LIMIT 100"]
+    finally:
+        driver.set_window_size(1280, 900)
     # The as-of picker: the SQL current at an instant between versions 2 and 3.
     load(driver, server, "/ui/tree/main?prefix=sales")
     stamp = http.get(f"/api/v2/trees/@{instants[1]}/history",
@@ -151,7 +233,7 @@ def test_the_ui_in_chromium(driver, server: Server) -> None:  # type: ignore[no-
     navigate(driver, driver.find_element(By.LINK_TEXT, "sales.daily").click)
     sql = driver.find_element(By.CSS_SELECTOR, "pre.sql").text
     assert sql == "SELECT 2 AS n", sql  # version 2 was current then
-    # A merge preview with a conflict, then a merge that lands.
+    # A merge preview with a conflict and how to resolve it, then a merge that lands.
     for name in ("other", "fresh"):
         http.post("/api/v2/trees", params={"name": name, "type": "BRANCH"},
                   json={"type": "BRANCH", "name": "main",
@@ -163,13 +245,21 @@ def test_the_ui_in_chromium(driver, server: Server) -> None:  # type: ignore[no-
                          ).status_code == 200
     page = load(driver, server, "/ui/merge?from=other&into=main", "merge-conflict")
     assert "CONFLICT" in page and "different SQL" in page
+    commands = [c.text for c in driver.find_elements(By.CSS_SELECTOR, "#outcomes code.cmd")]
+    assert commands == ["sapwood merge other --into main --force sales.daily",
+                        "sapwood merge other --into main --drop sales.daily"]
+    navigate(driver, driver.find_element(By.CSS_SELECTOR, "#outcomes a.force").click)
+    assert "FORCED" in driver.page_source and driver.find_elements(
+        By.CSS_SELECTOR, "form[method='post'] input[name='force'][value='sales.daily']")
     http.post("/iceberg/fresh/v1/namespaces/sales/tables", json=sb.create_table("landed"))
     load(driver, server, "/ui/merge?from=fresh&into=main", "merge-preview")
     navigate(driver, driver.find_element(By.CSS_SELECTOR, "form[method='post'] button").click)
     assert "Merged: main is now at" in driver.page_source
     assert http.get("/iceberg/v1/namespaces/sales/tables/landed").status_code == 200
     page = load(driver, server, "/ui/diff?from=other&to=main", "diff")
-    assert "sales.daily" in page
+    listed = {r.find_element(By.CSS_SELECTOR, "td a").text: r.text
+            for r in driver.find_elements(By.CSS_SELECTOR, "#changes tbody tr")}
+    assert "SQL changed (spark)" in listed["sales.daily"] and "added" in listed["sales.landed"]
     # Error pages, and the keyboard: the first Tab reaches the skip link.
     page = load(driver, server, "/ui/log/nope", "error", status=404)
     assert "Not found" in page
@@ -197,10 +287,12 @@ def test_signing_in_from_the_browser(driver, tmp_path_factory) -> None:  # type:
             assert admin.post(f"/iceberg/v1/namespaces/{ns}/tables",
                               json=sb.create_table("t")).status_code == 200
         load(driver, srv, "/ui/tree/main?prefix=sales", "sign-in-needed", status=401)
-        navigate(driver, driver.find_element(By.LINK_TEXT, "Sign in").click)
+        # The page's own link: signing in comes back to it.
+        navigate(driver, driver.find_element(By.CSS_SELECTOR, "main a[href^='/ui/login']").click)
+        screenshot(driver, "login")
         driver.find_element(By.NAME, "client_id").send_keys(people.keys["sales"])
         navigate(driver, driver.find_element(By.CSS_SELECTOR, "form button").click)
-        assert "Sign out" in driver.page_source
+        assert "Sign out" in driver.page_source and "sales.t" in driver.page_source
         # The 'sales' principal reads below 'sales' only.
         assert "sales" in load(driver, srv, "/ui/tree/main")
         assert "hr" not in driver.find_element(By.ID, "main").text.split()
@@ -237,13 +329,15 @@ def test_restore_a_version_and_revert_a_commit_in_the_browser(  # type: ignore[n
     assert "Preview" in driver.page_source
     assert "version 1 as new version 3" in driver.page_source
     assert head() == before  # the preview wrote nothing
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    driver.save_screenshot(str(SHOTS / "restore-preview.png"))
+    screenshot(driver, "restore")
     navigate(driver, driver.find_element(By.ID, "confirm").click)
     assert "Restored: main is now at" in driver.page_source
     assert sb.current_sql(http.get(f"{base}/views/v").json()["metadata"]) == "SELECT 1 AS n"
-    page = load(driver, server, "/ui/object/main/ops.v")
+    page = load(driver, server, "/ui/object/main/ops.v?a=1&b=3")
     assert "restored: version 1" in page
+    # Version 3 is version 1 again: the comparison says so.
+    assert driver.find_element(By.ID, "identical").text.startswith(
+        "Versions 1 and 3 are identical")
 
     assert http.post(f"{base}/tables", json=sb.create_table("t")).status_code == 200
     created = head()
@@ -251,6 +345,7 @@ def test_restore_a_version_and_revert_a_commit_in_the_browser(  # type: ignore[n
     navigate(driver, driver.find_element(By.ID, "revert").click)
     assert "Preview" in driver.page_source and "ops.t" in driver.page_source
     assert "deleted" in driver.page_source and head() == created
+    screenshot(driver, "revert")
     navigate(driver, driver.find_element(By.ID, "confirm").click)
     assert "Reverted: main is now at" in driver.page_source
     assert http.get(f"{base}/tables/t").status_code == 404

@@ -41,7 +41,16 @@ def test_pages(server, store, http, ns: str) -> None:
     server.catalog().load_table(f"{ns}.orders").append(rows(1, start=5))
     _view(http, ns)
     # References, and a branch made through the form.
-    assert ">main<" in text(ui.get("/"))
+    refs = text(ui.get("/"))
+    assert ">main<" in refs
+    # An open catalog offers no sign-in, and its sign-in page says why.
+    assert "Sign in" not in refs and "/ui/login" not in refs
+    login = text(ui.get("/ui/login"))
+    assert "This catalog is open" in login and "<form" not in login
+    # A hash: 12 characters shown; all of it in the title and in the element.
+    h = head(http, "main")
+    assert (f'<code class="hash" title="{h}">{h[:12]}<span class="rest">{h[12:]}</span></code>'
+            in refs)
     page = text(ui.post("/ui/refs", data={"name": f"ui_{ns}", "type": "BRANCH",
                                           "source": "main"}))
     assert f"ui_{ns}" in page and store.get_reference(f"ui_{ns}").hash == head(http, "main")
@@ -49,19 +58,15 @@ def test_pages(server, store, http, ns: str) -> None:
     log = text(ui.get("/ui/log/main", params={"key": f"{ns}.daily", "author": "bo"}))
     hashes = re.findall(r"/ui/commit/([0-9a-f]{64})", log)
     assert len(hashes) == 2 and "replace view" in log
+    assert 'placeholder="YYYY-MM-DDThh:mm:ssZ"' in log and "2026-11-21" not in log
     commit = text(ui.get(f"/ui/commit/{hashes[0]}"))
     assert f"{ns}.daily" in commit and "changed" in commit and "ICEBERG_VIEW" in commit
+    assert "version 3 → 4; SQL changed (spark)" in commit
+    assert f'href="/ui/object/@{hashes[0]}/{ns}.daily"' in commit
     # Browse: the namespace, then its objects.
     assert ns in text(ui.get("/ui/tree/main"))
     listing = text(ui.get("/ui/tree/main", params={"prefix": ns}))
     assert f"{ns}.orders" in listing and f"{ns}.daily" in listing
-    # A table page and a view page with its timeline and a side-by-side diff.
-    table = text(ui.get(f"/ui/object/main/{ns}.orders"))
-    assert "Snapshots" in table and "append" in table and "metadata.json" in table
-    view = text(ui.get(f"/ui/object/main/{ns}.daily", params={"a": 2, "b": 4}))
-    assert view.count("<tr><td>") >= 4 and "ana" in view and "bo" in view
-    assert 'class="kw"' in view and "SELECT" in view  # highlighted SQL
-    assert "diff_chg" in view or "diff_sub" in view  # the changed line is marked
     # A view over the table: its neighbourhood as a small graph, linked.
     body = sb.create_view("top", "SELECT id FROM orders")
     body["view-version"]["default-namespace"] = [ns]
@@ -69,14 +74,46 @@ def test_pages(server, store, http, ns: str) -> None:
     top = text(ui.get(f"/ui/object/main/{ns}.top"))
     assert "<svg" in top and f'href="/ui/object/main/{ns}.orders"' in top
     assert f"{ns}.orders.id" in top  # column lineage
+    # A table page: instants (not epoch milliseconds), yes/no, each snapshot's
+    # summary as a small table, and the views that read the table.
+    table = text(ui.get(f"/ui/object/main/{ns}.orders"))
+    assert "Snapshots" in table and "append" in table and "metadata.json" in table
+    snaps = table.split('id="snapshots"')[1].split("</table>\n")[0]
+    assert len(re.findall(r'<time datetime="\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z">',
+                          snaps)) == 2
+    assert not re.search(r"\b1\d{12}\b", table)  # no epoch milliseconds anywhere
+    assert "<td>no</td>" in table and "False" not in table
+    assert '<th scope="row">added-records</th><td>1</td>' in snaps
+    readers = table.split('id="readers"')[1].split("</ul>")[0]
+    assert f'href="/ui/object/main/{ns}.top"' in readers
+    # A view page: its timeline, and unless asked otherwise the two newest
+    # versions side by side, words marked, no links in the diff.
+    view = text(ui.get(f"/ui/object/main/{ns}.daily"))
+    assert view.count("<tr><td>") >= 4 and "ana" in view and "bo" in view
+    assert 'class="kw"' in view and "SELECT" in view  # highlighted SQL
+    assert '<h2 id="compare">Version 3 → 4</h2>' in view
+    diff = view.split('<div class="diff">')[1].split("</div>")[0]
+    assert "<del>3</del>" in diff and "<ins>4</ins>" in diff and "<a " not in diff
+    older = text(ui.get(f"/ui/object/main/{ns}.daily", params={"a": 1, "b": 4}))
+    assert '<h2 id="compare">Version 1 → 4</h2>' in older and "<ins>4</ins>" in older
+    same = text(ui.get(f"/ui/object/main/{ns}.daily", params={"a": 2, "b": 2}))
+    assert "Versions 2 and 2 are identical" in same and 'class="diff"' not in same
+    missing = ui.get(f"/ui/object/main/{ns}.daily", params={"a": 2, "b": 99})
+    assert "Version 2 or 99 is not in this view" in text(missing)
     # As of an instant before the view existed: not there.
     first = store.log("main", page_size=100).items[-1].created_at.isoformat().replace(
         "+00:00", "Z")
     assert f"{ns}.daily" not in text(ui.get(f"/ui/tree/main*{first}", params={"prefix": ns}))
     # Diff of two refs.
+    # Diff of two refs: each key linked, and what changed in it (the view was
+    # made on main after the branch).
     diff = text(ui.get("/ui/diff", params={"from": f"ui_{ns}", "to": "main"}))
-    assert f"{ns}.top</td><td>added" in diff  # made on main after the branch
+    assert (f'<a href="/ui/object/main/{ns}.top">{ns}.top</a></td><td>added</td>'
+            f"<td>ICEBERG_VIEW</td><td>created at version 1</td>") in diff
     assert "No differences" in text(ui.get("/ui/diff", params={"from": "main", "to": "main"}))
+    back = text(ui.get("/ui/diff", params={"from": "main", "to": f"ui_{ns}"}))
+    assert (f'<a href="/ui/object/main/{ns}.top">{ns}.top</a></td><td>removed</td>'
+            f"<td>ICEBERG_VIEW</td><td>dropped</td>") in back  # linked where it still is
 
 
 def test_merge_preview_conflict_and_merge(server, store, http, ns: str) -> None:
@@ -101,12 +138,29 @@ def test_merge_preview_conflict_and_merge(server, store, http, ns: str) -> None:
     conflict = text(ui.get("/ui/merge", params={"from": other, "into": "main"}))
     assert "CONFLICT" in conflict and "different SQL" in conflict
     assert 'name="expected"' not in conflict  # no merge button for a conflict
+    # How to resolve it: per key, force or drop, as a command and as a choice here.
+    for mode in ("force", "drop"):
+        assert f"sapwood merge {other} --into main --{mode} {ns}.daily</code>" in conflict
+        assert (f'href="/ui/merge?from={other}&amp;into=main&amp;{mode}={ns}.daily"'
+                in conflict)
+    kept = text(ui.get("/ui/merge", params={"from": other, "into": "main", "drop": f"{ns}.daily"}))
+    assert "DROPPED" in kept and f'name="drop" value="{ns}.daily"' in kept
+    forced = text(ui.get("/ui/merge", params={"from": other, "into": "main",
+                                              "force": f"{ns}.daily"}))
+    assert "FORCED" in forced and f"--force {ns}.daily" in forced
+    expected = re.search(r'name="expected" value="([0-9a-f]+)"', forced).group(1)  # type: ignore[union-attr]
+    done = text(ui.post("/ui/merge", data={"from": other, "into": "main", "expected": expected,
+                                           "force": f"{ns}.daily"}))
+    assert "Merged: main is now at" in done
+    got = http.get(f"/iceberg/v1/namespaces/{ns}/views/daily").json()["metadata"]
+    assert sb.current_sql(got) == "SELECT 20 AS n"  # the source's change, forced
 
 
 def test_error_pages(server, http, ns: str) -> None:
     ui = httpx.Client(base_url=server.base, timeout=30)
     r = ui.get("/ui/log/no_such_branch")
     assert r.status_code == 404 and "does not exist" in r.text and "<h1>Not found" in r.text
+    assert "/ui/login" not in r.text  # an open catalog: nothing to sign in to
     r = ui.get(f"/ui/object/main/{ns}.nothing")
     assert r.status_code == 404 and "Not found" in r.text
     r = ui.get("/ui/static/ui.css")

@@ -1,0 +1,99 @@
+"""The UI's merge: a preview (the API's dry run) with, per conflicting key,
+how to resolve it (take the source's change or keep the target's: the
+choice for the preview, and the same as a `sapwood merge` command), then the
+merge itself with the choices made, against the head the preview was made at."""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, Response
+
+from api.ui.client import Api, ApiError, seg
+from api.ui.pages import failed, page
+
+router = APIRouter(include_in_schema=False)
+
+# Per key: FORCE takes the source's change, DROP keeps the target's value.
+MODES = ("force", "drop")
+
+
+@router.get("/ui/merge", response_class=HTMLResponse)
+async def ui_merge_preview(request: Request) -> Response:
+    q = request.query_params
+    frm, into = q.get("from"), q.get("into") or "main"
+    chosen = _choices(q.multi_items())
+    result = None
+    if frm:
+        async with Api(request) as api:
+            try:
+                result = await _merge(api, frm, into, chosen, dry_run=True)
+            except ApiError as e:
+                return failed(request, e)
+    return _page(request, frm, into, chosen, result)
+
+
+@router.post("/ui/merge", response_class=HTMLResponse)
+async def ui_merge(request: Request) -> Response:
+    raw = (await request.body()).decode("utf-8", errors="replace")
+    fields = parse_qsl(raw, keep_blank_values=True, max_num_fields=1000)
+    one = dict(fields)
+    frm, into, expected = one.get("from", ""), one.get("into", "main"), one.get("expected", "")
+    chosen = _choices(fields)
+    async with Api(request) as api:
+        try:
+            result = await _merge(api, frm, into, chosen, dry_run=False,
+                                  expected=expected or None)
+        except ApiError as e:
+            return failed(request, e)
+    return _page(request, frm, into, chosen, result)
+
+
+def _choices(fields: list[tuple[str, str]]) -> dict[str, str]:
+    """Key -> "force" or "drop", from repeated ``force=KEY`` / ``drop=KEY``
+    fields (a key named twice: the last choice holds)."""
+    return {v: k for k, v in fields if k in MODES and v}
+
+
+def _page(request: Request, frm: str | None, into: str, chosen: dict[str, str],
+          result: dict[str, Any] | None) -> Response:
+
+    def preview(key: str, mode: str | None) -> str:
+        """The preview's URL with ``key`` resolved by ``mode`` (None: undecided)."""
+        rest = {k: m for k, m in chosen.items() if k != key}
+        if mode:
+            rest[key] = mode
+        return "/ui/merge?" + urlencode(
+            [("from", frm or ""), ("into", into), *((m, k) for k, m in sorted(rest.items()))])
+
+    def command(extra: dict[str, str]) -> str:
+        """The `sapwood merge` that does what the page would, with ``extra`` choices."""
+        picks = {**chosen, **extra}
+        return " ".join(["sapwood merge", shlex.quote(frm or ""), "--into", shlex.quote(into),
+                         *(f"--{m} {shlex.quote(k)}" for k, m in sorted(picks.items()))])
+
+    return page(request, "merge.html", frm=frm, into=into, result=result, chosen=chosen,
+                preview=preview, command=command)
+
+
+async def _merge(api: Api, frm: str, into: str, chosen: dict[str, str], dry_run: bool,
+                 expected: str | None = None) -> dict[str, Any]:
+    head = expected or (await api.get(f"/api/v2/trees/{seg(into)}"))["reference"]["hash"]
+    got = await api.call("POST", f"/api/v2/trees/{seg(into)}@{head}/history/merge",
+                         json={"fromRefName": frm, "dryRun": dry_run,
+                               "returnConflictAsResult": True,
+                               "keyMergeModes": [
+                                   {"key": {"elements": k.split(".")},
+                                    "mergeBehavior": m.upper()}
+                                   for k, m in sorted(chosen.items())]})
+    details = [{"key": ".".join(d["key"]["elements"]), "outcome": d["outcome"],
+                "conflict": (d.get("conflict") or {}).get("message")}
+               for d in got["details"]]
+    return {"applied": got["wasApplied"], "head": got["resultantTargetHash"],
+            "target": got["expectedHash"], "details": details,
+            "conflicts": [d["key"] for d in details if d["outcome"] == "CONFLICT"],
+            "invalidated": [".".join(v["key"]) if isinstance(v.get("key"), list) else str(v)
+                            for v in got.get("invalidatedViews", [])]}

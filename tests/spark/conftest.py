@@ -38,14 +38,49 @@ def spark_ready() -> None:
 server = server_fixture(prefix="spark-server", env={"SAPWOOD_WEBHOOK_ALLOW_PRIVATE": "1"})
 
 
-@pytest.fixture(scope="module")
-def spark(spark_ready: None, server: Server) -> Iterator[SparkSession]:
-    """The module's session: catalog ``sapwood`` on main (the default catalog)."""
-    from spark import session
+@pytest.fixture(scope="session")
+def spark_jvm(spark_ready: None) -> Iterator[SparkSession]:
+    """One Spark per test worker (its JVM and SparkContext, warmed once): a
+    JVM's start and warm-up cost each module 5-10 s. Modules get sessions of
+    their own from it (``module_session``)."""
+    from pyspark.sql import SparkSession
 
-    s = session(server.base, ref="main", catalog="sapwood", app_name="sapwood-tests")
+    from spark.session import base_conf
+
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    builder = SparkSession.builder.appName("sapwood-tests")
+    for k, v in base_conf().items():
+        builder = builder.config(k, v)
+    s = builder.getOrCreate()
+    s.sparkContext.setLogLevel("ERROR")
     yield s
     s.stop()
+
+
+def module_session(jvm: SparkSession, uri: str, catalog: str = "sapwood", ref: str = "main",
+                   credential: str | None = None) -> SparkSession:
+    """A new session on the worker's Spark, as ``spark.session`` would make
+    one: catalog ``catalog`` on ``ref`` of the server at ``uri``, the default
+    catalog. Sessions share the JVM but not their settings or catalogs, so a
+    module's catalogs (and a server of its own) are its alone."""
+    from spark import catalog_conf
+
+    s = jvm.newSession()
+    for k, v in catalog_conf(catalog, uri, ref, credential=credential).items():
+        s.conf.set(k, v)
+    s.conf.set("spark.sql.defaultCatalog", catalog)
+    # Active and default, as the session spark.session builds is: what
+    # resolves a name given to spark.read...load() (Iceberg's source).
+    sessions = s._jvm.org.apache.spark.sql.SparkSession  # type: ignore[attr-defined]
+    sessions.setActiveSession(s._jsparkSession)
+    sessions.setDefaultSession(s._jsparkSession)
+    return s
+
+
+@pytest.fixture(scope="module")
+def spark(spark_jvm: SparkSession, server: Server) -> SparkSession:
+    """The module's session: catalog ``sapwood`` on main (the default catalog)."""
+    return module_session(spark_jvm, server.base)
 
 
 def rows(spark: SparkSession, sql: str) -> list[tuple]:

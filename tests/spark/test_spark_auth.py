@@ -27,7 +27,7 @@ from spark.errors import CatalogError
 from store import Store
 from tests.fixtures import server_fixture
 from tests.server import Server
-from tests.spark.conftest import rows
+from tests.spark.conftest import module_session, rows
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -123,13 +123,10 @@ class TokenTap:
 
 
 @pytest.fixture(scope="module")
-def spark(spark_ready: None, server: Server, keys: dict[str, str]) -> Iterator[SparkSession]:
+def spark(spark_jvm: SparkSession, server: Server, keys: dict[str, str]) -> SparkSession:
     """Catalog ``main`` (the default) as principal etl; ``published`` adds
     ``etl`` and ``tapped`` adds ``tapped``, as etl too."""
-    s = sw.session(server.base, ref="main", catalog="main", app_name="sapwood-auth-tests",
-                   credential=keys["etl"])
-    yield s
-    s.stop()
+    return module_session(spark_jvm, server.base, catalog="main", credential=keys["etl"])
 
 
 @pytest.fixture(scope="module")

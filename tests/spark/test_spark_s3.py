@@ -16,6 +16,7 @@ from catalog.access import create_key
 from store import Store
 from tests.s3 import BUCKET, VEND_ROLE, SecuredS3
 from tests.server import Server, serving
+from tests.spark.conftest import module_session
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -31,8 +32,9 @@ class World:
 
 
 @pytest.fixture(scope="module")
-def world(spark_ready: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    from spark import add_catalog, session
+def world(spark_jvm: SparkSession, tmp_path_factory: pytest.TempPathFactory,
+          ) -> Iterator[World]:
+    from spark import add_catalog
     from spark.jars import spark_jars
 
     if not any("iceberg-aws-bundle" in p.name for p in spark_jars().paths):
@@ -52,8 +54,8 @@ def world(spark_ready: None, tmp_path_factory: pytest.TempPathFactory) -> Iterat
            "AWS_RESPONSE_CHECKSUM_VALIDATION": "when_required"}
     try:
         with serving(url, tmp, extra_env=env, warehouse=f"s3://{BUCKET}/wh") as server:
-            spark = session(server.base, ref="main", catalog="remote_signing",
-                            credential=key, app_name="sapwood-s3")
+            spark = module_session(spark_jvm, server.base, catalog="remote_signing",
+                                   credential=key)
             for mode in MODES:
                 name = add_catalog(spark, mode.replace("-", "_"), server.base, ref="main",
                                    credential=key)
@@ -61,7 +63,6 @@ def world(spark_ready: None, tmp_path_factory: pytest.TempPathFactory) -> Iterat
                 spark.conf.set(f"spark.sql.catalog.{name}.header.X-Iceberg-Access-Delegation",
                                mode)
             yield World(server, s3, spark)
-            spark.stop()
     finally:
         s3.stop()
 

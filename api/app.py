@@ -28,6 +28,7 @@ from api.observe.logs import configure as configure_logs
 from api.observe.metrics import Metrics
 from api.routes import (
     admin,
+    api_docs,
     audit,
     config,
     contents,
@@ -94,7 +95,8 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
             store.close()
 
     # No Swagger UI: it loads its assets from a CDN, and its routes would be
-    # matched before every request's. /openapi.json describes the routes.
+    # matched before every request's. /openapi.json describes the routes;
+    # /docs and /redoc say so (api.routes.api_docs).
     app = FastAPI(title="Sapwood", lifespan=lifespan, openapi_url="/openapi.json",
                   docs_url=None, redoc_url=None)
     errors.install(app)
@@ -104,7 +106,7 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
                     grants.router, events.router, webhooks.router, view_graph.router,
                     view_status.router,
                     mviews.router, health.router,
-                    admin.router],
+                    admin.router, api_docs.router],
               auth.configured)
     # The web UI: pages over this same API, and its stylesheet.
     _add_flat(app, [ui_pages.router, ui_merge.router, ui_undo.router], auth.configured)

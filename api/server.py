@@ -42,11 +42,20 @@ def start(database: str | None, warehouse: str | None, host: str, port: int, wor
     settings = Settings.resolve(database, warehouse)
     Store(settings.database_url).close()  # create or upgrade the schema once, up front
     safe = make_url(settings.database_url).render_as_string(hide_password=True)
-    say(f"Sapwood on http://{host}:{port}/iceberg (database {safe}, warehouse "
-        f"{settings.warehouse}, authentication "
-        f"{'on' if auth_settings.configured else 'off'})", False)
+    say(f"Sapwood: database {safe}, warehouse {settings.warehouse}, authentication "
+        f"{'on' if auth_settings.configured else 'off'}", False)
+    for line in banner(host, port):
+        say(line, False)
     serve(settings, host, port, workers, log_level)
     return 0
+
+
+def banner(host: str, port: int) -> list[str]:
+    """Where each surface is served (``sapwood serve`` prints it as it starts)."""
+    base = f"http://{f'[{host}]' if ':' in host else host}:{port}"
+    return [f"API: {base}/iceberg (Iceberg REST), {base}/api/v2 (versioning)",
+            f"UI: {base}/ui",
+            f"metrics: {base}/metrics"]
 
 
 def serve(settings: Settings, host: str, port: int, workers: int, log_level: str) -> None:

@@ -1,12 +1,15 @@
 """Who may use the catalog, as data in its own database: API keys (the
 credential is returned once; only a salted hash is kept) and the starter
-configuration ``sapwood init --auth`` writes."""
+configuration ``sapwood init --auth`` writes; the JSON of the grants."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from core.auth import Privilege
 from core.secrets import hash_secret, new_key
 from store import Store
+from store.auth import AuthData
 
 
 def create_key(store: Store, principal: str, description: str = "") -> str:
@@ -28,3 +31,12 @@ def starter(store: Store) -> str | None:
     auth.create_principal("admin", ["admin"])
     auth.protect("main")
     return create_key(store, "admin", "created by sapwood init --auth")
+
+
+def grants_json(data: AuthData) -> dict[str, Any]:
+    """The grants and the protected references, as ``GET /api/v2/auth/grants``
+    answers and ``sapwood grant list --json`` prints them."""
+    return {"grants": [{"id": g.id, "grantee": g.grant.grantee,
+                        "privilege": g.grant.privilege.value, "refs": g.grant.refs,
+                        "namespace": list(g.grant.namespace)} for g in data.grants],
+            "protected": list(data.policy.protected)}

@@ -8,14 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from catalog.access import create_key
 from cli.database import DB_HELP
+from cli.output import JsonOpt, print_json, print_table
 from core.auth import ALL_PRIVILEGES
 from core.instants import format_instant, from_micros
 
@@ -57,23 +55,32 @@ def principal_create(name: str,
 
 
 @principal_app.command("list")
-def principal_list(database: str | None = typer.Option(None, help=DB_HELP)) -> None:
+def principal_list(database: str | None = typer.Option(None, help=DB_HELP),
+                   as_json: bool = typer.Option(
+                       False, "--json", help="Print one JSON document: name, roles, live "
+                                             "key ids, created and revoked instants")) -> None:
     """Every principal, its roles, and whether it was revoked."""
     with _store(database) as s:
         data = s.auth.current()
-    t = Table("name", "roles", "keys", "created", "revoked")
-    for p in sorted(data.principals.values(), key=lambda p: p.name):
-        keys = [k.id for k in data.keys.values()
-                if k.principal == p.name and k.revoked_us is None]
-        t.add_row(p.name, ", ".join(p.roles), ", ".join(keys), _when(p.created_us),
-                  _when(p.revoked_us))
-    Console().print(t)
+    found: list[dict[str, Any]] = [{"name": p.name, "roles": list(p.roles),
+              "keys": [k.id for k in data.keys.values()
+                       if k.principal == p.name and k.revoked_us is None],
+              "created": _when(p.created_us) or None, "revoked": _when(p.revoked_us) or None}
+             for p in sorted(data.principals.values(), key=lambda p: p.name)]
+    if as_json:
+        print_json({"principals": found})
+        return
+    print_table(("name", "roles", "keys", "created", "revoked"),
+                ((p["name"], ", ".join(p["roles"]), ", ".join(p["keys"]), p["created"] or "",
+                  p["revoked"] or "") for p in found))
 
 
 @principal_app.command("revoke")
 def principal_revoke(name: str, database: str | None = typer.Option(None, help=DB_HELP),
                      ) -> None:
-    """Revoke a principal and all its keys; its tokens stop working at once."""
+    """Revoke a principal and all its keys.
+
+    Its tokens stop working at once."""
     with _store(database) as s:
         s.auth.revoke_principal(name)
     typer.echo(f"principal {name} revoked, with all its keys")
@@ -83,7 +90,11 @@ def principal_revoke(name: str, database: str | None = typer.Option(None, help=D
 @key_app.command("create")
 def key_create(principal: str, description: str = typer.Option("", help="What it is for"),
                database: str | None = typer.Option(None, help=DB_HELP)) -> None:
-    """Create an API key; the credential is printed once and stored only hashed."""
+    """Create an API key for PRINCIPAL.
+
+    The credential is printed once and stored only hashed."""
+    from catalog.access import create_key
+
     with _store(database) as s:
         credential = create_key(s, principal, description)
     typer.echo(credential)
@@ -107,7 +118,9 @@ def grant_add(grantee: str = typer.Argument(..., help="A principal, or role:NAME
               refs: str = typer.Option("*", help="Reference name or glob (main, etl/*)"),
               namespace: str = typer.Option("", help="Only below this namespace (a.b)"),
               database: str | None = typer.Option(None, help=DB_HELP)) -> None:
-    """Grant a privilege on references (and optionally below a namespace)."""
+    """Grant a privilege on references.
+
+    With --namespace, only below that namespace."""
     ns = tuple(namespace.split(".")) if namespace else ()
     with _store(database) as s:
         gid = s.auth.add_grant(grantee, privilege, refs, ns)
@@ -116,16 +129,20 @@ def grant_add(grantee: str = typer.Argument(..., help="A principal, or role:NAME
 
 
 @grant_app.command("list")
-def grant_list(database: str | None = typer.Option(None, help=DB_HELP)) -> None:
+def grant_list(database: str | None = typer.Option(None, help=DB_HELP),
+               as_json: bool = JsonOpt) -> None:
     """Every grant, and the protected references."""
+    from catalog.access import grants_json
+
     with _store(database) as s:
-        data = s.auth.current()
-    t = Table("id", "grantee", "privilege", "refs", "namespace")
-    for g in data.grants:
-        t.add_row(str(g.id), g.grant.grantee, g.grant.privilege.value, g.grant.refs,
-                  ".".join(g.grant.namespace))
-    Console().print(t)
-    typer.echo("protected: " + (", ".join(data.policy.protected) or "none"))
+        found = grants_json(s.auth.current())
+    if as_json:
+        print_json(found)
+        return
+    print_table(("id", "grantee", "privilege", "refs", "namespace"),
+                ((str(g["id"]), g["grantee"], g["privilege"], g["refs"], ".".join(g["namespace"]))
+                 for g in found["grants"]))
+    typer.echo("protected: " + (", ".join(found["protected"]) or "none"))
 
 
 @grant_app.command("revoke")
@@ -139,7 +156,9 @@ def grant_revoke(grant_id: int, database: str | None = typer.Option(None, help=D
 
 def protect(pattern: str = typer.Argument(..., help="Branch name or glob"),
             database: str | None = typer.Option(None, help=DB_HELP)) -> None:
-    """Protect branches: direct commits are refused, only merges (merge-into) land."""
+    """Protect branches: only merges land on them.
+
+    Direct commits are refused; merges by a principal with merge-into land."""
     with _store(database) as s:
         s.auth.protect(pattern)
     typer.echo(f"{pattern} is protected")

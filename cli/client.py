@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
 
@@ -39,17 +40,21 @@ class CatalogClient:
             raise CliError(_message(r))
         return r.json() if r.content else {}
 
-    # -- references --------------------------------------------------------------
-    def references(self) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
+    def pages(self, path: str, params: dict[str, Any] | None = None,
+              ) -> Iterator[dict[str, Any]]:
+        """Every page of a paged listing (``hasMore``, ``token`` → ``pageToken``)."""
         token = None
         while True:
-            page = self.call("GET", "/api/v2/trees",
-                             params={"pageToken": token} if token else {})
-            out += page["references"]
+            page = self.call("GET", path, params={**(params or {}),
+                                                  **({"pageToken": token} if token else {})})
+            yield page
             token = page.get("token")
             if not page.get("hasMore"):
-                return out
+                return
+
+    # -- references --------------------------------------------------------------
+    def references(self) -> list[dict[str, Any]]:
+        return [r for page in self.pages("/api/v2/trees") for r in page["references"]]
 
     def reference(self, ref: str) -> dict[str, Any]:
         found: dict[str, Any] = self.call("GET", f"/api/v2/trees/{ref_path(ref)}")["reference"]

@@ -3,6 +3,7 @@ init, fsck, gc, export, import. For whoever runs the catalog."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -56,7 +57,9 @@ def init(database: str | None = typer.Option(
              False, help="Write the starter access configuration: principal 'admin' "
                          "(its key printed once) with every privilege, 'main' protected")
          ) -> None:
-    """Create or upgrade the catalog database; the branch 'main' exists afterwards."""
+    """Create or upgrade the catalog database.
+
+    The branch 'main' exists afterwards."""
     from catalog.access import starter
     from store import Store
 
@@ -97,12 +100,16 @@ def fsck(database: str | None = typer.Option(
          parallel: bool = typer.Option(
              False, "--parallel",
              help="Check the change index in a second process while this one walks "
-                  "the objects (half the budget each)")) -> None:
-    """Check the catalog's integrity: refs, commits, index nodes, content values
-    (and with --files, the warehouse files they reference).
+                  "the objects (half the budget each)"),
+         as_json: bool = typer.Option(
+             False, "--json", help="Print one JSON document, as GET /api/v2/admin/fsck "
+                                   "answers")) -> None:
+    """Check the catalog's integrity (read-only).
 
-    Reads only, in bounded memory; progress on a terminal. Exits 1 when
-    anything is missing or does not match its hash."""
+    Refs, commits, index nodes, content values (and with --files, the
+    warehouse files they reference). Reads only, in bounded memory; progress
+    on a terminal. Exits 1 when anything is missing or does not match its
+    hash."""
     from catalog.settings import CatalogSettings
     from store import Store
     from store.fsck import fsck as check
@@ -117,17 +124,24 @@ def fsck(database: str | None = typer.Option(
         store.close()
         if sys.stderr.isatty():
             sys.stderr.write("\r\x1b[K")  # the progress line gives way to the report
+    problems = len(report.problems) + (len(found.missing) if found is not None else 0)
+    if as_json:
+        from catalog.reports import fsck_json
+
+        typer.echo(json.dumps(fsck_json(report, found), indent=2))
+        if problems:
+            typer.echo(f"{problems} problem(s)", err=True)
+            raise typer.Exit(1)
+        return
     typer.echo(f"{report.refs} refs, {report.commits} commits "
                f"({report.unreachable_commits} unreachable), {report.nodes} index nodes, "
                f"{report.contents} content values, {report.index_rows} change-index rows")
     for p in report.problems:
         typer.echo(str(p))
-    problems = len(report.problems)
     if found is not None:
         typer.echo(str(found))
         for m in found.missing:
             typer.echo(str(m))
-        problems += len(found.missing)
     if problems:
         typer.echo(f"{problems} problem(s)", err=True)
         raise typer.Exit(1)
@@ -171,10 +185,15 @@ def gc(database: str | None = typer.Option(
                 "3600; at least 10)"),
        warehouse: str | None = typer.Option(
            None, help="The warehouse (default: SAPWOOD_WAREHOUSE, else the one under "
-                      "~/.sapwood)")) -> None:
-    """Remove the commits no reference reaches (older than the grace period),
-    the objects only they hold, then the warehouse files no table or view
-    version still in history references. Safe while writers commit
+                      "~/.sapwood)"),
+       as_json: bool = typer.Option(
+           False, "--json", help="Print one JSON document, as POST /api/v2/admin/gc "
+                                 "answers")) -> None:
+    """Remove what no reference needs, past a grace period.
+
+    The commits no reference reaches (older than the grace period), the
+    objects only they hold, then the warehouse files no table or view version
+    still in history references. Safe while writers commit
     (docs/operations.md)."""
     from catalog.files import open_files
     from catalog.gc import collect_all
@@ -188,10 +207,16 @@ def gc(database: str | None = typer.Option(
                                     write_window, dry_run)
     finally:
         store.close()
-    typer.echo(str(report))
+    if as_json:
+        from catalog.reports import gc_json
+
+        typer.echo(json.dumps(gc_json(report, files), indent=2))
+    else:
+        typer.echo(str(report))
+        if files is not None:
+            typer.echo(str(files))
     if files is None:  # a commit needed what the sweep would remove: run again
         raise typer.Exit(2)
-    typer.echo(str(files))
 
 
 @database_app.command("export")
@@ -199,8 +224,10 @@ def export_(output: str = typer.Argument("-", help="File to write (- for standar
             database: str | None = typer.Option(
                 None, help="SQLAlchemy URL (default: SAPWOOD_DATABASE_URL, else the SQLite "
                            "file under ~/.sapwood)")) -> None:
-    """Write the whole catalog (commits, refs, reflog, grants …) as JSON lines:
-    a backup, or a move to another database (docs/operations.md)."""
+    """Write the whole catalog as JSON lines.
+
+    Commits, refs, reflog, grants …: a backup, or a move to another database
+    (docs/operations.md)."""
     import sys
 
     from store import Store
@@ -222,7 +249,9 @@ def export_(output: str = typer.Argument("-", help="File to write (- for standar
 def import_(source: str = typer.Argument(..., help="An export file (- for standard input)"),
             database: str | None = typer.Option(
                 None, help="SQLAlchemy URL of a new, empty catalog")) -> None:
-    """Load an export into a new catalog: the same commits and hashes."""
+    """Load an export into a new catalog.
+
+    The same commits and hashes as the catalog it came from."""
     import sys
 
     from core.errors import InvalidInputError

@@ -1,18 +1,16 @@
 """``sapwood events``: the change feed from a running catalog, one line per
-event (or its CloudEvents JSON), and ``--follow`` to wait for more;
+event (or the API's JSON), and ``--follow`` to wait for more;
 ``sapwood webhook add|list|remove|resume``."""
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
+from cli.output import JsonOpt, echo, print_json, print_json_line, print_table
 from cli.versioning import UriOpt, client
 
-console = Console(highlight=False)
 # A long poll is answered within this (the server's upper bound is 60 s).
 _WAIT_S = 30
 
@@ -23,25 +21,35 @@ def events(after: Annotated[int, typer.Option("--after", help="Start after this 
            types: Annotated[str | None, typer.Option(
                "--types", help="Comma-separated CloudEvents types")] = None,
            ref: Annotated[str | None, typer.Option("--ref", help="Only this reference")] = None,
-           as_json: Annotated[bool, typer.Option("--json",
-                                                 help="One CloudEvent per line")] = False,
+           as_json: Annotated[bool, typer.Option(
+               "--json", help="Print the API's answer as one JSON document; with "
+                              "--follow, one CloudEvent per line")] = False,
            uri: str | None = UriOpt) -> None:
-    """Print the change feed from AFTER; with --follow, keep waiting for more."""
+    """Print the change feed from AFTER.
+
+    With --follow, keep waiting for more."""
     c = client(uri)
     params: dict[str, Any] = {"maxRecords": 500}
     if types:
         params["types"] = types
     if ref:
         params["ref"] = ref
+    found: list[dict[str, Any]] = []
     while True:
         page = c.call("GET", "/api/v2/events",
                       params={**params, "after": after,
                               **({"wait": _WAIT_S} if follow else {})})
         for e in page["events"]:
-            console.print(json.dumps(e, separators=(",", ":")) if as_json else _line(e),
-                          soft_wrap=True)
+            if as_json and not follow:
+                found.append(e)  # one document, once every page is in
+            elif as_json:
+                print_json_line(e)
+            else:
+                echo(_line(e))
             after = int(e["id"])
         if not page["hasMore"] and not follow:
+            if as_json:
+                print_json({**page, "events": found})
             return
 
 
@@ -49,7 +57,7 @@ def _line(e: dict[str, Any]) -> str:
     data = e.get("data") or {}
     keys = sorted({".".join(op["key"]) for c in data.get("commits", [])
                    for op in c.get("operations", [])})
-    head = (data.get("hashAfter") or "")[:12] or "(deleted)"
+    head = data.get("hashAfter") or "(deleted)"
     shown = ", ".join(keys[:5]) + (f" (+{len(keys) - 5})" if len(keys) > 5 else "")
     return (f"{e['id']:>8} {e['time']} {e['type'].removeprefix('dev.sapwood.'):<20} "
             f"{e['subject']} → {head}" + (f"  {shown}" if shown else ""))
@@ -70,38 +78,45 @@ def webhook_add(url: str,
                 secret: Annotated[str | None, typer.Option(
                     "--secret", help="The HMAC secret (default: one is made and shown once)")]
                 = None,
-                uri: str | None = UriOpt) -> None:
+                as_json: bool = JsonOpt, uri: str | None = UriOpt) -> None:
     """Register a webhook; prints its id and secret (shown this once)."""
     made = client(uri).call("POST", "/api/v2/webhooks", json={
         "url": url, "types": _split(types), "refs": _split(refs), "keys": _split(keys),
         **({"secret": secret} if secret else {})})
-    console.print(f"webhook {made['id']} → {made['url']}\nsecret: {made['secret']}")
+    if as_json:
+        print_json(made)
+        return
+    echo(f"webhook {made['id']} → {made['url']}\nsecret: {made['secret']}")
 
 
 @webhook_app.command("list")
-def webhook_list(uri: str | None = UriOpt) -> None:
+def webhook_list(as_json: bool = JsonOpt, uri: str | None = UriOpt) -> None:
     """The webhooks and how far their delivery got."""
-    from rich.table import Table
-
-    t = Table("id", "url", "state", "delivered", "last event", "failures", "last error")
-    for h in client(uri).call("GET", "/api/v2/webhooks")["webhooks"]:
-        t.add_row(h["id"], h["url"], h["state"], str(h["delivered"]), str(h["lastDelivered"]),
-                  str(h["failures"]), (h["lastError"] or "")[:60])
-    console.print(t)
+    found = client(uri).call("GET", "/api/v2/webhooks")
+    if as_json:
+        print_json(found)
+        return
+    print_table(("id", "url", "state", "delivered", "last event", "failures", "last error"),
+                ((h["id"], h["url"], h["state"], str(h["delivered"]), str(h["lastDelivered"]),
+                  str(h["failures"]), h["lastError"] or "") for h in found["webhooks"]))
 
 
 @webhook_app.command("remove")
 def webhook_remove(webhook_id: str, uri: str | None = UriOpt) -> None:
     """Remove a webhook."""
     client(uri).call("DELETE", f"/api/v2/webhooks/{webhook_id}")
-    console.print(f"removed webhook {webhook_id}")
+    echo(f"removed webhook {webhook_id}")
 
 
 @webhook_app.command("resume")
-def webhook_resume(webhook_id: str, uri: str | None = UriOpt) -> None:
+def webhook_resume(webhook_id: str, as_json: bool = JsonOpt,
+                   uri: str | None = UriOpt) -> None:
     """Resume a paused webhook (delivery goes on from its last event)."""
     h = client(uri).call("POST", f"/api/v2/webhooks/{webhook_id}/resume")
-    console.print(f"webhook {h['id']} is {h['state']}")
+    if as_json:
+        print_json(h)
+        return
+    echo(f"webhook {h['id']} is {h['state']}")
 
 
 def _split(text: str | None) -> list[str]:

@@ -12,12 +12,27 @@ import typer
 
 from core.errors import SapwoodError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+# Help is plain text: rich's markup would eat a [REF] in a docstring.
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Sapwood: a Git-like versioned catalog for Iceberg tables and views.")
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        typer.echo(dist_version("sapwood"))
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(show_version: Annotated[bool, typer.Option(
+        "--version", is_eager=True, callback=_print_version,
+        help="Print Sapwood's version and exit")] = False) -> None:
+    """Sapwood: a Git-like versioned catalog for Iceberg tables and views."""
+
 
 @app.command()
 def version() -> None:
-    """Print Sapwood's version."""
+    """Print Sapwood's version (also: sapwood --version)."""
     typer.echo(dist_version("sapwood"))
 
 
@@ -41,8 +56,11 @@ def serve(host: str = typer.Option("127.0.0.1", help="Address to listen on"),
               None, help="Lifetime of issued access tokens in seconds (default: "
                          "SAPWOOD_TOKEN_TTL_S, else 3600)"),
           ) -> None:
-    """Serve the Iceberg REST catalog (``/iceberg/v1``, ``/iceberg/{ref}/v1``)
-    and the versioning API (``/api/v2``)."""
+    """Serve the catalog: Iceberg REST, versioning API, web UI.
+
+    The Iceberg REST catalog at /iceberg (a ref: /iceberg/REF), the versioning
+    API at /api/v2, the web UI at /ui and Prometheus metrics at /metrics; the
+    start-up lines say where."""
     from api.server import start  # the HTTP layer's entry point
 
     code = start(database, warehouse, host, port, workers, log_level, auth, insecure,
@@ -56,8 +74,9 @@ def demo(data_dir: Annotated[Path | None, typer.Option(
              "--data-dir", help="Keep the demo's catalog in this (new or empty) folder "
                                 "instead of a temporary one")] = None,
          rows: int = typer.Option(2000, min=100, help="Orders to generate")) -> None:
-    """Write-audit-publish with PySpark on an embedded catalog: branch, load, check,
-    merge, replace a view, and audit it through time."""
+    """Write-audit-publish with PySpark on an embedded catalog.
+
+    Branch, load, check, merge, replace a view, and audit it through time."""
     from spark.demo import run
     from spark.errors import CatalogError, SetupError
 
@@ -70,7 +89,7 @@ def demo(data_dir: Annotated[Path | None, typer.Option(
 
 @app.command("spark-setup")
 def spark_setup() -> None:
-    """Find or build the jars Spark needs for Iceberg, and say where they are."""
+    """Find or build Spark's Iceberg jars; say where they are."""
     from spark.errors import SetupError
     from spark.jars import OVERRIDE, cache_dir, java, java_version, spark_jars
 
@@ -94,9 +113,9 @@ def spark_setup() -> None:
         typer.echo(f"  {path} ({path.stat().st_size / 1e6:.1f} MB)")
 
 
-def main() -> None:
+def command() -> typer.Typer:
+    """The whole ``sapwood`` command: every module's verbs on ``app`` (once)."""
     from cli.auth import register as register_auth
-    from cli.client import CliError
     from cli.database import register as register_database
     from cli.events import register as register_events
     from cli.mviews import register as register_mviews
@@ -104,13 +123,21 @@ def main() -> None:
     from cli.versioning import register
     from cli.views import register as register_views
 
-    register_database(app)
-    register(app)
-    register_auth(app)
-    register_views(app)
-    register_mviews(app)
-    register_events(app)
-    register_undo(app)
+    if not _registered:
+        for add in (register_database, register, register_auth, register_views,
+                    register_mviews, register_events, register_undo):
+            add(app)
+        _registered.append(True)
+    return app
+
+
+_registered: list[bool] = []
+
+
+def main() -> None:
+    from cli.client import CliError
+
+    command()
     try:
         app(standalone_mode=True)
     except SapwoodError as e:

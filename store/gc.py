@@ -92,8 +92,10 @@ class GcReport:
                f"{self.unreachable_commits} unreachable commits, {self.kept_commits} kept; "
                f"{verb} {self.removed_commits} commits and {self.removed_packs} overflow "
                f"packs ({self.removed_bytes:,} bytes); mark {self.mark_s:.2f} s, "
-               f"sweep {self.sweep_s:.2f} s; {self.expired_keys} expired idempotency keys "
-               f"and {self.expired_events} events past their retention removed")
+               f"sweep {self.sweep_s:.2f} s")
+        if not self.dry_run:  # a dry run does not look for them
+            out += (f"; {self.expired_keys} expired idempotency keys and "
+                    f"{self.expired_events} events past their retention removed")
         return out + (f"; aborted: {self.aborted}" if self.aborted else "")
 
 

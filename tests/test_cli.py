@@ -1,3 +1,4 @@
+import json
 import subprocess
 
 from tests.server import sapwood_command
@@ -14,6 +15,8 @@ def _sapwood(*args: str, env: dict | None = None) -> subprocess.CompletedProcess
 def test_version():
     out = _sapwood("version")
     assert out.returncode == 0 and out.stdout.strip() == "0.1.0"
+    flag = _sapwood("--version")
+    assert flag.returncode == 0 and flag.stdout == "0.1.0\n", flag.stderr
 
 
 def test_init_creates_the_catalog_and_is_repeatable(tmp_path):
@@ -48,6 +51,12 @@ def test_fsck_reports_a_clean_catalog_and_fails_on_damage(tmp_path):
     assert bad.stdout.splitlines()[1] == (f"missing-commit: ref main: commit {'cd' * 32} "
                                           "is missing")
     assert bad.stderr.strip() == "1 problem(s)"
+    as_json = _sapwood("fsck", "--database", url, "--json")
+    assert as_json.returncode == 1 and as_json.stderr.strip() == "1 problem(s)"
+    report = json.loads(as_json.stdout)
+    assert report["ok"] is False and report["store"]["refs"] == 1
+    assert report["store"]["problems"] == [f"missing-commit: ref main: commit {'cd' * 32} "
+                                           "is missing"]
 
 
 def test_gc_dry_run_then_run(tmp_path):

@@ -48,6 +48,9 @@ RULES: dict[str, Rule] = {
     "healthz": PUBLIC,
     "readyz": PUBLIC,
     "metrics": PUBLIC,
+    # Where the API reference is (a 404 that says so).
+    "docs_page": PUBLIC,
+    "redoc_page": PUBLIC,
     # -- Iceberg REST: namespaces ------------------------------------------------------
     "list_namespaces": Rule(R, key="handler", listing=True),
     "create_namespace": Rule(W, key="handler", direct_write=True),

@@ -6,8 +6,6 @@ gc`` and ``sapwood fsck [--files]`` (docs/operations.md). Need
 from __future__ import annotations
 
 import os
-from dataclasses import asdict
-from typing import Any
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
@@ -15,6 +13,7 @@ from fastapi.concurrency import run_in_threadpool
 from api.deps import json_response
 from catalog.fsck_files import FilesCheck, check_files
 from catalog.gc import collect_all
+from catalog.reports import fsck_json, gc_json
 from catalog.service import Catalog
 from store.fsck import FsckReport, fsck
 from store.gc import DEFAULT_GRACE_S, MAX_GRACE_S
@@ -32,13 +31,7 @@ async def run_gc(request: Request, dry_run: bool = Query(False, alias="dryRun"),
     store_report, files_report = await run_in_threadpool(
         collect_all, catalog.store, catalog.files, catalog.locations.warehouse, grace_seconds,
         window_seconds, dry_run)
-    body = {"store": {k: v for k, v in asdict(store_report).items()
-                      if k not in ("removed", "live")},
-            "removedCommits": store_report.removed[:1000]}
-    if files_report is not None:
-        body["warehouse"] = {k: v for k, v in asdict(files_report).items() if k != "removed"}
-        body["removedFiles"] = files_report.removed[:1000]
-    return json_response(body)
+    return json_response(gc_json(store_report, files_report))
 
 
 @router.get("/fsck")
@@ -49,20 +42,7 @@ async def run_fsck(request: Request, files: bool = False,
     whether there was none."""
     catalog: Catalog = request.app.state.services.catalog
     store_report, files_report = await run_in_threadpool(_fsck, catalog, files, grace_seconds)
-    body: dict[str, Any] = {
-        "ok": store_report.ok and (files_report is None or files_report.ok),
-        "store": {"refs": store_report.refs, "commits": store_report.commits,
-                  "unreachableCommits": store_report.unreachable_commits,
-                  "nodes": store_report.nodes, "contents": store_report.contents,
-                  "problems": [str(p) for p in store_report.problems]}}
-    if files_report is not None:
-        body["warehouse"] = {
-            "versions": files_report.versions, "files": files_report.files,
-            "missing": [{"path": m.path, "kind": m.kind, "manifest": m.manifest,
-                         "keys": m.keys, "references": m.refs, "snapshots": m.snapshots,
-                         "contentIds": sorted({n.content_id for n in m.needs})}
-                        for m in files_report.missing]}
-    return json_response(body)
+    return json_response(fsck_json(store_report, files_report))
 
 
 def _fsck(catalog: Catalog, files: bool, grace_s: float | None,

@@ -10,6 +10,7 @@ from starlette.concurrency import run_in_threadpool
 
 from api.deps import json_response
 from api.routes.trees import store_of
+from catalog.access import grants_json
 from store.auth import AuthData
 
 router = APIRouter(prefix="/api/v2/auth")
@@ -29,11 +30,7 @@ class ProtectBody(BaseModel):
 
 
 def _answer(data: AuthData) -> Response:
-    return json_response({
-        "grants": [{"id": g.id, "grantee": g.grant.grantee,
-                    "privilege": g.grant.privilege.value, "refs": g.grant.refs,
-                    "namespace": list(g.grant.namespace)} for g in data.grants],
-        "protected": list(data.policy.protected)})
+    return json_response(grants_json(data))
 
 
 @router.get("/grants")

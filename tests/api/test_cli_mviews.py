@@ -4,9 +4,13 @@ with the Spark tests)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 
+from typer.testing import CliRunner
+
+from cli.main import command
 from tests.api.test_cli_versioning import run
 from tests.api.test_mviews_http import append, base_table, refresh
 from tests.fixtures import server_fixture
@@ -21,6 +25,12 @@ def status(server: Server, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*sapwood_command(), "mv", "status", *args], capture_output=True,
                           text=True, env={**os.environ, "SAPWOOD_URI": server.base,
                                           "COLUMNS": "200"}, timeout=60)
+
+
+def untimed(freshness: dict) -> dict:
+    """A freshness answer without what moves with the clock."""
+    return {**freshness, "atMs": None, "staleForMs": None, "baseTables": [
+        {**b, "changedAgoMs": None} for b in freshness["baseTables"]]}
 
 
 def test_mv_verbs(server, http) -> None:
@@ -39,6 +49,13 @@ def test_mv_verbs(server, http) -> None:
     append(t, 1, start=50)
     stale = status(server)
     assert stale.returncode == 1 and "stale" in stale.stdout and "shop.t" in stale.stdout
+    # --json: each view's freshness answer by its key; the same exit code.
+    as_json = CliRunner().invoke(command(), ["mv", "status", "--json"],
+                                 env={"SAPWOOD_URI": server.base})
+    assert as_json.exit_code == 1, as_json.output
+    answered = http.get("/api/v2/trees/main/materialized-views/shop.a_only/freshness").json()
+    assert list(json.loads(as_json.stdout)) == ["shop.a_only"]
+    assert untimed(json.loads(as_json.stdout)["shop.a_only"]) == untimed(answered)
     assert "incremental: only appends to shop.t" in run(server, "mv", "plan", "shop.a_only")
     shown = run(server, "mv", "show", "shop.a_only")
     assert "WHERE v = 'a'" in shown and "full" in shown

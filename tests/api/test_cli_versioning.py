@@ -75,7 +75,7 @@ def test_log_diff_show_merge_history(server, http, ns) -> None:
     assert "does not exist" in run(server, "show", f"{ns}.v", ok=False)  # not on main yet
 
     out = run(server, "merge", dev, "--into", "main", "--dry-run")
-    assert "nothing written (dry run)" in out
+    assert "merge (dry run): would change 2 keys on main; nothing written" in out
     before_merge = http.get("/api/v2/trees/main/history", params={"maxRecords": 1}).json()[
         "logEntries"][0]["commitMeta"]["commitTime"]
     assert "merge: main is now at" in run(server, "merge", dev, "--into", "main")

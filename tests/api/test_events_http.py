@@ -133,19 +133,24 @@ def test_sapwood_events_prints_and_follows_the_feed(tmp_path: Path) -> None:
         cat = server.catalog()
         cat.create_namespace("sales")
         cmd = [*sapwood_command(), "events", "--uri", server.base]
-        lines = subprocess.run([*cmd, "--json"], capture_output=True, text=True, timeout=60,
-                               check=True).stdout.splitlines()
-        assert [json.loads(x)["type"] for x in lines] == ["dev.sapwood.reference.created",
-                                                          "dev.sapwood.commit"]
-        last = json.loads(lines[-1])["id"]
-        follow = subprocess.Popen([*cmd, "--follow", "--after", last], stdout=subprocess.PIPE,
-                                  text=True)
+        # --json: the API's answer, one document.
+        feed = json.loads(subprocess.run([*cmd, "--json"], capture_output=True, text=True,
+                                         timeout=60, check=True).stdout)
+        assert feed == httpx.get(f"{server.base}/api/v2/events",
+                                 params={"maxRecords": 500}).json()
+        assert [e["type"] for e in feed["events"]] == ["dev.sapwood.reference.created",
+                                                       "dev.sapwood.commit"]
+        last = feed["events"][-1]["id"]
+        # With --follow the feed never ends: one CloudEvent per line.
+        follow = subprocess.Popen([*cmd, "--follow", "--json", "--after", last],
+                                  stdout=subprocess.PIPE, text=True)
         try:
             cat.create_table("sales.t", SCHEMA)
             assert follow.stdout is not None
-            line = follow.stdout.readline()  # waits for the commit, no polling here
-            assert "commit" in line and "sales.t" in line and line.split()[0] == str(
-                int(last) + 1)
+            event = json.loads(follow.stdout.readline())  # waits for the commit, no polling
+            assert event["type"] == "dev.sapwood.commit" and event["id"] == str(int(last) + 1)
+            assert [op["key"] for c in event["data"]["commits"] for op in c["operations"]] == [
+                ["sales", "t"]]
         finally:
             follow.kill()
             follow.wait()

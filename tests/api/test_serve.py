@@ -40,6 +40,23 @@ def test_serve_with_no_options_uses_the_data_dir(tmp_path: Path) -> None:
     env = {"SAPWOOD_DATA_DIR": str(data), "SAPWOOD_DATABASE_URL": "", "SAPWOOD_WAREHOUSE": ""}
     proc, base = _start([], env, tmp_path / "log")
     try:
+        # It says where each surface is, and each answers there.
+        said = (tmp_path / "log").read_text().splitlines()
+        assert said[0] == (f"Sapwood: database sqlite:///{data / 'sapwood.db'}, warehouse "
+                           f"{(data / 'warehouse').resolve().as_uri()}, authentication off")
+        assert said[1:4] == [f"API: {base}/iceberg (Iceberg REST), {base}/api/v2 (versioning)",
+                             f"UI: {base}/ui", f"metrics: {base}/metrics"]
+        for url in (f"{base}/iceberg/v1/config", f"{base}/api/v2/config", f"{base}/ui",
+                    f"{base}/metrics", f"{base}/openapi.json"):
+            assert httpx.get(url, follow_redirects=True).status_code == 200, url
+        # No interactive API page (its scripts come from a CDN): the 404 says
+        # where the reference is.
+        for page in ("/docs", "/redoc"):
+            r = httpx.get(base + page)
+            assert r.status_code == 404, r.text
+            message = r.json()["error"]["message"]
+            assert "/openapi.json" in message and "docs/versioning-api.md" in message \
+                and "docs/iceberg-rest.md" in message, message
         with httpx.Client(base_url=f"{base}/iceberg/v1") as c:
             assert c.post("/namespaces", json={"namespace": ["ns"]}).status_code == 200
             r = c.post("/namespaces/ns/tables", json=sb.create_table("t"))

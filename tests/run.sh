@@ -79,7 +79,8 @@ fresh_venv_demo() {
     { phase=demo
       (unset PYTHONPATH PYTHONHOME
        export VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" PYTHONNOUSERSITE=1
-       "${limit[@]}" "$venv/bin/sapwood" demo) >"$dir/demo.log" 2>&1; } &&
+       "${limit[@]}" "$venv/bin/sapwood" demo --data-dir "$dir/demo") >"$dir/demo.log" 2>&1
+    } &&
     { phase=resolve
       (unset PYTHONPATH PYTHONHOME
        "$venv/bin/python" -m pip install "${PIP_QUIET[@]}" --dry-run -e '.[test,spark]'
@@ -106,10 +107,12 @@ if [ "${SAPWOOD_SKIP_FRESH_VENV:-}" = 1 ]; then
   echo "fresh venv: skipped (SAPWOOD_SKIP_FRESH_VENV=1)" >&2
 else
   fresh_dir=$(mktemp -d "${TMPDIR:-/tmp}/sapwood-fresh-venv.XXXXXX") || exit 1
-  trap 'rm -rf "$fresh_dir/venv"' EXIT
-  fresh_venv_demo "$fresh_dir" || exit 1
-  rm -rf "$fresh_dir"
-  trap - EXIT
+  trap 'rm -rf "$fresh_dir"' EXIT
+  fresh_venv_demo "$fresh_dir" || { trap - EXIT; rm -rf "$fresh_dir/venv"; exit 1; }
+  rm -rf "$fresh_dir/venv"
+  # tests/spark/test_demo.py checks this run's output and catalog (a user's
+  # install, in a venv of its own) instead of running the 20-70 s demo again.
+  export SAPWOOD_DEMO_RUN="$fresh_dir"
 fi
 
 # Two workers, test files shared out whole (module fixtures, a server each, stay

@@ -15,7 +15,7 @@ DEPENDENTS_SCHEMA = "view STRING, depth INT, reads STRING, status STRING"
 
 
 def view_lineage(spark: SparkSession, name: str, ref: str = "main",
-                 catalog: str = "sapwood", credential: str | None = None) -> DataFrame:
+                 catalog: str | None = None, credential: str | None = None) -> DataFrame:
     """One row per (output column, base-table column it comes from); a column
     with no origin (a literal, ``count(*)``) has one row with null origins."""
     rows = []
@@ -28,7 +28,7 @@ def view_lineage(spark: SparkSession, name: str, ref: str = "main",
 
 
 def view_dependents(spark: SparkSession, name: str, ref: str = "main",
-                    catalog: str = "sapwood", credential: str | None = None) -> DataFrame:
+                    catalog: str | None = None, credential: str | None = None) -> DataFrame:
     """The views that read ``name`` (a table or view), recursively: each with
     its depth, the object it reads on the way, and its status."""
     rows = [(".".join(d["key"]), d["depth"], ".".join(d["via"]), d["status"])

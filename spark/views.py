@@ -29,41 +29,52 @@ def quoted(name: str) -> str:
     return ".".join(f"`{p.replace('`', '``')}`" for p in name.split("."))
 
 
-def _catalog_uri(spark: SparkSession, catalog: str) -> str:
-    uri = spark.conf.get(f"spark.sql.catalog.{catalog}.uri", None)
+def session_catalog(spark: SparkSession, catalog: str | None = None) -> str:
+    """``catalog``, or else the session's current catalog: the one ``session()``
+    made the default, or the last ``USE`` (where unqualified names resolve)."""
+    return catalog if catalog is not None else spark.catalog.currentCatalog()
+
+
+def _catalog_uri(spark: SparkSession, catalog: str | None) -> str:
+    name = session_catalog(spark, catalog)
+    uri = spark.conf.get(f"spark.sql.catalog.{name}.uri", None)
     if not uri:
-        raise ValueError(f"this SparkSession has no catalog {catalog!r}")
+        if catalog is not None:
+            raise ValueError(f"this SparkSession has no catalog {name!r}")
+        raise ValueError(f"this SparkSession's current catalog {name!r} is not a Sapwood "
+                         "catalog: name one with catalog=")
     return uri
 
 
-def server_uri(target: SparkSession | str, catalog: str = "sapwood") -> str:
+def server_uri(target: SparkSession | str, catalog: str | None = None) -> str:
     """The catalog server's root URI, from a URI or from a session's catalog."""
     return server_root(target if isinstance(target, str) else _catalog_uri(target, catalog))
 
 
-def catalog_credential(target: SparkSession | str, catalog: str = "sapwood",
+def catalog_credential(target: SparkSession | str, catalog: str | None = None,
                        credential: str | None = None) -> str | None:
     """``credential`` if given, else the one the session's catalog uses (None
     for a URI or a catalog without one): the helpers then act as that catalog's
     principal."""
     if credential is not None or isinstance(target, str):
         return credential
-    return target.conf.get(f"spark.sql.catalog.{catalog}.credential", None) or None
+    name = session_catalog(target, catalog)
+    return target.conf.get(f"spark.sql.catalog.{name}.credential", None) or None
 
 
-def catalog_ref(spark: SparkSession, catalog: str = "sapwood") -> str:
+def catalog_ref(spark: SparkSession, catalog: str | None = None) -> str:
     """The ref spec a session's catalog reads (``main``, ``etl``, ``main*…``)."""
     tail = _catalog_uri(spark, catalog).rstrip("/").split("/iceberg", 1)[1]
     return unquote(tail.lstrip("/")) or "main"
 
 
 def pinned_catalog(spark: SparkSession, ref: str, as_of: datetime | str | int | None = None,
-                   catalog: str = "sapwood") -> str:
+                   catalog: str | None = None) -> str:
     """A catalog of ``spark`` on ``ref`` (at ``as_of``), defined once per spec."""
     spec = ref_spec(ref, as_of)
     # Readable, and unique per spec ('a-b' and 'a_b' must not share a catalog).
     digest = hashlib.sha256(spec.encode()).hexdigest()[:8]
-    name = f"{catalog}__{re.sub(r'[^A-Za-z0-9]', '_', spec)}_{digest}"
+    name = f"{session_catalog(spark, catalog)}__{re.sub(r'[^A-Za-z0-9]', '_', spec)}_{digest}"
     if spark.conf.get(f"spark.sql.catalog.{name}", None) is None:
         add_catalog(spark, name, server_uri(spark, catalog), ref, as_of,
                     credential=catalog_credential(spark, catalog))
@@ -72,17 +83,17 @@ def pinned_catalog(spark: SparkSession, ref: str, as_of: datetime | str | int | 
 
 def read_view(spark: SparkSession, name: str, ref: str | None = None,
               as_of: datetime | str | int | None = None,
-              catalog: str = "sapwood") -> DataFrame:
+              catalog: str | None = None) -> DataFrame:
     """View ``name`` (``ns.v``) as a DataFrame: on the session's catalog, or on
     ``ref`` and/or as of ``as_of`` (a zoned datetime, ISO-8601 text or epoch ms)."""
     if ref is None and as_of is None:
-        return spark.table(f"`{catalog}`.{quoted(name)}")
+        return spark.table(f"`{session_catalog(spark, catalog)}`.{quoted(name)}")
     base = ref or catalog_ref(spark, catalog).split("*", 1)[0]
     return spark.table(f"`{pinned_catalog(spark, base, as_of, catalog)}`.{quoted(name)}")
 
 
 def view_history(spark: SparkSession, name: str, ref: str = "main",
-                 catalog: str = "sapwood", credential: str | None = None) -> DataFrame:
+                 catalog: str | None = None, credential: str | None = None) -> DataFrame:
     """The view's audit on ``ref``, oldest version first: when each version was
     current, the commit that brought it, its author, its SQL per dialect, and
     for a restored version where it came from."""
@@ -96,13 +107,13 @@ def view_history(spark: SparkSession, name: str, ref: str = "main",
 
 
 def create_branch(target: SparkSession | str, name: str, from_ref: str = "main",
-                  catalog: str = "sapwood", credential: str | None = None) -> str:
+                  catalog: str | None = None, credential: str | None = None) -> str:
     """Create branch ``name`` at ``from_ref``; returns its hash."""
     return versioning_client(target, catalog, credential).create_branch(name, from_ref)
 
 
 def merge(target: SparkSession | str, source: str, into: str = "main",
-          message: str | None = None, catalog: str = "sapwood",
+          message: str | None = None, catalog: str | None = None,
           credential: str | None = None) -> dict[str, Any]:
     """Merge ``source`` into ``into``; raises CatalogError (409) on a conflict,
     (403) without merge-into on ``into``."""
@@ -110,13 +121,13 @@ def merge(target: SparkSession | str, source: str, into: str = "main",
 
 
 def diff(target: SparkSession | str, from_ref: str, to_ref: str,
-         catalog: str = "sapwood", credential: str | None = None) -> list[dict[str, Any]]:
+         catalog: str | None = None, credential: str | None = None) -> list[dict[str, Any]]:
     """Keys that differ from ``from_ref`` to ``to_ref``: ``{key, change, type}``."""
     return versioning_client(target, catalog, credential).diff(from_ref, to_ref)
 
 
 def restore(target: SparkSession | str, keys: list[str], source: str, branch: str = "main",
-            dry_run: bool = False, catalog: str = "sapwood",
+            dry_run: bool = False, catalog: str | None = None,
             credential: str | None = None) -> dict[str, Any]:
     """Make ``keys`` on ``branch`` as they were at ``source`` (``ref``,
     ``ref@hash`` or ``ref*instant``; spark.session.ref_spec builds one from a
@@ -127,14 +138,14 @@ def restore(target: SparkSession | str, keys: list[str], source: str, branch: st
 
 
 def revert(target: SparkSession | str, commits: list[str], branch: str = "main",
-           parent: int = 1, dry_run: bool = False, catalog: str = "sapwood",
+           parent: int = 1, dry_run: bool = False, catalog: str | None = None,
            credential: str | None = None) -> dict[str, Any]:
     """Undo ``commits`` (a merge against its ``parent``) in one new commit."""
     return versioning_client(target, catalog, credential).revert(commits, branch, parent,
                                                                  dry_run)
 
 
-def versioning_client(target: SparkSession | str, catalog: str,
+def versioning_client(target: SparkSession | str, catalog: str | None,
                       credential: str | None) -> Versioning:
     return Versioning(server_uri(target, catalog),
                       credential=catalog_credential(target, catalog, credential))

@@ -9,30 +9,18 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
-from spark.embedded import sapwood_command
+from tests.docs_blocks import readme_tour, user_bin
 from tests.server import serving
-
-README = Path(__file__).resolve().parents[1] / "README.md"
-
-
-def tour_script() -> str:
-    text = README.read_text()
-    section = text[text.index("## A five-minute tour"):]
-    m = re.search(r"```bash\n(.*?)```", section, re.S)
-    assert m, "the tour has no bash block"
-    return m.group(1)
 
 
 def test_the_readme_tour_runs_on_a_fresh_catalog(tmp_path: Path) -> None:
-    script = tour_script()
+    tour = readme_tour()
+    assert tour.lang == "bash", tour
+    script = tour.body
     assert "sapwood branch create etl" in script
-    bin_dir = tmp_path / "bin"  # `python` and `sapwood` as a user's venv has them
-    bin_dir.mkdir()
-    (bin_dir / "python").symlink_to(sys.executable)
-    (bin_dir / "sapwood").symlink_to(sapwood_command()[0])
+    bin_dir = user_bin(tmp_path / "bin")
     with serving(f"sqlite:///{tmp_path / 'sapwood.db'}", tmp_path / "srv") as server:
         host = server.base.removeprefix("http://")
         body = script.replace("127.0.0.1:8181", host).replace("localhost:8181", host)

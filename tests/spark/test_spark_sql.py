@@ -143,6 +143,20 @@ def test_helpers_read_view_history_and_refuse_a_conflicting_merge(spark, server:
     assert [tuple(r) for r in sw.read_view(spark, "helpers.v").collect()] == [(7,)]
 
 
+def test_helpers_default_to_the_sessions_current_catalog(spark, server: Server):
+    """Without ``catalog=``, a helper uses the catalog unqualified names resolve
+    in (docs/spark.md makes its session with ``catalog="etl"``)."""
+    spark.sql("USE spark_catalog")
+    try:
+        with pytest.raises(ValueError, match="current catalog 'spark_catalog' is not a "
+                                             "Sapwood catalog: name one with catalog="):
+            sw.diff(spark, "main", "main")
+        assert sw.diff(spark, "main", "main", catalog="sapwood") == []
+    finally:
+        spark.sql("USE sapwood")
+    assert sw.diff(spark, "main", "main") == []
+
+
 def test_spark_sends_no_idempotency_key(spark, server: Server):
     """docs/iceberg-rest.md says Iceberg 1.10's REST client sends no
     Idempotency-Key: its writes, through a proxy that records what it is sent.

@@ -10,6 +10,8 @@ commit that put the view is read at that commit; consecutive commits that left
 the current version alone (properties, renames, the merge commit that carried
 it over) collapse into one entry. "Became current" is the version-log time
 in that commit's metadata (the catalog's clock), else the commit's time.
+Each version's status is the one it had when it became current (at the
+commit that brought it); the page's is the view's at the ref now.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 from pyiceberg.view.metadata import ViewMetadata, ViewVersion
 
 from catalog.service import Catalog
+from catalog.view_status import status
 from core.commits import Commit, OpKind, ResolvedRef
 from core.content import IcebergView, MaterializedView
 from core.errors import bad_request, no_such_view
@@ -28,6 +31,7 @@ from core.keys import ContentKey
 from core.mv.metadata import Refresh
 from core.refs import RefSpec
 from core.sql.stored import DialectAnalysis
+from core.sql.validity import ViewStatus
 from core.views import current_version, sql_representations
 from store.refs import clamp_page_size, decode_token, encode_token
 
@@ -57,6 +61,8 @@ class AuditEntry:
     summary: dict[str, str]
     default_namespace: list[str]
     analysis: list[DialectAnalysis]
+    # Whether it held when it became current (catalog.view_status).
+    status: ViewStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +74,8 @@ class ViewHistory:
     # The page token of the next page (None: the last page).
     token: str | None
     resolved: ResolvedRef
+    # Whether the view holds at the ref now (catalog.view_status).
+    status: ViewStatus
     # A materialized view's refreshes, oldest first (None for a view).
     refreshes: list[Refresh] | None = None
 
@@ -111,7 +119,8 @@ def view_history(catalog: Catalog, ref: RefSpec, key: ContentKey, since_ms: int 
                 if len(out) == size:
                     token = encode_token(current.commit.hash)
                     break
-                out.append(_entry(current, step.became_ms, before.version if before else None))
+                out.append(_entry(catalog, current, step.became_ms,
+                                  before.version if before else None))
             before = current
         current = step
     else:
@@ -119,11 +128,12 @@ def view_history(catalog: Catalog, ref: RefSpec, key: ContentKey, since_ms: int 
             if len(out) == size:
                 token = encode_token(current.commit.hash)
             else:
-                out.append(_entry(current, None, before.version if before else None))
+                out.append(_entry(catalog, current, None, before.version if before else None))
     # A materialized view's refreshes: every one is kept in the file at the head.
     refreshes = (list(catalog.files.mv(view.metadata_location).refreshes)
                  if isinstance(view, MaterializedView) else None)
-    return ViewHistory(key, view.id, view.type, out, token, resolved, refreshes)
+    return ViewHistory(key, view.id, view.type, out, token, resolved,
+                       status(catalog, f"@{resolved.hash}", view), refreshes)
 
 
 def _step(catalog: Catalog, commit: Commit, content_id: str) -> _Step | None:
@@ -153,7 +163,8 @@ def _sql(v: ViewVersion) -> dict[str, str]:
     return {r.dialect.lower(): r.sql for r in sql_representations(v)}
 
 
-def _entry(step: _Step, until_ms: int | None, before: ViewVersion | None) -> AuditEntry:
+def _entry(catalog: Catalog, step: _Step, until_ms: int | None, before: ViewVersion | None,
+           ) -> AuditEntry:
     sql = _sql(step.version)
     old = _sql(before) if before else {}
     diffs = {}
@@ -165,4 +176,5 @@ def _entry(step: _Step, until_ms: int | None, before: ViewVersion | None) -> Aud
             tofile=f"v{step.version.version_id}/{dialect}"))
     return AuditEntry(step.version.version_id, step.became_ms, until_ms, step.key, step.commit,
                       sql, diffs, dict(step.version.summary),
-                      list(step.version.default_namespace), list(step.content.analysis or []))
+                      list(step.version.default_namespace), list(step.content.analysis or []),
+                      status(catalog, f"@{step.commit.hash}", step.content))

@@ -1,8 +1,9 @@
 """The change feed as the rest of the stack reads it: the store's events
 (store.events) as CloudEvents 1.0 documents (structured mode, built with
 the ``cloudevents`` library), with what each change did per key — for a
-table its snapshot and the snapshot's summary, for a view its version and
-dialects, for a materialized view its refresh — and only what the reader
+table its snapshot and the snapshot's summary, for a view its version,
+dialects and status at that commit (catalog.view_status), for a
+materialized view its refresh — and only what the reader
 may see: events on references it may read, keys it may not read removed,
 and an event left with nothing not shown at all."""
 
@@ -17,11 +18,13 @@ from cloudevents.conversion import to_dict
 from cloudevents.http import CloudEvent
 
 from catalog.service import Catalog
+from catalog.view_status import statuses
 from core.content import IcebergTable, IcebergView, MaterializedView
 from core.errors import InvalidInputError
 from core.instants import format_instant, from_micros
 from core.keys import ContentKey
 from core.mv.metadata import view_part
+from core.sql.validity import Readable, ViewStatus
 from store.events import KINDS, StoredEvent
 
 TYPE_PREFIX = "dev.sapwood."
@@ -112,7 +115,7 @@ class Feed:
                    if (visible is None or visible(tuple(op["key"])))
                    and (key is None or tuple(op["key"]) == key.elements)]
             if ops or (visible is None and key is None):
-                commits.append({**c, "operations": self._detailed(c["hash"], ops)})
+                commits.append({**c, "operations": self._detailed(c["hash"], ops, visible)})
         if e.kind.startswith("reference."):
             if key is not None:
                 return None
@@ -188,10 +191,12 @@ class Feed:
                                               source(), e.seq, time_iso))
         return runs
 
-    def _detailed(self, commit_hash: str, ops: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _detailed(self, commit_hash: str, ops: Sequence[dict[str, Any]],
+                  visible: Readable | None = None) -> list[dict[str, Any]]:
         """Each PUT with what its value says: a table's snapshot and summary,
-        a view's version and dialects. A commit garbage collection removed
-        keeps what the event stored."""
+        a view's version, dialects and status at the commit (its reasons as
+        ``visible`` may see them). A commit garbage collection removed keeps
+        what the event stored."""
         puts = [op for op in ops if op["op"] == "PUT"]
         if not puts:
             return list(ops)
@@ -203,11 +208,24 @@ class Feed:
             values = reader.load_contents(entries.values())
         except Exception:
             return list(ops)
+        put = {tuple(op["key"]): values.get(e.value_hash) for op in ops
+               if (e := entries.get(tuple(op["key"]))) is not None}
+        views = {k: v for k, v in put.items() if isinstance(v, IcebergView | MaterializedView)}
+        try:
+            status = statuses(self.catalog, f"@{commit_hash}", views) if views else {}
+        except Exception:  # a base's metadata file gone since (gc): no status to give
+            status = {}
         out = []
         for op in ops:
-            entry = entries.get(tuple(op["key"]))
-            value = values.get(entry.value_hash) if entry is not None else None
-            out.append({**op, **self._value_facts(value)} if value is not None else op)
+            key = tuple(op["key"])
+            value = put.get(key)
+            if value is None:
+                out.append(op)
+                continue
+            facts = self._value_facts(value)
+            if key in status:
+                facts |= _status_facts(status[key].seen_by(visible))
+            out.append({**op, **facts})
         return out
 
     def _value_facts(self, value: Any) -> dict[str, Any]:
@@ -231,3 +249,7 @@ class Feed:
                                     "storageSnapshotId": value.snapshot_id}
             return facts
         return {}
+
+
+def _status_facts(s: ViewStatus) -> dict[str, Any]:
+    return {"status": s.status, "reasons": list(s.reasons)}

@@ -168,7 +168,7 @@ class IcebergEvents:
         out = []
         for key, op in zip(keys, ops, strict=True):
             extra = {k: op[k] for k in ("snapshotId", "summary", "metadataLocation", "versionId",
-                                         "dialects", "refresh") if k in op}
+                                         "dialects", "status", "reasons", "refresh") if k in op}
             if op["op"] == "PUT":
                 value = after.get(key)
                 if value is None:

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from catalog.analysis import Resolver
 from catalog.invalidation import primary
 from catalog.service import Catalog
+from catalog.view_status import status
 from core.content import IcebergTable, IcebergView, MaterializedView
 from core.keys import ContentKey
 from core.mv.freshness import Freshness, TableNow, freshness
 from core.mv.metadata import MaterializedViewMetadata
-from core.sql.validity import reasons
 
 MAX_DEPTH = 32
 
@@ -70,12 +69,9 @@ def view_version(c: IcebergView | MaterializedView | None) -> int | None:
 def freshness_at(catalog: Catalog, at: str, c: MaterializedView,
                  mv: MaterializedViewMetadata, now_ms: int) -> Freshness:
     """Whether the stored rows of ``c`` are fresh at commit ``at``."""
-    a = primary(c)
-    invalid = ["the view's SQL could not be analysed"]
-    if a is not None:
-        resolve = Resolver(catalog, at)
-        resolve.many([tuple(d.key) for d in a.dependencies])  # one store lookup, not one each
-        invalid = reasons(a, resolve)
+    st = status(catalog, at, c)
+    invalid = (list(st.reasons) if st.status == "invalid" else [] if st.status == "ok"
+               else ["the view's SQL could not be analysed"])
     found = bases(catalog, at, c)
     tables = {str(k): (table_now(catalog, t) if t is not None else None)
               for k, t in found.tables.items()}

@@ -31,5 +31,6 @@ def audit_view(request: Request, ref: str, key: str, since: str | None = None,
         to_micros(parse_instant(since)) // 1000 if since else None,
         to_micros(parse_instant(until)) // 1000 if until else None, page_token, max_records)
     guard = guard_of(request)
-    return json_response(redact.audit(view_history_json(page), guard.key_filter(request, spec)
-                                      if guard is not None else None))
+    readable = guard.key_filter(request, spec) if guard is not None else None
+    return json_response(redact.audit(view_history_json(redact.history(page, readable)),
+                                      readable))

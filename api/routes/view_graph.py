@@ -16,15 +16,16 @@ from api.deps import json_response, principal
 from api.paths import ref_param
 from api.routes.trees import store_of
 from api.v2 import redact
-from api.v2.shapes import effective_json
-from catalog.service import Who
+from api.v2.shapes import effective_json, status_json
+from catalog.service import Catalog, Who
 from catalog.targets import target
+from catalog.view_status import primary, status, statuses
 from catalog.view_versions import add_representation, recompile
 from core.commits import ResolvedRef
 from core.content import Content, IcebergView, MaterializedView
 from core.errors import ContentNotFoundError, NoSuchViewError
 from core.keys import ContentKey
-from core.sql.stored import DialectAnalysis
+from core.sql.validity import ViewStatus
 from store import Store
 
 router = APIRouter(prefix="/api/v2/trees")
@@ -40,20 +41,9 @@ def _view(store: Store, ref: str, key: str) -> tuple[ResolvedRef, IcebergView]:
     return resolved, c  # type: ignore[return-value]
 
 
-def primary(c: Content) -> DialectAnalysis | None:
-    """The analysis that speaks for the view: the first representation that
-    was analysed (its dependencies are the view's)."""
-    found = getattr(c, "analysis", None) or []
-    return next((a for a in found if a.status != "unanalysed"), found[0] if found else None)
-
-
-def analysis_json(a: DialectAnalysis | None,
-                  readable: redact.Readable | None = None) -> dict[str, Any]:
-    if a is None:
-        return {"status": "unanalysed", "reasons": ["written before analysis existed"]}
-    hides = redact.reads_hidden(a.model_dump(by_alias=True), readable)
-    return {"dialect": a.dialect, "status": a.status,
-            "reasons": [redact.HIDDEN_REASON] if hides and a.reasons else a.reasons}
+def analysis_json(s: ViewStatus, readable: redact.Readable | None = None) -> dict[str, Any]:
+    """A view's status at the ref (catalog.view_status), as the caller may see it."""
+    return status_json(redact.status(s, readable))
 
 
 def _readable(request: Request, ref: str) -> redact.Readable | None:
@@ -68,6 +58,7 @@ def view_dependencies(request: Request, ref: str, key: str,
     """Upstream, breadth first: every table and view the view reads, and what
     those views read, down to ``depth`` levels; each once, at its least depth."""
     store = store_of(request)
+    catalog: Catalog = request.app.state.services.catalog
     resolved, view = _view(store, ref, key)
     readable = _readable(request, ref)
     at = f"@{resolved.hash}"
@@ -94,6 +85,8 @@ def view_dependencies(request: Request, ref: str, key: str,
                 else:
                     wanted.append((parent, k, d))
         now = store.contents(at, [k for _, k, _ in wanted]) if wanted else {}
+        views = {k: c for k, c in now.items() if isinstance(c, IcebergView | MaterializedView)}
+        found = statuses(catalog, at, views) if views else {}
         frontier = []
         for parent, k, d in wanted:
             cur = now.get(k)
@@ -102,7 +95,7 @@ def view_dependencies(request: Request, ref: str, key: str,
                      "exists": cur is not None and cur.id == d.content_id}
             out.append(entry)
             if cur is not None and isinstance(cur, IcebergView | MaterializedView):
-                entry |= analysis_json(primary(cur), readable)
+                entry |= analysis_json(found[k], readable)
                 frontier.append((k, cur))
     a = primary(view)
     unresolved = [n for n in (a.unresolved if a else [])
@@ -111,7 +104,8 @@ def view_dependencies(request: Request, ref: str, key: str,
              redact.REDACTED: True}
             for n in (a.unresolved if a else []) if redact.dotted_hidden(readable, n)]
     return json_response({"key": ContentKey.parse(key).elements, "contentId": view.id,
-                          **analysis_json(a, readable), "unresolved": unresolved,
+                          **analysis_json(status(catalog, at, view), readable),
+                          "unresolved": unresolved,
                           "dependencies": out, "effectiveReference": effective_json(resolved)})
 
 
@@ -119,6 +113,7 @@ def view_dependencies(request: Request, ref: str, key: str,
 def view_lineage(request: Request, ref: str, key: str) -> Response:
     """Per output column: the base-table columns its value comes from (through
     nested views), and whether any step computes it."""
+    catalog: Catalog = request.app.state.services.catalog
     resolved, view = _view(store_of(request), ref, key)
     readable = _readable(request, ref)
     a = primary(view)
@@ -127,7 +122,8 @@ def view_lineage(request: Request, ref: str, key: str) -> Response:
          "origins": [{"table": o.table, "column": o.column} for o in f.origins]}, readable)
         for f in (a.field_origins if a else [])]
     return json_response({"key": ContentKey.parse(key).elements, "contentId": view.id,
-                          **analysis_json(a, readable), "columns": columns,
+                          **analysis_json(status(catalog, f"@{resolved.hash}", view),
+                                          readable), "columns": columns,
                           "effectiveReference": effective_json(resolved)})
 
 
@@ -137,6 +133,7 @@ def content_dependents(request: Request, ref: str, key: str,
     """Downstream, breadth first: the views that read this table or view, and
     the views that read those, down to ``depth`` levels; each once."""
     store = store_of(request)
+    catalog: Catalog = request.app.state.services.catalog
     start = ContentKey.parse(key)
     resolved, found = store.lookup(ref_param(ref), [start])
     if start not in found:
@@ -151,15 +148,19 @@ def content_dependents(request: Request, ref: str, key: str,
     while frontier and level < depth:
         level += 1
         nxt = []
+        reached: dict[ContentKey, tuple[ContentKey, Content]] = {}
         for parent in frontier:
             for k, c in sorted(store.dependents(at, parent)[1].items()):
                 if k in seen or redact.hidden(readable, k.elements):
                     continue  # nothing of a view the caller may not read
                 seen.add(k)
                 nxt.append(k)
-                out.append({"key": list(k.elements), "contentId": c.id, "type": c.type,
-                            "depth": level, "via": list(parent.elements),
-                            **analysis_json(primary(c), readable)})
+                reached[k] = (parent, c)
+        now = statuses(catalog, at, {k: c for k, (_, c) in reached.items()}) if reached else {}
+        for k, (parent, c) in reached.items():
+            out.append({"key": list(k.elements), "contentId": c.id, "type": c.type,
+                        "depth": level, "via": list(parent.elements),
+                        **analysis_json(now[k], readable)})
         frontier = nxt
     return json_response({"key": list(start.elements), "contentId": found[start].id,
                           "dependents": out, "effectiveReference": effective_json(resolved)})

@@ -179,10 +179,29 @@ async def ui_tree(request: Request, ref: str, prefix: str | None = None,
         else:
             objects.append({"key": name, "type": entry["type"]})
     effective = got.get("effectiveReference") or {}
+    views = [o["key"] for o in objects if o["type"] in VIEW_TYPES]
+    if views:  # flag the views of this page that do not hold
+        async with Api(request) as api:
+            try:
+                flags = await _view_flags(api, ref, views)
+            except ApiError as e:
+                return failed(request, e)
+        for o in objects:
+            o["status"] = flags.get(o["key"])
     nxt = urlencode({"prefix": prefix or "", "token": got.get("token") or ""})
     return page(request, "tree.html", ref=ref, prefix=prefix, namespaces=namespaces,
                 objects=objects, hash=effective.get("hash", ""), more=bool(got.get("hasMore")),
                 next_query=nxt, base_ref=ref, at=ref.split("*", 1)[1] if "*" in ref else None)
+
+
+VIEW_TYPES = ("ICEBERG_VIEW", "MATERIALIZED_VIEW")
+
+
+async def _view_flags(api: Api, ref: str, keys: list[str]) -> dict[str, str]:
+    """Which of these views do not hold (the status listing): key → invalid
+    or unanalysed."""
+    got = await api.get(f"/api/v2/trees/{seg(ref)}/views", status="all", key=keys)
+    return {".".join(v["key"]): v["status"] for v in got["views"] if v["status"] != "ok"}
 
 
 @router.get("/ui/object/{ref}/{key:path}", response_class=HTMLResponse)
@@ -247,6 +266,7 @@ async def _view(request: Request, api: Api, ref: str, key: str, path: str,
     dependents = await api.get(f"/api/v2/trees/{seg(ref)}/contents/{seg(key)}/dependents")
     lineage = (await api.get(f"/api/v2/trees/{seg(ref)}/views/{seg(key)}/lineage"))["columns"]
     reads = [_dep(d) for d in deps.get("dependencies", [])]
+    holds = {"status": deps["status"], "reasons": deps["reasons"]}
     read_by = [".".join(d["key"]["elements"]) if isinstance(d["key"], dict)
                else ".".join(d["key"]) for d in dependents.get("dependents", [])]
     graph = neighbourhood(ref, key, [d["key"] for d in reads if d["depth"] == 1], read_by)
@@ -259,6 +279,7 @@ async def _view(request: Request, api: Api, ref: str, key: str, path: str,
     return page(request, "view.html", ref=ref, key=key, sql=sql, versions=versions, a=a, b=b,
                 mv=mv, ref_is_branch=not any(c in ref for c in "@*~^"),
                 diff=diff, dependencies=reads, dependents=read_by, graph=graph,
+                holds=holds, unresolved=deps.get("unresolved") or [],
                 lineage=[{"name": c["name"], "derived": c.get("derived"),
                           "origins": [_origin(o) for o in c.get("origins", [])]}
                          for c in lineage])

@@ -16,11 +16,15 @@ None: it may read everything, and the answer is returned as it is).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
-Readable = Callable[[tuple[str, ...]], bool]
-HIDDEN_REASON = "not shown: it concerns objects you may not read"
+from catalog.audit import ViewHistory
+from core.sql.validity import HIDDEN_REASON as HIDDEN_REASON
+from core.sql.validity import Readable as Readable
+from core.sql.validity import ViewStatus
+
 REDACTED = "redacted"
 
 
@@ -80,6 +84,21 @@ def reads_hidden(a: dict[str, Any] | None, readable: Readable | None) -> bool:
         return False
     return any(hidden(readable, d["key"]) for d in a.get("dependencies") or []) or any(
         dotted_hidden(readable, n) for n in a.get("unresolved") or [])
+
+
+def status(s: ViewStatus, readable: Readable | None) -> ViewStatus:
+    """A view's status (catalog.view_status): one neutral reason when the
+    view reads an object the caller may not read."""
+    return s.seen_by(readable)
+
+
+def history(h: ViewHistory, readable: Readable | None) -> ViewHistory:
+    """A view audit page's statuses (the view's now, each version's then)."""
+    if readable is None:
+        return h
+    return replace(h, status=status(h.status, readable),
+                   versions=[replace(v, status=status(v.status, readable))
+                             for v in h.versions])
 
 
 def content(c: dict[str, Any] | None, readable: Readable | None) -> dict[str, Any] | None:

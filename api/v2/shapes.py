@@ -23,6 +23,7 @@ from core.instants import format_instant, from_micros
 from core.keys import ContentKey
 from core.mv.metadata import view_part
 from core.sql.incremental import DELTA, DELTA_RESULT, STORED
+from core.sql.validity import ViewStatus
 from core.views import current_version, sql_representations
 
 
@@ -114,6 +115,11 @@ def page_json(items_name: str, items: list[Any], token: str | None) -> dict[str,
     return {"hasMore": token is not None, "token": token, items_name: items}
 
 
+def status_json(s: ViewStatus) -> dict[str, Any]:
+    """A view's status (catalog.view_status), redacted by the caller."""
+    return {"status": s.status, "reasons": list(s.reasons), "dialect": s.dialect}
+
+
 def _instant_ms(ms: int) -> str:
     return format_instant(from_micros(ms * 1000))
 
@@ -122,6 +128,8 @@ def view_history_json(h: ViewHistory) -> dict[str, Any]:
     """A page of the view audit (api/routes/audit.py)."""
     out: dict[str, Any] = {
         "key": key_json(h.key), "contentId": h.content_id, "type": h.type,
+        # Whether the view holds at the ref now.
+        **status_json(h.status),
         "versions": [audit_entry_json(e) for e in h.versions],
         "hasMore": h.token is not None, "token": h.token}
     if h.refreshes is not None:
@@ -159,10 +167,13 @@ def audit_entry_json(e: AuditEntry) -> dict[str, Any]:
         "summary": e.summary,
         "restoredFrom": restored_from(e.summary),
         "defaultNamespace": e.default_namespace,
+        # Whether it held when it became current.
+        **status_json(e.status),
         # What this version read, as analysed when it was written.
         "analysis": [{"dialect": a.dialect, "status": a.status, "reasons": a.reasons,
                       "dependencies": [{"key": d.key, "contentId": d.content_id,
-                                        "type": d.type} for d in a.dependencies]}
+                                        "type": d.type} for d in a.dependencies],
+                      "unresolved": a.unresolved}
                      for a in e.analysis],
     }
 

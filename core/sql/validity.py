@@ -1,4 +1,5 @@
-"""Whether a view still holds against its bases, and if not, why.
+"""Whether a view still holds against its bases, and if not, why; and the
+one rule that gives a view its status.
 
 A view's analysis records, per object it reads, the content id it read and
 the columns it uses with their types. Checked against what the ref holds
@@ -6,18 +7,33 @@ now, each difference is a reason in words a user acts on: ``table
 sales.orders dropped``, ``column amount no longer exists in sales.orders``,
 ``type of sales.orders.amount changed long → string``. Pure: the caller
 looks up what each key holds now.
+
+A view's status (``status_of``) is its recorded analysis — what was wrong
+when it was written: SQL sqlglot cannot read, a name or a column that does
+not resolve — plus whether what it reads still holds at the ref asked
+about. Every surface (the status listing and ``sapwood views check``, the
+dependency and lineage answers, the audit, the change feed, the UI) shows
+that one result, redacted by ``ViewStatus.seen_by`` for a reader who may
+not read every object the view reads.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from core.sql.model import Key, Relation
-from core.sql.stored import DialectAnalysis, StoredDependency
+from core.sql.stored import DialectAnalysis, Status, StoredDependency
 
 _KIND = {"ICEBERG_TABLE": "table", "ICEBERG_VIEW": "view", "MATERIALIZED_VIEW": "view"}
 
 Lookup = Callable[[tuple[str, ...]], Relation | None]
+# Which keys a reader may read (None: all of them).
+Readable = Callable[[tuple[str, ...]], bool]
+# The one reason shown for a view that reads what its reader may not: a
+# reason is a sentence about several objects, and any of them may be hidden.
+HIDDEN_REASON = "not shown: it concerns objects you may not read"
+NEVER_ANALYSED = "written before analysis existed"
 
 
 def dependency_reasons(dep: StoredDependency, now: Relation | None,
@@ -55,3 +71,46 @@ def reasons(analysis: DialectAnalysis, lookup: Lookup,
         where = moved(dep.content_id) if now is None and moved is not None else None
         out += dependency_reasons(dep, now, where)
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class ViewStatus:
+    """A view's status at a ref, with its reasons (none when ``ok``), and the
+    analysis that speaks for it (None: the view was never analysed)."""
+
+    status: Status
+    reasons: tuple[str, ...]
+    analysis: DialectAnalysis | None
+
+    @property
+    def dialect(self) -> str | None:
+        return self.analysis.dialect if self.analysis is not None else None
+
+    def reads_hidden(self, readable: Readable | None) -> bool:
+        """Whether the view reads (or names, unresolved) a key ``readable`` hides."""
+        a = self.analysis
+        if a is None or readable is None:
+            return False
+        return any(not readable(tuple(d.key)) for d in a.dependencies) or any(
+            not readable(tuple(n.split("."))) for n in a.unresolved)
+
+    def seen_by(self, readable: Readable | None) -> ViewStatus:
+        """As a reader who may not read everything the view reads sees it:
+        the status, with one neutral reason."""
+        if self.reasons and self.reads_hidden(readable):
+            return ViewStatus(self.status, (HIDDEN_REASON,), self.analysis)
+        return self
+
+
+def status_of(analysis: DialectAnalysis | None, lookup: Lookup,
+              moved: Callable[[str], Key | None] | None = None) -> ViewStatus:
+    """The view's status: ``unanalysed`` when sqlglot could not read it (or
+    it predates analysis); else what its analysis found wrong when it was
+    written, then what no longer holds against ``lookup`` (the ref asked
+    about): ``invalid`` when either says anything, ``ok`` when neither does."""
+    if analysis is None:
+        return ViewStatus("unanalysed", (NEVER_ANALYSED,), None)
+    if analysis.status == "unanalysed":
+        return ViewStatus("unanalysed", tuple(analysis.reasons), analysis)
+    why = tuple(dict.fromkeys([*analysis.reasons, *reasons(analysis, lookup, moved)]))
+    return ViewStatus("invalid" if why else "ok", why, analysis)

@@ -169,3 +169,32 @@ def test_the_ui_shows_the_name_only(server: Server) -> None:
             assert secret not in page.text, (key, secret)
     lineage = ui.get("/ui/object/main/sales.v_hr").text
     assert "hr.salaries (not readable)" in lineage and "sales.t.v" in lineage
+
+
+def test_a_view_status_about_hidden_objects_is_one_neutral_reason(server: Server) -> None:
+    """The status of a view that names a hidden object (``hr.nope``, which
+    does not exist) is the same everywhere, and for ``sales`` everywhere the
+    neutral reason: the listing, the dependency and lineage answers, the
+    audit, the change feed and the UI page."""
+    people: People = server.people  # type: ignore[attr-defined]
+    for who, reason in (("sales", "not shown: it concerns objects you may not read"),
+                        ("reader", "hr.nope does not exist")):
+        http = client(server, who)
+        view = f"{V2}/views/sales.v_missing"
+        listed = {tuple(v["key"]): v for v in http.get(f"{V2}/views").json()["views"]}
+        audit = http.get(f"{view}/history").json()
+        events = http.get("/api/v2/events", params={"key": "sales.v_missing"}).json()
+        (op,) = [op for e in events["events"] for c in e["data"]["commits"]
+                 for op in c["operations"] if op["key"] == ["sales", "v_missing"]]
+        seen = [listed[("sales", "v_missing")], http.get(f"{view}/dependencies").json(),
+                http.get(f"{view}/lineage").json(), audit, audit["versions"][-1], op]
+        for doc in seen:
+            assert (doc["status"], doc["reasons"]) == ("invalid", [reason]), (who, doc)
+        ui = httpx.Client(base_url=server.base, follow_redirects=True, timeout=30)
+        ui.post("/ui/login", data={"client_id": people.keys[who], "next": "/ui"})
+        page = ui.get("/ui/object/main/sales.v_missing").text
+        assert '<span class="badge invalid">invalid</span>' in page
+        assert f"<li>{reason}</li>" in page
+        if who == "sales":
+            assert "hr.nope does not exist" not in page
+            assert "hr.nope does not exist" not in json.dumps([audit, events])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import io
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -67,18 +67,10 @@ def test_every_spark_block_has_its_given() -> None:
 
 
 @pytest.fixture(scope="module")
-def jvm(spark_ready: None) -> Iterator[SparkSession]:
-    """One JVM for the module: a session with the Iceberg jars and no catalog."""
-    from pyspark.sql import SparkSession
-
-    from spark.session import base_conf
-
-    builder = SparkSession.builder.appName("sapwood-docs")
-    for k, v in base_conf().items():
-        builder = builder.config(k, v)
-    s = builder.getOrCreate()
-    yield s
-    s.stop()
+def jvm(spark_jvm: SparkSession) -> SparkSession:
+    """The worker's one Spark (tests/spark/conftest.py), never stopped here:
+    later modules share it."""
+    return spark_jvm
 
 
 def as_a_new_process(jvm: SparkSession) -> None:

@@ -121,8 +121,8 @@ def fsck(store: Store, memory_budget: int = DEFAULT_BUDGET,
         memory_budget //= 2
         ctx = multiprocessing.get_context("spawn")
         results: multiprocessing.Queue[tuple[list[Problem], int]] = ctx.Queue()
-        worker = ctx.Process(target=_change_index_in_worker, args=(store.db.url, results),
-                             daemon=True)
+        worker = ctx.Process(target=_change_index_in_worker,
+                             args=(store.db.url, memory_budget // 8, results), daemon=True)
         worker.start()
     # Its own reader, its caches an eighth of the budget: everything is read
     # from the database (not from what this process wrote), and a running
@@ -169,7 +169,7 @@ def fsck(store: Store, memory_budget: int = DEFAULT_BUDGET,
     if worker is None:
         report.index_rows = check_change_index(
             store.db, lambda kind, where, detail: report.add(Problem(kind, where, detail)),
-            progress)
+            progress, memory_budget // 8)
         return report
     while True:  # the worker's answer; a worker that died answers nothing
         try:
@@ -186,12 +186,13 @@ def fsck(store: Store, memory_budget: int = DEFAULT_BUDGET,
     return report
 
 
-def _change_index_in_worker(url: str, results: Any) -> None:
+def _change_index_in_worker(url: str, cache_bytes: int, results: Any) -> None:
     """The change-index check, in a process of its own (fsck's ``parallel``)."""
     db = Database(url)
     found: list[Problem] = []
     try:
-        rows = check_change_index(db, lambda k, w, d: found.append(Problem(k, w, d)))
+        rows = check_change_index(db, lambda k, w, d: found.append(Problem(k, w, d)),
+                                  cache_bytes=cache_bytes)
     except Exception as e:  # the parent reports it as a finding, not a hang
         found.append(Problem("change-index-check-failed", "worker", f"{type(e).__name__}: {e}"))
         rows = 0

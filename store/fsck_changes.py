@@ -35,6 +35,7 @@ _BATCH = 500
 _FULL_BATCH = 25
 _PAGE = 5_000
 _BUCKETS = 256
+MERGE_CACHE_BYTES = 64 * 1024 * 1024
 _SELECT_FULL = select(*COMMIT_COLUMNS).where(
     COMMITS.c.hash.in_(bindparam("hashes", expanding=True)))
 Row = tuple[object, ...]
@@ -66,12 +67,14 @@ def _row_hash(row: Row) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big")
 
 
-def check_change_index(db: Database, report: Report, progress: Progress = None) -> int:
-    """Compare the index with the commits; returns the number of rows checked."""
+def check_change_index(db: Database, report: Report, progress: Progress = None,
+                       cache_bytes: int = MERGE_CACHE_BYTES) -> int:
+    """Compare the index with the commits; returns the number of rows checked.
+    ``cache_bytes``: what the commits a merge brings in may hold."""
     done: dict[str, Ancestry] = {}
     want = _Digests()
     checked = 0
-    for _, rows in _wanted(db, done, progress):
+    for _, rows in _wanted(db, done, progress, cache_bytes):
         for row in rows:
             want.add(row)
         checked += 1 + len(rows)
@@ -91,7 +94,7 @@ def check_change_index(db: Database, report: Report, progress: Progress = None) 
     for row in _rows(db, CHANGES):
         have.add(row)
     for b in want.differing(have):
-        wanted = {row for _, rows in _wanted(db, {}, None) for row in rows
+        wanted = {row for _, rows in _wanted(db, {}, None, cache_bytes) for row in rows
                   if bucket(row) == b}
         held = {row for row in _rows(db, CHANGES) if bucket(row) == b}
         for row in sorted(wanted - held, key=str):
@@ -120,8 +123,8 @@ def _rows(db: Database, table: Table) -> Iterator[Row]:
         after = tuple(last[list(table.c).index(c)] for c in pk)
 
 
-def _wanted(db: Database, done: dict[str, Ancestry],
-            progress: Progress) -> Iterator[tuple[CommitRecord, list[Row]]]:
+def _wanted(db: Database, done: dict[str, Ancestry], progress: Progress,
+            cache_bytes: int) -> Iterator[tuple[CommitRecord, list[Row]]]:
     """Every commit (parents first) with the posting rows it should have;
     ``done`` collects each one's ancestry."""
     with db.read() as conn:
@@ -129,7 +132,7 @@ def _wanted(db: Database, done: dict[str, Ancestry],
     # Merges read the commits their source side brings in: a few recent ones
     # (bounded by bytes too: a bulk commit's operations are megabytes).
     cache: LRU[str, CommitRecord] = LRU(
-        500, 64 * 1024 * 1024, lambda r: 1_000 + 8 * len(r._ops_raw or ""))
+        500, cache_bytes, lambda r: 1_000 + 8 * len(r._ops_raw or ""))
 
     def load(h: str) -> CommitRecord:
         rec = cache.get(h)

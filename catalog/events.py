@@ -92,7 +92,7 @@ class Feed:
             for e in stored:
                 shown = self._shown(e, q.key, may_read_ref, keys_of)
                 if shown is not None and lineage:
-                    shown = self._lineage(e, shown)
+                    shown = self._lineage(e, shown, keys_of)
                 if shown is None:
                     after = e.seq
                     continue
@@ -139,14 +139,18 @@ class Feed:
         shown: dict[str, Any] = to_dict(event)
         return shown
 
-    def _lineage(self, e: StoredEvent, shown: dict[str, Any]) -> dict[str, Any] | None:
+    def _lineage(self, e: StoredEvent, shown: dict[str, Any],
+                 keys_of: KeyFilter | None = None) -> dict[str, Any] | None:
         """The OpenLineage events of the view versions and refreshes this
-        change wrote (None: none)."""
+        change wrote (None: none), redacted for the reader as the routes
+        redact (core.redact)."""
+        visible = keys_of(e.ref) if keys_of is not None else None
         runs = []
         for c in shown["data"].get("commits", []):
             for op in c["operations"]:
                 if op["op"] == "PUT" and op.get("type") in ("ICEBERG_VIEW", "MATERIALIZED_VIEW"):
-                    runs += self._view_runs(e, c, ContentKey(tuple(op["key"])), shown["time"])
+                    runs += self._view_runs(e, c, ContentKey(tuple(op["key"])), shown["time"],
+                                            visible)
         if not runs:
             return None
         event = CloudEvent({"id": str(e.seq), "source": source(), "type": LINEAGE,
@@ -156,7 +160,7 @@ class Feed:
         return out
 
     def _view_runs(self, e: StoredEvent, commit: dict[str, Any], key: ContentKey,
-                   time_iso: str) -> list[dict[str, Any]]:
+                   time_iso: str, visible: Readable | None = None) -> list[dict[str, Any]]:
         """A run for a view version this commit wrote (its version differs
         from the one before), and one for a refresh it brought."""
         # Imported here: openlineage-python costs a quarter of a second to
@@ -181,14 +185,14 @@ class Feed:
         runs = []
         if type(before) is not type(value) or before.version_id != value.version_id:
             runs.append(view_run_event(value, key.elements, schema, e.ref, source(), e.seq,
-                                       time_iso))
+                                       time_iso, visible))
         if isinstance(value, MaterializedView) and mv is not None and value.refresh_id >= 0 and (
                 not isinstance(before, MaterializedView)
                 or before.refresh_id != value.refresh_id):
             refresh = mv.current_refresh()
             if refresh is not None and refresh.refresh_id == value.refresh_id:
                 runs.append(refresh_run_event(value, key.elements, schema, refresh, e.ref,
-                                              source(), e.seq, time_iso))
+                                              source(), e.seq, time_iso, visible))
         return runs
 
     def _detailed(self, commit_hash: str, ops: Sequence[dict[str, Any]],

@@ -22,6 +22,10 @@ class _Extension(BaseModel):
 class ColumnOrigin(_Extension):
     table: list[str] = Field(min_length=1)
     column: str = Field(min_length=1)
+    # The views the value passes through, the one the view's SQL names first
+    # (absent: the SQL reads the table itself, or the origin was recorded
+    # before the way was; core.redact).
+    via: list[list[str]] | None = None
 
 
 class FieldOrigin(_Extension):

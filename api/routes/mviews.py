@@ -25,8 +25,9 @@ from catalog.mv_refresh import refresh_plan
 from catalog.mviews import Definition, Described
 from catalog.service import Who
 from catalog.targets import Target, target
+from catalog.view_status import primary
 from core.auth import Privilege
-from core.content import ContentType
+from core.content import Content, ContentType
 from core.errors import bad_request
 from core.keys import ContentKey
 from core.mv.freshness import Freshness
@@ -64,8 +65,15 @@ def _described(request: Request, t: Target, d: Described) -> Response:
     doc = mv_summary_json(d)
     readable = _readable(request, t)
     if readable is not None:
-        doc = {**doc, "refreshes": redact.refreshes(doc["refreshes"], readable)}
+        doc = {**doc, "refreshes": redact.refreshes(doc["refreshes"], readable,
+                                                    _dependencies(d.content))}
     return json_response(doc)
+
+
+def _dependencies(c: Content | None) -> list[dict[str, Any]]:
+    """What the view's SQL reads (its analysis), as core.redact takes it."""
+    a = primary(c) if c is not None else None
+    return [d.model_dump(by_alias=True, exclude_none=True) for d in a.dependencies] if a else []
 
 
 @router.post("/{ref}/materialized-views")
@@ -114,9 +122,11 @@ def drop_materialized_view(request: Request, ref: str, key: str,
 async def materialized_view_freshness(request: Request, ref: str, key: str) -> Response:
     svc = request.app.state.services
     t = _target(ref, key)
-    fresh, now, meta, hides = await run_in_threadpool(_freshness, svc, t,
-                                                      _readable(request, t))
-    doc = redact.freshness(fresh.to_json(now), fresh.subjects, hides, _readable(request, t))
+    readable = _readable(request, t)
+    fresh, now, meta, hides, deps = await run_in_threadpool(_freshness, svc, t, readable)
+    current = meta.current_refresh()
+    doc = redact.freshness(fresh.to_json(now), fresh.subjects, hides, readable, deps,
+                           current.views if current is not None else ())
     return json_response({"key": list(t.key.elements), "atMs": now,
                           "maxStalenessMs": meta.max_staleness_ms(),
                           "servedFromStorage": fresh.servable(meta.max_staleness_ms()),
@@ -124,12 +134,13 @@ async def materialized_view_freshness(request: Request, ref: str, key: str) -> R
 
 
 def _freshness(svc: Any, t: Target, readable: redact.Readable | None,
-               ) -> tuple[Freshness, int, MaterializedViewMetadata, bool]:
+               ) -> tuple[Freshness, int, MaterializedViewMetadata, bool, list[dict[str, Any]]]:
     fresh, now, meta = svc.mviews.freshness(t)
+    c = svc.catalog.get(t.ref, t.key)
     hides = readable is not None and any(
         redact.reads_hidden(a.model_dump(by_alias=True), readable)
-        for a in (svc.catalog.get(t.ref, t.key).analysis or []))
-    return fresh, now, meta, hides
+        for a in (c.analysis or []))
+    return fresh, now, meta, hides, _dependencies(c)
 
 
 @router.get("/{ref}/materialized-views/{key}/refresh-plan")

@@ -117,10 +117,8 @@ def view_lineage(request: Request, ref: str, key: str) -> Response:
     resolved, view = _view(store_of(request), ref, key)
     readable = _readable(request, ref)
     a = primary(view)
-    columns = [redact.field_origin(
-        {"name": f.name, "derived": f.derived,
-         "origins": [{"table": o.table, "column": o.column} for o in f.origins]}, readable)
-        for f in (a.field_origins if a else [])]
+    columns = redact.lineage(a.model_dump(by_alias=True, exclude_none=True) if a else None,
+                             readable)
     return json_response({"key": ContentKey.parse(key).elements, "contentId": view.id,
                           **analysis_json(status(catalog, f"@{resolved.hash}", view),
                                           readable), "columns": columns,

@@ -274,7 +274,9 @@ class _Tracer:
                 return Lineage()
             if rel.kind == TABLE:
                 return Lineage((Origin(rel.key, col.name),), False)
-            return rel.lineage.get(col.name, Lineage((), True))
+            lin = rel.lineage.get(col.name, Lineage((), True))
+            return Lineage(tuple(Origin(o.table, o.column, (rel.key, *o.via))
+                                 for o in lin.origins), lin.derived)
         return Lineage()
 
 

@@ -13,10 +13,15 @@ TABLE, VIEW = "table", "view"
 
 @dataclass(frozen=True, slots=True, order=True)
 class Origin:
-    """One base-table column."""
+    """One base-table column, and the views its value passes through on the
+    way (``via``: the one the SQL names first; empty when the SQL reads the
+    table itself). Redaction needs the way, not only the end: an answer
+    about a view stops at the first object on it the reader may not read
+    (core.redact)."""
 
     table: Key
     column: str
+    via: tuple[Key, ...] = ()
 
     def dotted(self) -> str:
         return ".".join((*self.table, self.column))

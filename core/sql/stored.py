@@ -43,8 +43,9 @@ class DialectAnalysis(_Model):
     field_origins: list[FieldOrigin] = Field([], alias="fieldOrigins")
 
     def lineage(self) -> dict[str, Lineage]:
-        return {f.name: Lineage(tuple(sorted(Origin(tuple(o.table), o.column)
-                                             for o in f.origins)), f.derived)
+        return {f.name: Lineage(tuple(sorted(
+                    Origin(tuple(o.table), o.column, tuple(tuple(k) for k in o.via or ()))
+                    for o in f.origins)), f.derived)
                 for f in self.field_origins}
 
 
@@ -60,7 +61,8 @@ def stored(a: Analysis, kinds: dict[tuple[str, ...], str] | None = None) -> Dial
                              field_ids=dict(d.ids) if d.ids else None)
             for d in a.dependencies]
     origins = [FieldOrigin(name=name, derived=lin.derived,
-                           origins=[ColumnOrigin(table=list(o.table), column=o.column)
+                           origins=[ColumnOrigin(table=list(o.table), column=o.column,
+                                                 via=[list(k) for k in o.via] or None)
                                     for o in lin.origins])
                for name, lin in a.columns]
     return DialectAnalysis(dialect=a.dialect, status="invalid" if a.problems else "ok",

@@ -95,11 +95,14 @@ def test_racing_writers_never_show_a_later_event_first(store_url: str) -> None:
         def follow() -> None:
             after = 0
             while True:
+                # Read before asking: a page read after the writers stopped
+                # is the last one (an empty page read before it is not).
+                done = stop.is_set()
                 events, _ = stores[4].events.page(after, 7)
                 seen.extend(e.seq for e in events)
                 if events:
                     after = events[-1].seq
-                elif stop.is_set():
+                elif done:
                     return
 
         threads = [threading.Thread(target=write, args=(i,)) for i in range(4)]

@@ -18,6 +18,7 @@ from starlette.concurrency import run_in_threadpool
 
 from api.auth.errors import Forbidden
 from api.auth.guard import PRINCIPAL, guard_of
+from api.headers import AUTHOR_HEADER, MESSAGE_HEADER
 from api.idempotency import answering, once_of
 from api.paths import request_ref
 from catalog.delegation.service import StorageAccess
@@ -32,8 +33,6 @@ from core.keys import ContentKey
 from core.refs import RefSpec
 
 T = TypeVar("T")
-MESSAGE_HEADER = "Sapwood-Commit-Message"
-AUTHOR_HEADER = "Sapwood-Commit-Author"
 
 
 @dataclass(frozen=True, slots=True)

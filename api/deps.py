@@ -30,6 +30,7 @@ from catalog.views import Views
 from catalog.webhooks import WebhookService
 from core.auth import Privilege
 from core.keys import ContentKey
+from core.numbers import INT64_MAX
 from core.refs import RefSpec
 
 T = TypeVar("T")
@@ -141,4 +142,6 @@ def identifiers_response(keys: list[ContentKey], token: str | None) -> Response:
 
 # Paging query parameters, as the spec spells them.
 PageToken = Annotated[str | None, Query(alias="pageToken")]
-PageSize = Annotated[int | None, Query(alias="pageSize", ge=1)]
+PageSize = Annotated[int | None, Query(alias="pageSize", ge=1, le=INT64_MAX)]
+# The versioning API's page size (Nessie's name).
+MaxRecords = Annotated[int | None, Query(alias="maxRecords", ge=1, le=INT64_MAX)]

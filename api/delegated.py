@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 from api.answers import ANSWERS, matches, tag
 from api.auth.guard import VIA_VIEWS, guard_of
 from api.deps import Call, json_response, principal
+from api.headers import DELEGATION_HEADER
 from api.observe.access import STORAGE
 from api.paths import quote_ref
 from catalog.commands import Loaded
@@ -26,7 +27,7 @@ from catalog.targets import Target
 from core.auth import Privilege
 from core.errors import ForbiddenError
 
-HEADER = "x-iceberg-access-delegation"
+HEADER = DELEGATION_HEADER
 _CONFIG_TAIL = b'"config":{}}'
 
 READ_ONLY = frozenset({Access.READ})

@@ -18,6 +18,7 @@ from starlette.concurrency import run_in_threadpool
 
 from api.auth.errors import Forbidden
 from api.auth.guard import PRINCIPAL, guard_of
+from api.headers import AUTHOR_HEADER, MESSAGE_HEADER
 from api.idempotency import answering, once_of
 from api.paths import request_ref
 from catalog.delegation.service import StorageAccess
@@ -29,11 +30,10 @@ from catalog.views import Views
 from catalog.webhooks import WebhookService
 from core.auth import Privilege
 from core.keys import ContentKey
+from core.numbers import INT64_MAX
 from core.refs import RefSpec
 
 T = TypeVar("T")
-MESSAGE_HEADER = "Sapwood-Commit-Message"
-AUTHOR_HEADER = "Sapwood-Commit-Author"
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,4 +142,6 @@ def identifiers_response(keys: list[ContentKey], token: str | None) -> Response:
 
 # Paging query parameters, as the spec spells them.
 PageToken = Annotated[str | None, Query(alias="pageToken")]
-PageSize = Annotated[int | None, Query(alias="pageSize", ge=1)]
+PageSize = Annotated[int | None, Query(alias="pageSize", ge=1, le=INT64_MAX)]
+# The versioning API's page size (Nessie's name).
+MaxRecords = Annotated[int | None, Query(alias="maxRecords", ge=1, le=INT64_MAX)]

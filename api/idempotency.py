@@ -5,7 +5,9 @@ Every mutating route is wrapped (``OnceRoute``; the authenticated routes
 check their rule first, so a key belongs to a principal). A request with a
 key is looked up by (principal, key): a kept answer is sent again without
 running anything (``Idempotent-Replayed: true``), unless the request differs
-(method, path, query or body), which is the spec's 422. Otherwise it runs;
+(``fingerprint``: the reference it resolves to, the route, its parameters,
+query, body and the headers that change what it does), which is the spec's
+422 and runs nothing. Otherwise it runs;
 a write it makes records the key and its answer in the commit's own
 transaction (store.idempotency), so the record exists if and only if the
 commit landed. Answers of requests that committed nothing are recorded
@@ -20,28 +22,38 @@ its answer (``KeyTakenError``).
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
+import json
 import re
 import time
 import weakref
 from collections.abc import Callable, Coroutine
 from typing import Any
+from urllib.parse import parse_qsl, unquote
 
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
 
+from api.asgi import Scope
 from api.auth.guard import PRINCIPAL, AuthRoute
 from api.errors import answer_for
-from core.errors import UnprocessableError, bad_request
+from api.headers import MEANINGFUL_HEADERS
+from api.paths import BASE, request_ref
+from core.errors import SapwoodError, UnprocessableError, bad_request
+from core.refs import parse_ref
 from store.idempotency import Answer, IdempotencyKeys, KeyTakenError, Once, Recorded
 
 HEADER = "Idempotency-Key"
 REPLAYED = "Idempotent-Replayed"
 ONCE = "sapwood.once"  # the request's Once, in its scope
 MUTATING = frozenset({"POST", "PUT", "DELETE"})
-# Routes that change nothing in the catalog: a key is ignored there.
-EXEMPT = frozenset({"oauth_tokens", "report_metrics", "sign_request"})
+# Routes that change nothing in the catalog: a key is ignored there. The
+# queries sent by POST (the events query, many contents at once) answer
+# what is there now; an answer kept for another request is never theirs.
+EXEMPT = frozenset({"oauth_tokens", "report_metrics", "sign_request", "query_events",
+                    "post_contents"})
 # Answers a retry should not be given again: it may well succeed.
 _TRANSIENT = frozenset({401, 408, 425, 429})
 # The spec's key: a UUID (v7 recommended) in its 36-character form.
@@ -61,14 +73,48 @@ def replay(answer: Answer) -> Response:
                     headers=headers)
 
 
-def fingerprint(request: Request, body: bytes) -> str:
+# Fingerprints of this form start with it; a key kept by an older server
+# (a digest of the path as routed, which had lost the Iceberg reference) does
+# not, and cannot be told apart from another request on another reference.
+FINGERPRINT_VERSION = "v2:"
+# Path parameters that name a reference: compared as ref specs.
+_REF_PARAMS = frozenset({"ref", "from_ref", "to_ref"})
+
+
+def fingerprint(request: Request, template: str, principal: str, body: bytes) -> str:
+    """What a key is bound to: the principal, the method, the route (its
+    template), the reference the request resolves to (so the four Iceberg
+    path shapes of one request agree, and two branches never do), the path
+    parameters, the query parameters (sorted by name), the headers that
+    change what a write does, and the body's bytes."""
     scope = request.scope
-    h = hashlib.sha256()
-    for part in (scope["method"].encode(), scope.get("raw_path") or scope["path"].encode(),
-                 scope.get("query_string", b""), body):
-        h.update(len(part).to_bytes(8, "big"))
-        h.update(part)
-    return h.hexdigest()
+    params = {name: _canonical_param(name, value)
+              for name, value in sorted(request.path_params.items())}
+    query = sorted(parse_qsl(scope.get("query_string", b"").decode("latin-1"),
+                             keep_blank_values=True), key=lambda kv: kv[0])
+    headers = {name: request.headers.get(name) for name in MEANINGFUL_HEADERS}
+    head = json.dumps([principal, scope["method"], template, _resolved_ref(scope, template),
+                       params, query, headers], separators=(",", ":"))
+    h = hashlib.sha256(head.encode("utf-8", "surrogateescape"))
+    h.update(len(body).to_bytes(8, "big"))
+    h.update(body)
+    return FINGERPRINT_VERSION + base64.urlsafe_b64encode(h.digest()).decode().rstrip("=")
+
+
+def _resolved_ref(scope: Scope, template: str) -> str | None:
+    """The Iceberg routes' reference (base path or prefix, as api.paths
+    reads it; ``None`` elsewhere: the versioning API names it in the path)."""
+    return str(request_ref(scope)) if template.startswith(BASE) else None
+
+
+def _canonical_param(name: str, value: Any) -> str:
+    text = unquote(str(value))
+    if name in _REF_PARAMS:
+        try:
+            return str(parse_ref(text))
+        except SapwoodError:  # the route answers 400 for it
+            return text
+    return text
 
 
 class KeyLocks:
@@ -101,7 +147,7 @@ def answering(request: Request, shape: Callable[[Any], Response]) -> Callable[[A
     return shape
 
 
-def idempotent(handler: Handler, route_name: str) -> Handler:
+def idempotent(handler: Handler, route_name: str, template: str) -> Handler:
     if route_name in EXEMPT:
         return handler
 
@@ -117,7 +163,8 @@ def idempotent(handler: Handler, route_name: str) -> Handler:
         lifetime_s: int = state.idempotency_lifetime_s
         found = request.scope.get(PRINCIPAL)
         who = found.name if found is not None else "anonymous"
-        digest = fingerprint(request, await request.body())
+        digest = fingerprint(request, template, who, await request.body())
+
         async def find() -> Recorded | None:
             # A read like any other: on the event loop for SQLite (api.deps.Call.read).
             if state.services.inline_reads:
@@ -149,10 +196,18 @@ def idempotent(handler: Handler, route_name: str) -> Handler:
 
 
 def _kept(kept: Recorded, digest: str, key: str) -> Response:
+    if not kept.fingerprint.startswith(FINGERPRINT_VERSION):
+        # Kept before the key was bound to the reference: replaying it could
+        # answer for a write made on another branch, so nothing is replayed.
+        raise UnprocessableError(
+            f"{HEADER} {key} was recorded by an earlier version of the server, which cannot "
+            "tell whether it was this request (on this reference); nothing was done: if the "
+            "first request's answer was lost, check its outcome, and use a new key")
     if kept.fingerprint != digest:
         raise UnprocessableError(
-            f"{HEADER} {key} was already used for a different request (another method, "
-            "path or body); a new operation needs a new key")
+            f"{HEADER} {key} was already used for a different request (another reference, "
+            "method, path, query, body or commit header); nothing was done: a new operation "
+            "needs a new key")
     return replay(kept.answer)
 
 
@@ -169,7 +224,8 @@ class OnceRoute(APIRoute):
 
     def get_route_handler(self) -> Handler:
         handler = super().get_route_handler()
-        return idempotent(handler, self.name) if (self.methods or set()) & MUTATING else handler
+        return idempotent(handler, self.name, self.path) \
+            if (self.methods or set()) & MUTATING else handler
 
 
 class CheckedOnceRoute(AuthRoute):
@@ -178,4 +234,5 @@ class CheckedOnceRoute(AuthRoute):
 
     def inner_handler(self) -> Handler:
         handler = super().inner_handler()
-        return idempotent(handler, self.name) if (self.methods or set()) & MUTATING else handler
+        return idempotent(handler, self.name, self.path) \
+            if (self.methods or set()) & MUTATING else handler

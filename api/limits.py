@@ -19,6 +19,7 @@ from catalog.limits import MAX_PATH_DEPTH as MAX_PATH_DEPTH
 from catalog.limits import TABLE_FORMATS as TABLE_FORMATS
 from catalog.limits import unsupported_format as unsupported_format
 from core.keys import MAX_ELEMENTS, MAX_LENGTH
+from core.numbers import INT64_MAX, INT64_MIN
 from core.refs import MAX_ANCESTORS
 from core.sql import budget as sql_budget
 from store.refs import MAX_PAGE
@@ -50,6 +51,10 @@ MAX_PAGE_SIZE = MAX_PAGE
 MAX_KEY_ELEMENTS = MAX_ELEMENTS
 MAX_KEY_CHARS = MAX_LENGTH
 MAX_REF_ANCESTORS = MAX_ANCESTORS
+# Any integer a request carries (core.numbers: declared on each parameter and
+# field, and checked in PyIceberg's models of a body).
+MIN_INTEGER = INT64_MIN
+MAX_INTEGER = INT64_MAX
 # How much SQL is analysed (core.sql.budget: over these, a view is stored
 # unanalysed, a materialized view refused).
 MAX_ANALYSED_SQL_CHARS = sql_budget.MAX_SQL_CHARS

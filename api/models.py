@@ -38,6 +38,8 @@ from catalog.commands import (
     TableCommit,
     ViewCommit,
 )
+from catalog.iceberg_events import MAX_PAGE
+from core.numbers import INT64_MAX, out_of_range
 from core.views import ViewRequirement, ViewUpdate
 
 
@@ -51,9 +53,15 @@ class _Request(BaseModel):
         # some malformed input (a default of the wrong type, a snapshot without
         # its fields); while a body is parsed they are the request's fault.
         try:
-            return handler(data)
+            parsed = handler(data)
         except (TypeError, KeyError, AttributeError, IndexError) as e:
             raise ValueError(f"{type(e).__name__}: {e}") from None
+        # PyIceberg's models take any integer (ids, timestamps, sizes): one
+        # past the 64-bit range would fail in the store or in a client.
+        wrong = out_of_range(parsed)
+        if wrong is not None:
+            raise ValueError(wrong)
+        return parsed
 
 
 def _strings(value: object) -> object:
@@ -254,8 +262,10 @@ class QueryEventsRequest(_Request):
     12584), the fields it settled; catalog.iceberg_events says what each does."""
 
     continuation_token: str | None = Field(None, alias="continuation-token", max_length=40)
-    page_size: int = Field(100, alias="page-size")
-    after_timestamp_ms: int | None = Field(None, alias="after-timestamp-ms", ge=0)
+    page_size: int = Field(100, alias="page-size", ge=1, le=MAX_PAGE)
+    # The feed keeps microseconds: a millisecond instant it can hold.
+    after_timestamp_ms: int | None = Field(None, alias="after-timestamp-ms", ge=0,
+                                           le=INT64_MAX // 1000)
     operation_types: list[str] = Field([], alias="operation-types", max_length=64)
     catalog_objects_by_name: list[list[str]] = Field(
         [], alias="catalog-objects-by-name", max_length=1000)

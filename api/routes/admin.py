@@ -12,7 +12,7 @@ from fastapi.concurrency import run_in_threadpool
 
 from api.deps import json_response
 from catalog.fsck_files import FilesCheck, check_files
-from catalog.gc import collect_all
+from catalog.gc import MIN_WRITE_WINDOW_S, collect_all
 from catalog.reports import fsck_json, gc_json
 from catalog.service import Catalog
 from store.fsck import FsckReport, fsck
@@ -25,7 +25,8 @@ router = APIRouter(prefix="/api/v2/admin")
 async def run_gc(request: Request, dry_run: bool = Query(False, alias="dryRun"),
                  grace_seconds: float | None = Query(None, alias="graceSeconds", ge=0,
                                                     le=MAX_GRACE_S),
-                 window_seconds: float | None = Query(None, alias="writeWindowSeconds"),
+                 window_seconds: float | None = Query(None, alias="writeWindowSeconds",
+                                                     ge=MIN_WRITE_WINDOW_S, le=MAX_GRACE_S),
                  ) -> Response:
     catalog: Catalog = request.app.state.services.catalog
     store_report, files_report = await run_in_threadpool(

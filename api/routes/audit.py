@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Query, Request, Response
 
 from api.auth.guard import guard_of
-from api.deps import json_response
+from api.deps import MaxRecords, json_response
 from api.paths import ref_param
 from api.v2 import redact
 from api.v2.shapes import view_history_json
@@ -20,7 +20,7 @@ router = APIRouter(prefix="/api/v2/trees")
 def audit_view(request: Request, ref: str, key: str, since: str | None = None,
                until: str | None = None,
                page_token: str | None = Query(None, alias="pageToken"),
-               max_records: int | None = Query(None, alias="maxRecords", ge=1)) -> Response:
+               max_records: MaxRecords = None) -> Response:
     """The versions the view has had on the ref, oldest first, a page at a
     time (``maxRecords``, default 100; ``pageToken`` from ``token``); ``since``
     and ``until`` (instants) keep the versions current at some point between."""

@@ -8,7 +8,7 @@ from urllib.parse import unquote
 from fastapi import APIRouter, Query, Request, Response
 
 from api.auth.guard import guard_of
-from api.deps import json_response
+from api.deps import MaxRecords, json_response
 from api.paths import ref_param
 from api.routes.trees import store_of
 from api.v2.redact import Readable
@@ -24,6 +24,7 @@ from api.v2.shapes import (
 from core.auth import Privilege
 from core.errors import ContentNotFoundError
 from core.keys import ContentKey
+from core.numbers import INT64_MAX
 from core.refs import RefSpec
 
 router = APIRouter(prefix="/api/v2/trees")
@@ -32,9 +33,9 @@ router = APIRouter(prefix="/api/v2/trees")
 @router.get("/{ref}/entries")
 def entries(request: Request, ref: str,
             page_token: str | None = Query(None, alias="pageToken"),
-            max_records: int | None = Query(None, alias="maxRecords", ge=1),
+            max_records: MaxRecords = None,
             prefix_key: str | None = Query(None, alias="prefixKey"),
-            depth: int | None = Query(None, ge=1),
+            depth: int | None = Query(None, ge=1, le=INT64_MAX),
             content: bool = False) -> Response:
     """Keys at the ref, in key order; ``prefixKey`` keeps those below a
     namespace, ``depth`` those at most that many levels below it (1: its
@@ -100,7 +101,7 @@ def post_contents(request: Request, ref: str, body: ContentsBody) -> Response:
 @router.get("/{from_ref}/diff/{to_ref}")
 def diff(request: Request, from_ref: str, to_ref: str,
          page_token: str | None = Query(None, alias="pageToken"),
-         max_records: int | None = Query(None, alias="maxRecords", ge=1)) -> Response:
+         max_records: MaxRecords = None) -> Response:
     store = store_of(request)
     to_spec = ref_param(to_ref)
     guard = guard_of(request)

@@ -19,13 +19,15 @@ from catalog.events import MAX_WAIT_S, Feed, FeedQuery
 from catalog.iceberg_events import EventsQuery, IcebergEvents
 from core.errors import InvalidInputError
 from core.keys import ContentKey
+from core.numbers import INT64_MAX
 from core.refs import parse_ref
 
 router = APIRouter()
 
 
 @router.get("/api/v2/events")
-async def list_events(request: Request, after: Annotated[int, Query(ge=0)] = 0,
+async def list_events(request: Request,
+                      after: Annotated[int, Query(ge=0, le=INT64_MAX)] = 0,
                       max_records: Annotated[int, Query(alias="maxRecords", ge=1, le=1000)] = 100,
                       types: str | None = None, ref: str | None = None, key: str | None = None,
                       wait: Annotated[float, Query(ge=0, le=MAX_WAIT_S)] = 0) -> Response:

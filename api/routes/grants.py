@@ -4,13 +4,16 @@ grant|protect`` commands write."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from api.deps import json_response
 from api.routes.trees import store_of
 from catalog.access import grants_json
+from core.numbers import INT64_MAX
 from store.auth import AuthData
 
 router = APIRouter(prefix="/api/v2/auth")
@@ -46,7 +49,8 @@ def add_grant(request: Request, body: GrantBody) -> Response:
 
 
 @router.delete("/grants/{grant_id}")
-def revoke_grant(request: Request, grant_id: int) -> Response:
+def revoke_grant(request: Request,
+                 grant_id: Annotated[int, Path(ge=1, le=INT64_MAX)]) -> Response:
     auth = store_of(request).auth
     auth.revoke_grant(grant_id)
     return _answer(auth.current())

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Query, Request, Response
 
 from api.auth.guard import guard_of
-from api.deps import commit_author, json_response, principal
+from api.deps import MaxRecords, commit_author, json_response, principal
 from api.idempotency import answering, once_of
 from api.paths import ref_param
 from api.routes.trees import name_and_hash, require, require_on_protected, store_of
@@ -29,10 +31,11 @@ from core.commits import (
     RefType,
     Unchanged,
 )
-from core.content import parse_content
+from core.content import Content, parse_content
 from core.errors import bad_request
 from core.instants import parse_instant, to_micros
 from core.keys import ContentKey
+from core.numbers import out_of_range
 from core.sql.budget import Deadline
 
 router = APIRouter(prefix="/api/v2/trees/{ref}/history")
@@ -41,7 +44,7 @@ router = APIRouter(prefix="/api/v2/trees/{ref}/history")
 @router.get("")
 def history(request: Request, ref: str,
             page_token: str | None = Query(None, alias="pageToken"),
-            max_records: int | None = Query(None, alias="maxRecords", ge=1),
+            max_records: MaxRecords = None,
             fetch: str | None = None, author: str | None = None, key: str | None = None,
             since: str | None = None, until: str | None = None) -> Response:
     """First-parent history, newest first. ``fetch=ALL`` adds each commit's
@@ -64,11 +67,24 @@ def _operation(op: OperationBody) -> Operation:
     if op.type == "PUT":
         if op.content is None:
             raise bad_request(f"PUT of '{key}' has no content")
-        expected = parse_content(op.expected_content) if op.expected_content else None
-        return Put(key, parse_content(op.content), expected)
+        expected = _content(op.expected_content, "expectedContent") \
+            if op.expected_content else None
+        return Put(key, _content(op.content, "content"), expected)
     if op.type == "DELETE":
-        return Delete(key, parse_content(op.expected_content) if op.expected_content else None)
+        return Delete(key, _content(op.expected_content, "expectedContent")
+                      if op.expected_content else None)
     return Unchanged(key)
+
+
+def _content(payload: dict[str, Any], field: str) -> Content:
+    """A content value a commit names; its ids (snapshotId, versionId, …)
+    are checked here rather than in core's model, which also reads what the
+    store holds."""
+    content = parse_content(payload)
+    wrong = out_of_range(content, field)
+    if wrong is not None:
+        raise bad_request(f"invalid content: {wrong}")
+    return content
 
 
 def _analysed(catalog: Catalog, branch: str, op: Operation, deadline: Deadline) -> Operation:

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query, Request, Response
 
 from api.auth.errors import Forbidden
 from api.auth.guard import guard_of
-from api.deps import json_response, principal
+from api.deps import MaxRecords, json_response, principal
 from api.idempotency import answering, once_of
 from api.paths import ref_param
 from api.v2.requests import ReferenceBody
@@ -76,7 +76,7 @@ DEFAULT_REFS_PAGE = 250
 
 @router.get("/trees")
 def list_references(request: Request, page_token: str | None = Query(None, alias="pageToken"),
-                    max_records: int | None = Query(None, alias="maxRecords", ge=1),
+                    max_records: MaxRecords = None,
                     prefix: str | None = Query(None, max_length=256),
                     fetch: str | None = None) -> Response:
     """References in name order, ``DEFAULT_REFS_PAGE`` at a time unless

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 
@@ -18,6 +18,7 @@ from api.ui.format import instant, short, yesno
 from api.ui.graph import neighbourhood
 from api.ui.sql import highlight
 from api.ui.sqldiff import compare
+from core.numbers import INT64_MAX
 
 TEMPLATES = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
 TEMPLATES.env.globals.update(seg=seg, short=short)
@@ -205,8 +206,9 @@ async def _view_flags(api: Api, ref: str, keys: list[str]) -> dict[str, str]:
 
 
 @router.get("/ui/object/{ref}/{key:path}", response_class=HTMLResponse)
-async def ui_object(request: Request, ref: str, key: str, a: int | None = None,
-                    b: int | None = None) -> Response:
+async def ui_object(request: Request, ref: str, key: str,
+                    a: int | None = Query(None, ge=1, le=INT64_MAX),
+                    b: int | None = Query(None, ge=1, le=INT64_MAX)) -> Response:
     async with Api(request) as api:
         try:
             content = (await api.get(f"/api/v2/trees/{seg(ref)}/contents/{seg(key)}"))["content"]

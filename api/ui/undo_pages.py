@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import HTMLResponse
 
 from api.ui.client import Api, ApiError, seg
@@ -46,7 +46,7 @@ async def ui_restore(request: Request) -> Response:
 
 @router.get("/ui/revert", response_class=HTMLResponse)
 async def ui_revert_preview(request: Request, commit: str = "", branch: str = "main",
-                            parent: int = 1) -> Response:
+                            parent: int = Query(1, ge=1, le=16)) -> Response:
     result = None
     if commit:
         async with Api(request) as api:

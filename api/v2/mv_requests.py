@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pyiceberg.schema import Schema
 
 from api.limits import check_properties
 from api.v2.requests import KeyBody
+from core.errors import describe_validation
+from core.numbers import out_of_range
 
 
 class _Body(BaseModel):
@@ -31,6 +33,22 @@ class _Definition(_WithProperties):
     # Iceberg schema JSON of the output columns (an engine's own, e.g. Spark's);
     # without it the columns and types are inferred by sqlglot.
     schema_: dict[str, Any] | None = Field(None, alias="schema")
+
+    @field_validator("schema_")
+    @classmethod
+    def _valid_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        """An Iceberg schema whose ids fit in 64 bits; errors name the field."""
+        if value is not None:
+            try:
+                schema = Schema.model_validate(value)
+            except ValidationError as e:
+                named = describe_validation(e.errors(include_input=False))
+                raise ValueError("Invalid schema: " + named.removeprefix("Invalid request: ")) \
+                    from None
+            wrong = out_of_range(schema)
+            if wrong is not None:
+                raise ValueError(wrong)
+        return value
 
     def iceberg_schema(self) -> Schema | None:
         return None if self.schema_ is None else Schema.model_validate(self.schema_)

@@ -159,4 +159,4 @@ def _refusals(server, http) -> None:  # type: ignore[no-untyped-def]
     assert cli.returncode == 1 and "write window" in cli.stderr, cli.stdout + cli.stderr
     for window in ("0", "9.9", "inf", "nan"):
         bad = http.post("/api/v2/admin/gc", params={"writeWindowSeconds": window})
-        assert bad.status_code == 400 and "write window" in bad.json()["message"], bad.text
+        assert bad.status_code == 400 and "writeWindowSeconds" in bad.json()["message"], bad.text

@@ -196,8 +196,11 @@ def test_the_view_page_says_a_view_does_not_hold(server: Server, http: httpx.Cli
     assert f"<li>{ns}.nowhere does not exist</li>" in page
     assert f"<li>{ns}.nowhere — <strong>does not exist</strong></li>" in page
     assert "nothing the catalog holds" not in page
+    # An empty lineage table says why it is empty (it did not, and looked broken).
+    assert "No column lineage: the view's SQL was not analysed, or does not hold" in page
     fine = ui.get(f"/ui/object/main/{ns}.fine").text
     assert '<span class="badge ok">ok</span>' in fine and 'id="view-reasons"' not in fine
+    assert "No column lineage" not in fine
     browse = ui.get("/ui/tree/main", params={"prefix": ns}).text
     assert re.search(rf'>{ns}\.broken</a> <span class="badge invalid">invalid</span>', browse)
     assert re.search(rf'>{ns}\.fine</a></td>', browse)

@@ -137,7 +137,8 @@ RULES: dict[str, Rule] = {
     **{name: PUBLIC for name in (
         "root", "ui_references", "ui_create_reference", "ui_confirm_delete",
         "ui_delete_reference", "ui_log", "ui_commit", "ui_as_of", "ui_tree", "ui_object",
-        "ui_diff", "ui_merge_preview", "ui_merge", "ui_login_form", "ui_login", "ui_logout",
+        "ui_diff", "ui_merge_preview", "ui_merge", "ui_login_form", "ui_login", "ui_logout_form",
+        "ui_logout",
         "ui_restore_preview", "ui_restore", "ui_revert_preview", "ui_revert")},
     # -- administration -----------------------------------------------------------------
     "run_gc": Rule(Privilege.MANAGE_GRANTS, ref="all"),

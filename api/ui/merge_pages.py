@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import shlex
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
 from api.ui.client import Api, ApiError, seg
-from api.ui.pages import failed, page
+from api.ui.pages import failed, fields, form_post, page
 
 router = APIRouter(include_in_schema=False)
 
@@ -37,12 +37,12 @@ async def ui_merge_preview(request: Request) -> Response:
 
 
 @router.post("/ui/merge", response_class=HTMLResponse)
+@form_post
 async def ui_merge(request: Request) -> Response:
-    raw = (await request.body()).decode("utf-8", errors="replace")
-    fields = parse_qsl(raw, keep_blank_values=True, max_num_fields=1000)
-    one = dict(fields)
+    sent = await fields(request)
+    one = dict(sent)
     frm, into, expected = one.get("from", ""), one.get("into", "main"), one.get("expected", "")
-    chosen = _choices(fields)
+    chosen = _choices(sent)
     async with Api(request) as api:
         try:
             result = await _merge(api, frm, into, chosen, dry_run=False,

@@ -4,6 +4,8 @@ with the API's own message (401: a sign-in link)."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
@@ -12,6 +14,7 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 
+from api.ui import csrf
 from api.ui.changes import change, describe_views
 from api.ui.client import COOKIE, Api, ApiError, seg
 from api.ui.format import instant, short, yesno
@@ -27,10 +30,43 @@ TEMPLATES.env.filters.update(instant=instant, yesno=yesno)
 router = APIRouter(include_in_schema=False)
 
 
-async def form(request: Request) -> dict[str, str]:
-    """An HTML form's fields (urlencoded; no multipart needed)."""
+# A merge form names a key per choice made: room for many.
+MAX_FIELDS = 1000
+
+
+async def fields(request: Request) -> list[tuple[str, str]]:
+    """An HTML form's fields, in order (urlencoded; no multipart needed).
+    ValueError: more than MAX_FIELDS."""
     raw = (await request.body()).decode("utf-8", errors="replace")
-    return dict(parse_qsl(raw, keep_blank_values=True, max_num_fields=32))
+    return parse_qsl(raw, keep_blank_values=True, max_num_fields=MAX_FIELDS)
+
+
+async def form(request: Request) -> dict[str, str]:
+    return dict(await fields(request))
+
+
+Handler = Callable[..., Awaitable[Response]]
+
+
+def form_post(handler: Handler) -> Handler:
+    """A POST of one of the UI's forms: refused (403, the page says why,
+    nothing done) unless it comes from the UI's own page (api.ui.csrf)."""
+
+    @functools.wraps(handler)
+    async def checked(**kw: Any) -> Response:
+        request: Request = kw["request"]
+        try:
+            sent = dict(await fields(request)).get(csrf.FIELD)
+        except ValueError:
+            return page(request, "error.html", status=400, heading="Refused", code=400,
+                        message=f"The form has more than {MAX_FIELDS} fields.", next="")
+        why = csrf.refusal(request, sent)
+        if why is not None:
+            return page(request, "error.html", status=403, heading="Form refused", code=403,
+                        message=f"{why} Nothing was changed.", next="")
+        return await handler(**kw)
+
+    return checked
 
 
 def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -38,7 +74,11 @@ def page(request: Request, template: str, status: int = 200, **context: Any) -> 
     context["signed_in"] = COOKIE in request.cookies
     # An open catalog (no authentication) has nothing to sign in to.
     context["auth_on"] = getattr(request.app.state, "guard", None) is not None
-    return TEMPLATES.TemplateResponse(request, template, context, status_code=status)
+    context["csrf"], new = csrf.issue(request)  # every form of the page carries it
+    response = TEMPLATES.TemplateResponse(request, template, context, status_code=status)
+    if new is not None:
+        csrf.remember(response, new)
+    return response
 
 
 def failed(request: Request, e: ApiError) -> HTMLResponse:
@@ -82,6 +122,7 @@ async def ui_references(request: Request, prefix: str | None = None,
 
 
 @router.post("/ui/refs")
+@form_post
 async def ui_create_reference(request: Request) -> Response:
     f = await form(request)
     name, type, source = f.get("name", ""), f.get("type", "BRANCH"), f.get("source", "main")
@@ -108,6 +149,7 @@ async def ui_confirm_delete(request: Request, name: str) -> Response:
 
 
 @router.post("/ui/refs/{name:path}/delete")
+@form_post
 async def ui_delete_reference(request: Request, name: str) -> Response:
     hash = (await form(request)).get("hash", "")
     async with Api(request) as api:
@@ -320,6 +362,7 @@ async def ui_login_form(request: Request, next: str = "/ui") -> Response:
 
 
 @router.post("/ui/login", response_class=HTMLResponse)
+@form_post
 async def ui_login(request: Request) -> Response:
     """An API key (``sw_…:secret``) or OAuth2 client credentials, exchanged
     at the catalog's token endpoint; the token is kept in an HttpOnly cookie."""
@@ -342,8 +385,16 @@ async def ui_login(request: Request) -> Response:
     return resp
 
 
-@router.get("/ui/logout", include_in_schema=False)
-async def ui_logout() -> Response:
+@router.get("/ui/logout", response_class=HTMLResponse)
+async def ui_logout_form(request: Request) -> Response:
+    """Signing out changes something, so it is a form (a link from another
+    site must not sign the visitor out)."""
+    return page(request, "logout.html")
+
+
+@router.post("/ui/logout")
+@form_post
+async def ui_logout(request: Request) -> Response:
     resp = RedirectResponse("/ui", status_code=303)
     resp.delete_cookie(COOKIE, path="/")
     return resp

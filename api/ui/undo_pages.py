@@ -11,7 +11,7 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import HTMLResponse
 
 from api.ui.client import Api, ApiError, seg
-from api.ui.pages import failed, form, page
+from api.ui.pages import failed, form, form_post, page
 
 router = APIRouter(include_in_schema=False)
 
@@ -31,6 +31,7 @@ async def ui_restore_preview(request: Request, key: str = "", source: str = "",
 
 
 @router.post("/ui/restore", response_class=HTMLResponse)
+@form_post
 async def ui_restore(request: Request) -> Response:
     f = await form(request)
     key, source, branch = f.get("key", ""), f.get("source", ""), f.get("branch", "main")
@@ -60,6 +61,7 @@ async def ui_revert_preview(request: Request, commit: str = "", branch: str = "m
 
 
 @router.post("/ui/revert", response_class=HTMLResponse)
+@form_post
 async def ui_revert(request: Request) -> Response:
     f = await form(request)
     commit, branch = f.get("commit", ""), f.get("branch", "main")

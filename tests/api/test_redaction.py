@@ -22,6 +22,7 @@ import pyarrow as pa
 from tests.api import spark_bodies as sb
 from tests.api.auth_setup import People, set_up
 from tests.api.test_mviews_http import SCHEMA
+from tests.api.ui_forms import sign_in
 from tests.fixtures import BACKENDS, server_fixture
 from tests.server import Server
 
@@ -157,9 +158,7 @@ def test_a_principal_reading_everything_sees_everything(server: Server) -> None:
 
 def test_the_ui_shows_the_name_only(server: Server) -> None:
     people: People = server.people  # type: ignore[attr-defined]
-    ui = httpx.Client(base_url=server.base, follow_redirects=True, timeout=30)
-    r = ui.post("/ui/login", data={"client_id": people.keys["sales"], "next": "/ui"})
-    assert r.status_code == 200 and "Sign out" in r.text, r.text[:300]
+    ui = sign_in(server, people.keys["sales"])
     hidden = secrets(server)
     for key in ("sales.v_hr", "sales.mv_hr", "sales.v_missing"):
         page = ui.get(f"/ui/object/main/{key}")
@@ -190,8 +189,7 @@ def test_a_view_status_about_hidden_objects_is_one_neutral_reason(server: Server
                 http.get(f"{view}/lineage").json(), audit, audit["versions"][-1], op]
         for doc in seen:
             assert (doc["status"], doc["reasons"]) == ("invalid", [reason]), (who, doc)
-        ui = httpx.Client(base_url=server.base, follow_redirects=True, timeout=30)
-        ui.post("/ui/login", data={"client_id": people.keys[who], "next": "/ui"})
+        ui = sign_in(server, people.keys[who])
         page = ui.get("/ui/object/main/sales.v_missing").text
         assert '<span class="badge invalid">invalid</span>' in page
         assert f"<li>{reason}</li>" in page

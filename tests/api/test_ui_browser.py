@@ -12,10 +12,15 @@ A full-page screenshot of every page goes to ``build/ui-screenshots`` (and to
 from __future__ import annotations
 
 import base64
+import html
 import os
 import re
 import shutil
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -118,6 +123,51 @@ def navigate(driver, action) -> None:  # type: ignore[no-untyped-def]
 
     wait.until(replaced)
     wait.until(lambda d: d.execute_script("return document.readyState") == "complete")
+
+
+@contextmanager
+def foreign_page(action: str, fields: dict[str, str]) -> Iterator[str]:
+    """Another site's page on another port of the same host (the same
+    *site*, so SameSite=Strict cookies go along): a form aimed at
+    ``action``. Its URL."""
+    inputs = "".join(f'<input type="hidden" name="{html.escape(k)}" value="{html.escape(v)}">'
+                     for k, v in fields.items())
+    body = (f'<!doctype html><html lang="en"><head><link rel="icon" href="data:,">'
+            f'<title>elsewhere</title></head><body><form method="post" '
+            f'action="{html.escape(action)}">{inputs}<button id="go">Go</button></form>'
+            f"</body></html>").encode()
+
+    class Page(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    site = ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    thread = threading.Thread(target=site.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{site.server_address[1]}/"
+    finally:
+        site.shutdown()
+        site.server_close()
+
+
+def send_foreign_form(driver, url: str) -> str:  # type: ignore[no-untyped-def]
+    """Open the other site's page, press its button: the catalog's answer."""
+    from selenium.webdriver.common.by import By
+
+    driver.get(url)
+    navigate(driver, driver.find_element(By.ID, "go").click)
+    # The refusal's 403, which Chromium logs: expected here, and nothing else.
+    errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    assert all("status of 403" in e["message"] for e in errors), errors
+    return str(driver.page_source)
 
 
 # The SQL of a wide view: one long line, as engines often store it.
@@ -286,6 +336,11 @@ def test_signing_in_from_the_browser(driver, tmp_path_factory) -> None:  # type:
                 == 200
             assert admin.post(f"/iceberg/v1/namespaces/{ns}/tables",
                               json=sb.create_table("t")).status_code == 200
+        # Another site's page signing the browser in (as 'nobody'): refused.
+        with foreign_page(f"{srv.base}/ui/login", {"client_id": people.keys["nobody"],
+                                                    "next": "/ui"}) as url:
+            assert "Form refused" in send_foreign_form(driver, url)
+        assert not [c for c in driver.get_cookies() if c["name"] == "sapwood_ui_token"]
         load(driver, srv, "/ui/tree/main?prefix=sales", "sign-in-needed", status=401)
         # The page's own link: signing in comes back to it.
         navigate(driver, driver.find_element(By.CSS_SELECTOR, "main a[href^='/ui/login']").click)
@@ -300,6 +355,15 @@ def test_signing_in_from_the_browser(driver, tmp_path_factory) -> None:  # type:
         assert "sales.t" in page
         hr = load(driver, srv, "/ui/object/main/hr.t", status=403)
         assert "Not allowed" in hr
+        # Signing out: the navigation's button (a form), then nothing is readable.
+        load(driver, srv, "/ui/tree/main?prefix=sales")
+        navigate(driver, driver.find_element(By.CSS_SELECTOR, "nav form button").click)
+        assert driver.find_element(By.LINK_TEXT, "Sign in")
+        # Back on the references, which ask to sign in (401).
+        assert [e["message"].split(" - ")[0] for e in driver.get_log("browser")
+                if e["level"] == "SEVERE"] == [f"{srv.base}/ui"]
+        assert not [c for c in driver.get_cookies() if c["name"] == "sapwood_ui_token"]
+        load(driver, srv, "/ui/tree/main?prefix=sales", status=401)
 
 
 def test_restore_a_version_and_revert_a_commit_in_the_browser(  # type: ignore[no-untyped-def]
@@ -351,3 +415,15 @@ def test_restore_a_version_and_revert_a_commit_in_the_browser(  # type: ignore[n
     assert http.get(f"{base}/tables/t").status_code == 404
     page = load(driver, server, f"/ui/commit/{head()}")
     assert "sapwood.revert.commits" in page and created in page
+
+
+def test_a_form_on_another_site_is_refused(driver, server: Server) -> None:  # type: ignore[no-untyped-def]
+    """Issue 34: a page on another port of the same host submits a form to
+    the catalog in the visitor's browser: refused, nothing created."""
+    http = httpx.Client(base_url=server.base, timeout=30)
+    load(driver, server, "/ui")  # the visitor has the catalog open (and its cookie)
+    forged = {"name": "forged", "type": "BRANCH", "source": "main", "csrf": "guess"}
+    with foreign_page(f"{server.base}/ui/refs", forged) as url:
+        page = send_foreign_form(driver, url)
+    assert "Form refused" in page and "not from this catalog" in page, page
+    assert http.get("/api/v2/trees/forged").status_code == 404

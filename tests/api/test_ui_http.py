@@ -14,6 +14,7 @@ import httpx
 from tests.api import spark_bodies as sb
 from tests.api.test_pyiceberg import SCHEMA, rows
 from tests.api.test_versioning_http import V2, head
+from tests.api.ui_forms import as_data, browser, hidden_fields, submit
 
 
 def text(r: httpx.Response) -> str:
@@ -35,7 +36,7 @@ def _view(http, ns: str, branch: str = "main") -> str:
 
 
 def test_pages(server, store, http, ns: str) -> None:
-    ui = httpx.Client(base_url=server.base, follow_redirects=True, timeout=30)
+    ui = browser(server)
     t = server.catalog().create_table(f"{ns}.orders", SCHEMA)
     t.append(rows(2))
     server.catalog().load_table(f"{ns}.orders").append(rows(1, start=5))
@@ -51,8 +52,7 @@ def test_pages(server, store, http, ns: str) -> None:
     h = head(http, "main")
     assert (f'<code class="hash" title="{h}">{h[:12]}<span class="rest">{h[12:]}</span></code>'
             in refs)
-    page = text(ui.post("/ui/refs", data={"name": f"ui_{ns}", "type": "BRANCH",
-                                          "source": "main"}))
+    page = text(submit(ui, "/ui", "/ui/refs", name=f"ui_{ns}", type="BRANCH", source="main"))
     assert f"ui_{ns}" in page and store.get_reference(f"ui_{ns}").hash == head(http, "main")
     # Log with a key filter, and a commit's detail.
     log = text(ui.get("/ui/log/main", params={"key": f"{ns}.daily", "author": "bo"}))
@@ -117,15 +117,16 @@ def test_pages(server, store, http, ns: str) -> None:
 
 
 def test_merge_preview_conflict_and_merge(server, store, http, ns: str) -> None:
-    ui = httpx.Client(base_url=server.base, follow_redirects=True, timeout=30)
+    ui = browser(server)
     dev = f"dev_{ns}"
     store.create_reference(dev, source="main")
     base = f"/iceberg/{dev}/v1/namespaces/{ns}"
     assert http.post(f"{base}/tables", json=sb.create_table("fresh")).status_code == 200
     preview = text(ui.get("/ui/merge", params={"from": dev, "into": "main"}))
     assert f"{ns}.fresh" in preview and "APPLIED" in preview and "<button" in preview
-    expected = re.search(r'name="expected" value="([0-9a-f]+)"', preview).group(1)  # type: ignore[union-attr]
-    done = text(ui.post("/ui/merge", data={"from": dev, "into": "main", "expected": expected}))
+    sent = dict(hidden_fields(preview, "/ui/merge"))
+    assert (sent["from"], sent["into"], sent["expected"]) == (dev, "main", head(http, "main"))
+    done = text(ui.post("/ui/merge", data=sent))
     assert "Merged: main is now at" in done
     assert http.get(f"/iceberg/v1/namespaces/{ns}/tables/fresh").status_code == 200
     # A conflict: both sides replace the same view differently.
@@ -148,9 +149,9 @@ def test_merge_preview_conflict_and_merge(server, store, http, ns: str) -> None:
     forced = text(ui.get("/ui/merge", params={"from": other, "into": "main",
                                               "force": f"{ns}.daily"}))
     assert "FORCED" in forced and f"--force {ns}.daily" in forced
-    expected = re.search(r'name="expected" value="([0-9a-f]+)"', forced).group(1)  # type: ignore[union-attr]
-    done = text(ui.post("/ui/merge", data={"from": other, "into": "main", "expected": expected,
-                                           "force": f"{ns}.daily"}))
+    sent = hidden_fields(forced, "/ui/merge")
+    assert ("force", f"{ns}.daily") in sent
+    done = text(ui.post("/ui/merge", data=as_data(sent)))
     assert "Merged: main is now at" in done
     got = http.get(f"/iceberg/v1/namespaces/{ns}/views/daily").json()["metadata"]
     assert sb.current_sql(got) == "SELECT 20 AS n"  # the source's change, forced
@@ -169,9 +170,10 @@ def test_error_pages(server, http, ns: str) -> None:
 
 
 def test_delete_with_confirmation(server, store, http, ns: str) -> None:
-    ui = httpx.Client(base_url=server.base, follow_redirects=True, timeout=30)
+    ui = browser(server)
     store.create_reference(f"gone_{ns}", source="main")
     confirm = text(ui.get(f"/ui/refs/gone_{ns}/delete"))
-    h = re.search(r'name="hash" value="([0-9a-f]+)"', confirm).group(1)  # type: ignore[union-attr]
-    text(ui.post(f"/ui/refs/gone_{ns}/delete", data={"hash": h}))
+    sent = dict(hidden_fields(confirm, f"/ui/refs/gone_{ns}/delete"))
+    assert sent["hash"] == head(http, f"gone_{ns}")
+    text(ui.post(f"/ui/refs/gone_{ns}/delete", data=sent))
     assert http.get(f"{V2}/trees/gone_{ns}").status_code == 404

@@ -1,0 +1,51 @@
+package dev.sapwood.spark;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** Reading the API's JSON into the values Spark rows hold. */
+final class Json {
+    static final ObjectMapper MAPPER = new ObjectMapper();
+
+    private Json() {
+    }
+
+    /** Text, or null for a missing or null field. */
+    static String text(JsonNode node) {
+        return node == null || node.isMissingNode() || node.isNull() ? null : node.asText();
+    }
+
+    static Instant instant(JsonNode node) {
+        String text = text(node);
+        return text == null ? null : Instant.parse(text);
+    }
+
+    /** A key ({@code {"elements": [...]}} or a bare list) as {@code ns.name}. */
+    static String dotted(JsonNode key) {
+        JsonNode elements = key.isArray() ? key : key.path("elements");
+        List<String> parts = new ArrayList<>();
+        for (JsonNode e : elements) {
+            parts.add(e.asText());
+        }
+        return String.join(".", parts);
+    }
+
+    static Map<String, String> strings(JsonNode object) {
+        Map<String, String> out = new LinkedHashMap<>();
+        object.fields().forEachRemaining(e -> out.put(e.getKey(), e.getValue().asText()));
+        return out;
+    }
+
+    static List<String> list(JsonNode array) {
+        List<String> out = new ArrayList<>();
+        for (JsonNode e : array) {
+            out.add(e.asText());
+        }
+        return out;
+    }
+}

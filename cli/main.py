@@ -111,6 +111,28 @@ def spark_setup() -> None:
     typer.echo(f"Iceberg jars for Spark ({how}):")
     for path in jars.paths:
         typer.echo(f"  {path} ({path.stat().st_size / 1e6:.1f} MB)")
+    _sql_extension(list(jars.paths))
+
+
+def _sql_extension(jars: list[Path]) -> None:
+    """Builds Sapwood's Spark SQL extension (once) and prints it with the two
+    settings a plain PySpark needs; without a JDK, says what to install."""
+    from spark.errors import SetupError
+    from spark.extension import CLASS, extension_jar
+    from spark.session import EXTENSIONS
+
+    try:
+        path, built = extension_jar(log=lambda line: typer.echo(line))
+    except SetupError as e:
+        typer.echo(f"note: Sapwood's Spark SQL extension was not built: {e}; "
+                   "the Python helpers work without it")
+        return
+    how = "compiled now" if built else "already compiled"
+    typer.echo(f"Sapwood's Spark SQL extension ({how}):")
+    typer.echo(f"  {path} ({path.stat().st_size / 1e3:.0f} kB)")
+    typer.echo("Settings for a plain Spark session:")
+    typer.echo("  spark.jars=" + ",".join(str(p) for p in [*jars, path]))
+    typer.echo(f"  spark.sql.extensions={EXTENSIONS},{CLASS}")
 
 
 def command() -> typer.Typer:

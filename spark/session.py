@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from spark.errors import SetupError
+from spark.extension import CLASS as SQL_EXTENSION
+from spark.extension import optional_extension_jar
 from spark.jars import java, spark_jars
 
 if TYPE_CHECKING:
@@ -91,12 +93,20 @@ def add_catalog(spark: SparkSession, name: str, uri: str, ref: str = "main",
 
 
 def base_conf(log: Callable[[str], None] = print) -> dict[str, str]:
+    """The JVM-wide settings: the jars and the SQL extensions (static: every
+    session of the JVM has them). Sapwood's SQL extension comes after
+    Iceberg's, when a JDK could build it."""
     java()
-    jars = spark_jars(log)
+    paths = [str(p) for p in spark_jars(log).paths]
+    extensions = EXTENSIONS
+    sql_extension = optional_extension_jar(log)
+    if sql_extension is not None:
+        paths.append(str(sql_extension))
+        extensions += f",{SQL_EXTENSION}"
     return {
         "spark.master": "local[2]",
-        "spark.jars": ",".join(str(p) for p in jars.paths),
-        "spark.sql.extensions": EXTENSIONS,
+        "spark.jars": ",".join(paths),
+        "spark.sql.extensions": extensions,
         "spark.driver.host": "127.0.0.1",
         "spark.driver.bindAddress": "127.0.0.1",
         "spark.ui.enabled": "false",

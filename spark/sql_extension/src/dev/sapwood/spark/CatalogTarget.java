@@ -74,6 +74,16 @@ final class CatalogTarget {
                 properties.getOrDefault("scope", "catalog"));
     }
 
+    /** The catalog's {@code header.<name>} property (names compared as HTTP does). */
+    String header(String name) {
+        for (Map.Entry<String, String> e : properties.entrySet()) {
+            if (e.getKey().equalsIgnoreCase("header." + name)) {
+                return e.getValue();
+            }
+        }
+        return null;
+    }
+
     /** The branch (or tag) name the catalog reads, without {@code @hash} or {@code *T}. */
     String refName() {
         int cut = ref.length();

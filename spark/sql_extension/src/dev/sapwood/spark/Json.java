@@ -25,8 +25,11 @@ final class Json {
         return text == null ? null : Instant.parse(text);
     }
 
-    /** A key ({@code {"elements": [...]}} or a bare list) as {@code ns.name}. */
+    /** A key ({@code {"elements": [...]}}, a bare list, or already text) as {@code ns.name}. */
     static String dotted(JsonNode key) {
+        if (key.isTextual()) {
+            return key.asText();
+        }
         JsonNode elements = key.isArray() ? key : key.path("elements");
         List<String> parts = new ArrayList<>();
         for (JsonNode e : elements) {

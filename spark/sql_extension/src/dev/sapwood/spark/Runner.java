@@ -117,8 +117,12 @@ final class Runner {
         String from = resolve(api, s.at != null ? s.at.on(source) : source)
                 .path("hash").asText();
         String head = resolve(api, into).path("hash").asText();
+        // The merge route takes its author from the body (the Iceberg routes and restore
+        // from the header): the catalog's author header names the merge too.
+        String author = target.header("Sapwood-Commit-Author");
         Map<String, Object> body = Versioning.object("fromRefName", base(source),
-                "fromHash", from, "dryRun", s.dryRun, "returnConflictAsResult", s.dryRun);
+                "fromHash", from, "dryRun", s.dryRun, "returnConflictAsResult", s.dryRun,
+                "commitMeta", author == null ? null : Versioning.object("author", author));
         JsonNode result = api.call("POST", TREES + Versioning.name(into) + "@" + head
                 + "/history/merge", body);
         if (!s.dryRun) {

@@ -6,17 +6,22 @@ credential or headers. What the statements did is checked over HTTP."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import httpx
+import pyarrow as pa
 import pytest
 from pyspark.errors import AnalysisException, ParseException
 
 from tests.api.auth_setup import set_up
 from tests.fixtures import BACKENDS, server_fixture
 from tests.server import Server
-from tests.spark.conftest import rows
+from tests.spark.conftest import REQUIRE_SPARK, rows
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -24,6 +29,7 @@ if TYPE_CHECKING:
 server = server_fixture(BACKENDS, prefix="sql-ext")
 single = server_fixture(prefix="sql-ext-one")
 secured = server_fixture(env={"SAPWOOD_AUTH": "1"}, prepare=set_up, prefix="sql-ext-auth")
+for_dbt = server_fixture(prefix="sql-ext-dbt")
 
 
 def plain(jvm: SparkSession, base: str, **props: str) -> SparkSession:
@@ -248,3 +254,77 @@ def test_credentials_from_the_catalog_and_a_refused_grant(spark_jvm, secured: Se
     token = plain(spark_jvm, secured.base, token=people.keys["reader"])  # a bearer token
     assert ("BRANCH", "etl_x") in {tuple(r)[:2] for r in token.sql("LIST REFERENCES IN sw")
                                    .collect()}
+
+
+@dataclass
+class DbtRun:
+    process: subprocess.Popen[str] | None
+    why_not: str = ""
+
+
+@pytest.fixture(scope="module", autouse=True)
+def dbt_run(spark_ready: None, for_dbt: Server,
+            tmp_path_factory: pytest.TempPathFactory) -> Iterator[DbtRun]:
+    """``dbt run`` of tests/spark/dbt against ``for_dbt``, started with the
+    module's first test so that its Spark starts while the others run; the
+    source table shop.orders is made on main first (PyIceberg)."""
+    from spark.errors import SetupError
+    from spark.session import base_conf
+    from tests.spark.dbt_env import PROJECT, dbt
+
+    try:
+        exe = dbt()
+    except SetupError as e:
+        yield DbtRun(None, str(e))
+        return
+    main = for_dbt.catalog()
+    main.create_namespace("shop")
+    orders = pa.table({"id": pa.array([1, 2, 3], pa.int64()),
+                       "amount": pa.array([3, 8, 12], pa.int64())})
+    main.create_table("shop.orders", orders.schema).append(orders)
+    work = tmp_path_factory.mktemp("dbt")
+    env = {**os.environ, "SAPWOOD_URI": for_dbt.base, "SPARK_LOCAL_IP": "127.0.0.1",
+           "SAPWOOD_SPARK_JARS": base_conf(log=lambda _: None)["spark.jars"],
+           "DBT_TARGET_PATH": str(work / "target"), "DBT_LOG_PATH": str(work / "logs"),
+           "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "DBT_VERSION_CHECK": "false"}
+    process = subprocess.Popen(
+        [str(exe), "run", "--no-use-colors", "--project-dir", str(PROJECT),
+         "--profiles-dir", str(PROJECT)],
+        cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        yield DbtRun(process)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.communicate()
+
+
+def test_a_dbt_project_publishes_through_a_branch_from_its_own_sql(dbt_run: DbtRun,
+                                                                   for_dbt: Server,
+                                                                   spark_jvm):
+    """tests/spark/dbt: on-run-start CREATE BRANCH IF NOT EXISTS / USE
+    REFERENCE, a table and a view model, on-run-end MERGE BRANCH."""
+    if dbt_run.process is None:
+        if REQUIRE_SPARK:
+            pytest.fail(f"SAPWOOD_REQUIRE_SPARK=1 but dbt cannot run here: {dbt_run.why_not}")
+        pytest.skip(f"dbt unavailable: {dbt_run.why_not}")
+    out, _ = dbt_run.process.communicate(timeout=600)
+    assert dbt_run.process.returncode == 0, out[-4000:]
+    assert "Completed successfully" in out
+
+    with httpx.Client(base_url=for_dbt.base, timeout=30) as http:
+        branch = [e["commitMeta"] for e in
+                  http.get("/api/v2/trees/dbt_run/history").json()["logEntries"]]
+        main = [e["commitMeta"] for e in
+                http.get("/api/v2/trees/main/history").json()["logEntries"]]
+    # The models were written on the branch, as dbt; main got them in one merge.
+    assert {m["message"] for m in branch} >= {"create table shop.big_orders",
+                                             "create view shop.revenue"}
+    assert all(m["authors"] == ["dbt"] for m in branch[:2])
+    assert (main[0]["message"], main[0]["authors"]) == ("merge dbt_run into main", ["dbt"])
+    assert [m["message"] for m in main[1:]] == ["update table shop.orders",
+                                                "create table shop.orders",
+                                                "create namespace shop"]
+    spark = plain(spark_jvm, for_dbt.base)
+    assert rows(spark, "SELECT * FROM sw.shop.big_orders") == [(2, 8), (3, 12)]
+    assert rows(spark, "SELECT * FROM sw.shop.revenue") == [(2, 20)]

@@ -1,0 +1,68 @@
+"""dbt for the Spark tests, in a virtual environment of its own
+(tests/spark/dbt/requirements.txt says why it cannot join the test extra).
+
+The venv sees this interpreter's packages (``--system-site-packages``: the
+same pyspark and the same pins) and adds only dbt's, pinned; it lives in the
+user cache under a name that hashes what it holds, so it is built once.
+``python -m tests.spark.dbt_env`` (tests/run.sh) builds it and prints the
+``dbt`` it made."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from spark.errors import SetupError
+from spark.jars import cache_dir
+
+ROOT = Path(__file__).resolve().parents[2]
+PROJECT = Path(__file__).with_name("dbt")
+REQUIREMENTS = PROJECT / "requirements.txt"
+CONSTRAINTS = ROOT / "constraints.txt"
+
+
+def venv_dir() -> Path:
+    pins = [line for line in REQUIREMENTS.read_text().splitlines()
+            if line and not line.startswith("#")]
+    key = hashlib.sha256("\n".join([sys.version, *pins]).encode()).hexdigest()[:12]
+    return cache_dir() / f"dbt-venv-{key}"
+
+
+def dbt() -> Path:
+    """The venv's ``dbt``, installed first if missing; SetupError if pip fails."""
+    venv = venv_dir()
+    exe = venv / "bin" / "dbt"
+    done_marker = venv / ".installed"
+    if done_marker.exists():
+        return exe
+    # A venv's scripts name its own path, so it is built where it lives; a
+    # half-built one (no marker) is built again.
+    shutil.rmtree(venv, ignore_errors=True)
+    overridden = {line.split("==")[0].lower() for line in REQUIREMENTS.read_text().splitlines()
+                  if "==" in line and not line.startswith("#")}
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=venv.parent, prefix=".dbt-") as tmp:
+        # The project's pins, but for the ones this venv must differ in.
+        constraints = Path(tmp) / "constraints.txt"
+        constraints.write_text("".join(
+            line + "\n" for line in CONSTRAINTS.read_text().splitlines()
+            if line.split("==")[0].lower() not in overridden))
+        for step in ([sys.executable, "-m", "venv", "--system-site-packages", str(venv)],
+                     [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
+                      "--disable-pip-version-check", "-c", str(constraints),
+                      "-r", str(REQUIREMENTS)]):
+            done = subprocess.run(step, capture_output=True, text=True, check=False,
+                                  timeout=900)
+            if done.returncode != 0:
+                said = (done.stderr or done.stdout).strip().splitlines()[-3:]
+                raise SetupError(f"could not install dbt into {venv}: " + " ".join(said))
+    done_marker.touch()
+    return exe
+
+
+if __name__ == "__main__":
+    print(dbt())

@@ -41,7 +41,7 @@ import fsspec
 
 from catalog.claims import places
 from catalog.files import MetadataFiles
-from catalog.referenced import references, storage_fields
+from catalog.maintenance.referenced import references, storage_fields
 from core.content import Content
 from core.errors import InvalidInputError, SapwoodError
 from store import Store

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import fsspec
 
 from catalog.files import MetadataFiles
-from catalog.referenced import Need, references
+from catalog.maintenance.referenced import Need, references
 from store import Store
 from store.gc import DEFAULT_GRACE_S, live_contents
 

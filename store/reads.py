@@ -28,15 +28,17 @@ from store.index import KeyIndex
 from store.indexed_history import chain_log, reached_puts
 from store.objects import ObjectReader
 from store.refs import Refs, clamp_page_size, decode_token, encode_token
+from store.retention import Retention
 from store.schema import COMMITS
 from store.state import IndexState, StateIndex
 
 
 class Reads:
     def __init__(self, db: Database, reader: ObjectReader, index: KeyIndex, refs: Refs,
-                 history: History, changes: ChangeIndex) -> None:
+                 history: History, changes: ChangeIndex, retention: Retention) -> None:
         self.db = db
         self.changes = changes
+        self.retention = retention
         self.reader = reader
         self.index = index  # the tree
         self.states = StateIndex(index)  # tree + a commit's delta
@@ -49,9 +51,11 @@ class Reads:
             spec = parse_ref(spec)
         parts = list(spec.parts)
         ref_type: RefType | None = None
+        head: str | None = None
         if spec.hash is not None:
             if spec.name is not None:
-                ref_type = self.refs.get(spec.name).type
+                ref = self.refs.get(spec.name)
+                ref_type, head = ref.type, ref.hash
             h = self.full_hash(spec.hash)
         elif spec.reflog_instant is not None:
             h, ref_type = self.refs.head_at(spec.name, to_micros(spec.reflog_instant))  # type: ignore[arg-type]
@@ -59,8 +63,13 @@ class Reads:
         else:
             ref = self.refs.get(spec.name)  # type: ignore[arg-type]
             h, ref_type = ref.hash, ref.type
+            head = h
         for part in parts:
             h = self._step(spec, h, part)
+        if h != head:
+            # Anything but a head is read only while some reference retains it
+            # (store.retention; free while no policy is set).
+            self.retention.check(h, spec.name)
         return ResolvedRef(h, spec.name, ref_type,
                            writable=spec.is_plain and ref_type is RefType.BRANCH)
 

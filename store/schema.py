@@ -260,6 +260,16 @@ class EventRow(Base):
 EVENTS = _table(EventRow)
 
 
+class RetentionRow(Base):
+    """Retention policies (core.retention), in the order they are matched."""
+
+    __tablename__ = "retention_policies"
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    refs: Mapped[str] = mapped_column(REF_NAME)
+    keep: Mapped[str | None] = mapped_column(String(64))  # ISO-8601, as given
+    keep_commits: Mapped[int | None] = mapped_column(Integer)
+
+
 class WebhookRow(Base):
     """A webhook (catalog.webhooks): where the feed's events go, which ones,
     as whom, and how far delivery got. ``lease_*``: the process delivering
@@ -286,3 +296,4 @@ class WebhookRow(Base):
 
 
 WEBHOOKS = _table(WebhookRow)
+RETENTION = _table(RetentionRow)

@@ -77,7 +77,8 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
         guard = app.state.guard = Guard(store, auth) if auth.configured else None
         if guard is not None:
             views = found.views
-            guard.views_check = lambda ref, chain, key: check_chain(views, ref, chain, key)
+            guard.views_check = lambda ref, chain, key, caller, grants: check_chain(
+                views, ref, chain, key, caller, grants)
         app.state.metrics = metrics
         app.state.idempotency = store.keys
         app.state.idempotency_lifetime_s = settings.idempotency_lifetime_s

@@ -24,7 +24,7 @@ from api.auth.errors import Forbidden, OAuthError, Unauthorized
 from api.auth.policy import RULES, Rule
 from api.auth.tokens import InvalidToken, Verifier, mint, token_response
 from api.paths import namespace_key, ref_param, request_ref
-from catalog.delegation.via_views import parse_chain
+from catalog.delegation.via_views import NotLent, parse_chain
 from catalog.targets import target
 from core.auth import Principal, Privilege
 from core.keys import ContentKey
@@ -51,8 +51,11 @@ class Guard:
         self._raw_keys: dict[bytes, str] = {}
         self._lock = threading.Lock()
         self.inline = store.db.dialect == "sqlite"
-        # Checks a referenced-by chain (ref, views, key); set by the app.
-        self.views_check: Callable[[RefSpec, list[ContentKey], ContentKey], None] | None = None
+        # Checks a referenced-by chain (ref, views, key, what the caller may
+        # read, what a principal may read); set by the app.
+        self.views_check: Callable[[RefSpec, list[ContentKey], ContentKey,
+                                    Callable[[tuple[str, ...]], bool],
+                                    Callable[[str, tuple[str, ...]], bool]], None] | None = None
 
     # -- authentication ------------------------------------------------------------
     def authenticate(self, authorization: str | None) -> tuple[Principal, AuthData]:
@@ -186,23 +189,57 @@ class Guard:
             return
         try:
             self._allow(who, data, rule.privilege, spec, key)
-        except Forbidden:
+        except Forbidden as refused:
             chain = request.query_params.get("referenced-by") if rule.via_views else None
             if not chain or key is None:
                 raise
-            self._through_views(request, who, data, spec, key, chain)
+            try:
+                self._through_views(request, who, data, spec, key, chain)
+            except NotLent:
+                raise refused from None
 
     def _through_views(self, request: Request, who: Principal, data: AuthData, spec: RefSpec,
                        key: tuple[str, ...], chain_text: str) -> None:
         """A read let in by the spec's ``referenced-by``: the caller reads the
         outermost view, and each view of the chain is a definer view that
-        reads the next (catalog.delegation.via_views). Read only."""
+        reads the next and whose definer may read what it reads, by the
+        grants of this request's moment (catalog.delegation.via_views).
+        Read only."""
         chain = parse_chain(chain_text)
         self._allow(who, data, Privilege.READ, spec, chain[0].elements)
         if self.views_check is None:
             raise _forbidden(who, Privilege.READ, spec, key)
-        self.views_check(spec, chain, ContentKey(key))
+
+        def caller_reads(k: tuple[str, ...]) -> bool:
+            return self._reads(who, data, spec, k)
+
+        self.views_check(spec, chain, ContentKey(key), caller_reads, self._grants(data, spec))
         request.scope[VIA_VIEWS] = tuple(str(k) for k in chain)
+
+    def _reads(self, who: Principal, data: AuthData, spec: RefSpec, key: tuple[str, ...],
+               ) -> bool:
+        return any(data.policy.allows(who, Privilege.READ, name, key)
+                   for name in self._names(who, data, Privilege.READ, spec))
+
+    def _grants(self, data: AuthData, spec: RefSpec) -> Callable[[str, tuple[str, ...]], bool]:
+        """Whether a principal, by name, may read a key at ``spec`` with the
+        grants of ``data``: a definer's. Its roles are those the catalog
+        records; a revoked principal, or one the catalog does not know (an
+        identity provider's alone), may read nothing."""
+        known: dict[str, tuple[Principal, list[str]] | None] = {}
+
+        def may_read(name: str, key: tuple[str, ...]) -> bool:
+            if name not in known:
+                rec = data.principals.get(name)
+                p = Principal(name, frozenset(rec.roles)) if rec is not None and rec.active \
+                    else None
+                known[name] = None if p is None else (
+                    p, self._names(p, data, Privilege.READ, spec))
+            hit = known[name]
+            return hit is not None and any(
+                data.policy.allows(hit[0], Privilege.READ, n, key) for n in hit[1])
+
+        return may_read
 
     async def check_async(self, request: Request, rule: Rule) -> None:
         """``check`` from the event loop: inline when the auth data is cached

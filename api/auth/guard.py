@@ -170,7 +170,7 @@ class Guard:
                                 "privilege on every reference")
             return
         if rule.ref == "all":
-            if not data.policy.allows(who, rule.privilege, "*", None):
+            if not data.policy.allows_everywhere(who, rule.privilege):
                 raise Forbidden(f"Principal '{who.name}' lacks the '{rule.privilege.value}' "
                                 "privilege on every reference ('*')")
             return
@@ -306,7 +306,7 @@ class Guard:
         """The privilege on every reference (``*``), as ``ref="all"`` rules ask."""
         who: Principal = request.scope[PRINCIPAL]
         data: AuthData = request.scope[_DATA]
-        return data.policy.allows(who, privilege, "*", None)
+        return data.policy.allows_everywhere(who, privilege)
 
     def allows(self, request: Request, privilege: Privilege, spec: RefSpec,
                key: tuple[str, ...] | None) -> bool:

@@ -27,6 +27,10 @@ _DURATION = re.compile(
 MAX_KEEP_S = 100 * 365 * 86_400
 MAX_KEEP_COMMITS = 2**31 - 1
 MAX_POLICIES = 1000
+# How long gc keeps what a deleted or reset branch held (its reflog entries
+# name it), so the branch can be made again: a week; at most a century.
+DEFAULT_GRACE_S = 7 * 24 * 3600
+MAX_GRACE_S = 100 * 365 * 24 * 3600
 # The cutoff of a policy that keeps only the head, and of a count the chain
 # is shorter than: later and earlier than any commit.
 MAX_US = 2**63 - 1

@@ -12,6 +12,7 @@ down the chain's skip pointers (store.changes)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -20,10 +21,20 @@ from sqlalchemy import delete, insert, select
 from core.commits import RefType
 from core.errors import HistoryExpiredError
 from core.instants import format_instant, from_micros
-from core.retention import MAX_US, MIN_US, Policy, cutoff_us, policies, policy_of
+from core.retention import (
+    DEFAULT_GRACE_S,
+    MAX_GRACE_S,
+    MAX_US,
+    MIN_US,
+    Policy,
+    cutoff_us,
+    policies,
+    policy_of,
+)
+from core.settings import number_setting
 from store.changes import Ancestry, ChangeIndex
 from store.db import Database
-from store.schema import REFS, RETENTION
+from store.schema import REFLOG, REFS, RETENTION
 
 
 @dataclass(frozen=True)
@@ -41,6 +52,11 @@ class Cutoff:
     ref: Head
     policy: Policy | None
     at_us: int | None
+
+    @property
+    def floor(self) -> int | None:
+        """The cutoff as gc's mark walks it: a tag keeps its head alone."""
+        return MAX_US if self.ref.type is RefType.TAG else self.at_us
 
     def retains_time(self, created_us: int) -> bool:
         if self.ref.type is RefType.TAG:
@@ -112,16 +128,45 @@ class Retention:
         tip = self.changes.ancestry([cut.ref.hash])[cut.ref.hash]
         return self.changes.on_chain(me, tip)
 
+    def deleted_heads(self, horizon_us: int) -> list[Head]:
+        """Branches deleted at or after ``horizon_us`` (and not made again),
+        at the head they had: they retain their history for gc's grace
+        period, so they can be made again from the reflog."""
+        with self.db.read() as conn:
+            rows = conn.execute(select(REFLOG.c.ref, REFLOG.c.ref_type, REFLOG.c.old_hash)
+                                .where(REFLOG.c.new_hash.is_(None),
+                                       REFLOG.c.at_us >= horizon_us)
+                                .order_by(REFLOG.c.at_us)).all()
+        live = {h.name for h in self.heads()} if rows else set()
+        found = {r.ref: Head(r.ref, RefType(r.ref_type), r.old_hash) for r in rows
+                 if r.old_hash and r.ref not in live}
+        return list(found.values())
+
+    def candidates(self, grace_s: float) -> list[Head]:
+        """Every reference, and every branch deleted within ``grace_s``."""
+        return [*self.heads(), *self.deleted_heads(self.clock() - int(grace_s * 1_000_000))]
+
+    def gc_cuts(self, grace_s: float) -> list[Cutoff] | None:
+        """The cutoff of every reference and every branch deleted within the
+        grace period, for gc's mark (store.mark); None while no policy is
+        set (everything a reference reaches is kept, as ever)."""
+        items = self.policies()
+        if not items:
+            return None
+        now_us = self.clock()
+        return [self.cutoff(head, items, now_us) for head in self.candidates(grace_s)]
+
     def check(self, h: str, named: str | None = None) -> None:
-        """Nothing when some reference retains commit ``h``; else
-        HistoryExpiredError naming the policy and cutoff of ``named`` (the
-        reference the reader named), or of the reference whose chain holds it."""
+        """Nothing when some reference retains commit ``h`` (or a branch
+        deleted within gc's grace period does); else HistoryExpiredError
+        naming the policy and cutoff of ``named`` (the reference the reader
+        named), or of the reference whose chain holds it."""
         items = self.policies()
         if not items:
             return
         me = self.changes.ancestry([h])[h]
         now_us = self.clock()
-        heads = self.heads()
+        heads = self.candidates(grace_setting())
         # The reference the reader named first: the one most likely to hold it.
         heads.sort(key=lambda x: x.name != named)
         cuts = []
@@ -156,3 +201,10 @@ def _expired(h: str, named: str | None, cuts: list[Cutoff], me: Ancestry,
     return (f"Commit {h[:12]} (made {made}) is past the retention of '{owner.ref.name}' "
             f"({owner.policy.describe()}): {since}, and no other reference retains this "
             "commit")
+
+
+def grace_setting() -> float:
+    """SAPWOOD_GC_GRACE_S, else a week: how long a deleted branch keeps its
+    history (gc uses the same, unless told otherwise for one run)."""
+    return number_setting("SAPWOOD_GC_GRACE_S", os.environ.get("SAPWOOD_GC_GRACE_S"),
+                          DEFAULT_GRACE_S, 0, MAX_GRACE_S)

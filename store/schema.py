@@ -75,7 +75,13 @@ class ReflogRow(Base):
     principal: Mapped[str | None] = mapped_column(Text)
     reason: Mapped[str] = mapped_column(Text)
 
-    __table_args__ = (Index("ix_reflog_ref_at", "ref", "at_us", "id"),)
+    __table_args__ = (
+        Index("ix_reflog_ref_at", "ref", "at_us", "id"),
+        # Deletions only (a handful): the references deleted within gc's
+        # grace period, which still retain their history (store.retention).
+        Index("ix_reflog_deleted", "at_us", sqlite_where=text("new_hash IS NULL"),
+              postgresql_where=text("new_hash IS NULL")),
+    )
 
 
 COMMITS = _table(CommitRow)

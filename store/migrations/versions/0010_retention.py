@@ -1,5 +1,7 @@
 """Retention policies (store.retention): how much of each branch's history
-the catalog keeps, in the order they are matched.
+the catalog keeps, in the order they are matched; and an index of the
+reflog's deletions (the branches deleted within gc's grace period, which
+still retain their history).
 
 Revision ID: 0010
 Revises: 0009
@@ -22,7 +24,11 @@ def upgrade() -> None:
         sa.Column("keep", sa.String(64), nullable=True),
         sa.Column("keep_commits", sa.Integer(), nullable=True),
     )
+    op.create_index("ix_reflog_deleted", "reflog", ["at_us"],
+                    sqlite_where=sa.text("new_hash IS NULL"),
+                    postgresql_where=sa.text("new_hash IS NULL"))
 
 
 def downgrade() -> None:
+    op.drop_index("ix_reflog_deleted", "reflog")
     op.drop_table("retention_policies")

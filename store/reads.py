@@ -177,6 +177,16 @@ class Reads:
         return resolved, {k: values[e.value_hash] for k in keys
                           if (e := entries[k.internal]) is not None}
 
+    def contents_at(self, h: str, keys: Iterable[ContentKey]) -> dict[ContentKey, Content]:
+        """The values at commit ``h``, whatever retention says: for a merge
+        base, which may lie in expired history while both heads are retained
+        (its files may be gone; the caller says so if it needs them)."""
+        state = self.reader.state(self.reader.commit(h))
+        keys = list(keys)
+        entries = self.states.get_many(state, (k.internal for k in keys))
+        values = self.reader.load_contents(e for e in entries.values() if e)
+        return {k: values[e.value_hash] for k in keys if (e := entries[k.internal]) is not None}
+
     def content(self, spec: str | RefSpec, key: ContentKey) -> Content:
         found = self.contents(spec, [key])
         if key not in found:

@@ -128,6 +128,7 @@ def test_the_list_round_trips_in_order(admin: httpx.Client) -> None:
     ([{"refs": "main", "keepCommit": 3}], "policies.0.keepCommit: Extra inputs"),
     ([{"keep": "P1D"}], "policies.0.refs: Field required"),
     ([{"refs": "a"}, {"refs": "a", "keep": "P1D"}], "Retention policy 'a' is listed twice"),
+    ([{"refs": f"p{i}"} for i in range(1001)], "Too many retention policies: at most 1000"),
     (None, "policies: Field required"),
 ])
 def test_a_bad_list_is_refused_naming_why_and_changes_nothing(
@@ -212,6 +213,11 @@ def test_cutoffs_show_each_readable_reference(server: Server, admin: httpx.Clien
     # Paged as the references are: a prefix, and a page at a time.
     page = admin.get(f"{R}/cutoffs", params={"prefix": "plain_", "maxRecords": 1}).json()
     assert [c["name"] for c in page["references"]] == ["plain_cut"]
+    first = admin.get(f"{R}/cutoffs", params={"maxRecords": 1}).json()
+    assert first["hasMore"] and len(first["references"]) == 1
+    rest = admin.get(f"{R}/cutoffs", params={"pageToken": first["token"]}).json()
+    assert [c["name"] for c in [*first["references"], *rest["references"]]] == \
+        sorted(cutoffs(admin))
 
 
 def test_a_read_past_retention_is_gone_in_both_error_shapes(server: Server,

@@ -36,7 +36,7 @@ def _cutoff_json(r: RefRetention) -> dict[str, Any]:
 
 @router.get("")
 def get_retention(request: Request) -> Response:
-    return json_response(_policies_json(retention.current(store_of(request))))
+    return json_response(_policies_json(retention.get(store_of(request))))
 
 
 @router.put("")

@@ -35,7 +35,7 @@ class RefRetention:
     cutoff: datetime | None  # set when ``retains`` is SINCE
 
 
-def current(store: Store) -> list[Policy]:
+def get(store: Store) -> list[Policy]:
     """The policies, in the order they are matched."""
     return store.retention.policies()
 

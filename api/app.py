@@ -39,6 +39,7 @@ from api.routes import (
     mviews,
     namespaces,
     oauth,
+    retention,
     storage,
     tables,
     trees,
@@ -107,7 +108,7 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
                     grants.router, events.router, webhooks.router, view_graph.router,
                     view_status.router,
                     mviews.router, health.router,
-                    admin.router, api_docs.router],
+                    admin.router, retention.router, api_docs.router],
               auth.configured)
     # The web UI: pages over this same API, and its stylesheet.
     _add_flat(app, [ui_pages.router, ui_merge.router, ui_undo.router], auth.configured)

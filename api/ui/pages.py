@@ -19,6 +19,7 @@ from api.ui.changes import change, describe_views
 from api.ui.client import COOKIE, Api, ApiError, seg
 from api.ui.format import instant, short, yesno
 from api.ui.graph import neighbourhood
+from api.ui.retention import retention_of
 from api.ui.sql import highlight
 from api.ui.sqldiff import compare
 from core.numbers import INT64_MAX
@@ -105,9 +106,9 @@ async def ui_references(request: Request, prefix: str | None = None,
                         token: str | None = None) -> Response:
     async with Api(request) as api:
         try:
-            got = await api.get("/api/v2/trees", fetch="ALL", maxRecords=REFS_PER_PAGE,
-                                prefix=prefix or None, pageToken=token or None)
-            refs = got["references"]
+            listed = {"maxRecords": REFS_PER_PAGE, "prefix": prefix, "pageToken": token}
+            got = await api.get("/api/v2/trees", fetch="ALL", **listed)
+            refs, kept = got["references"], await retention_of(api, listed)
             rows = []
             for r in refs:
                 meta = (r.get("metadata") or {}).get("commitMetaOfHEAD") or {}
@@ -117,7 +118,7 @@ async def ui_references(request: Request, prefix: str | None = None,
         except ApiError as e:
             return failed(request, e)
     nxt = urlencode({"prefix": prefix or "", "token": got.get("token") or ""})
-    return page(request, "refs.html", refs=rows, prefix=prefix or "",
+    return page(request, "refs.html", refs=rows, kept=kept, prefix=prefix or "",
                 more=bool(got.get("hasMore")), next_query=nxt)
 
 

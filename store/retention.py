@@ -156,6 +156,33 @@ class Retention:
         now_us = self.clock()
         return [self.cutoff(head, items, now_us) for head in self.candidates(grace_s)]
 
+    def retained_among(self, hashes: list[str]) -> set[str]:
+        """Which of ``hashes`` some reference retains (all of them while no
+        policy is set); the policies and references are read once."""
+        items = self.policies()
+        if not items or not hashes:
+            return set(hashes)
+        now_us = self.clock()
+        cuts = [self.cutoff(h, items, now_us) for h in self.candidates(grace_setting())]
+        mine = self.changes.ancestry(hashes)
+        return {h for h in hashes if h in mine
+                and any(self.retained_by(h, c, mine[h]) for c in cuts)}
+
+    def cutoff_of(self, name: str) -> int | None:
+        """The time before which branch ``name``'s history has expired (None:
+        it retains all of it, or it is no branch)."""
+        items = self.policies()
+        if not items:
+            return None
+        with self.db.read() as conn:
+            row = conn.execute(select(REFS.c.type, REFS.c.head)
+                               .where(REFS.c.name == name)).first()
+        head = Head(name, RefType(row.type), row.head) if row is not None else None
+        if head is None or head.type is not RefType.BRANCH:
+            return None
+        at = self.cutoff(head, items, self.clock()).at_us
+        return None if at is None or at <= MIN_US else at
+
     def check(self, h: str, named: str | None = None) -> None:
         """Nothing when some reference retains commit ``h`` (or a branch
         deleted within gc's grace period does); else HistoryExpiredError

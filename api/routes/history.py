@@ -34,7 +34,7 @@ from core.commits import (
 )
 from core.content import Content, parse_content
 from core.errors import bad_request
-from core.instants import parse_instant, to_micros
+from core.instants import format_instant, from_micros, parse_instant, to_micros
 from core.keys import ContentKey
 from core.numbers import out_of_range
 from core.refs import parse_ref
@@ -54,14 +54,29 @@ def history(request: Request, ref: str,
     ``since``/``until`` instants filter it."""
     if fetch not in (None, "MINIMAL", "ALL"):
         raise bad_request(f"Invalid fetch option {fetch!r}: expected MINIMAL or ALL")
-    page = store_of(request).log(
-        ref_param(ref), page_token, max_records,
+    store = store_of(request)
+    spec = ref_param(ref)
+    page = store.log(
+        spec, page_token, max_records,
         key=ContentKey.parse(key) if key else None, author=author,
         since_us=to_micros(parse_instant(since)) if since else None,
         until_us=to_micros(parse_instant(until)) if until else None,
         operations=fetch == "ALL")
-    entries = [log_entry_json(c, fetch == "ALL") for c in page.items]
-    return json_response(page_json("logEntries", entries, page.next_token))
+    items, token, expired = page.items, page.next_token, None
+    # A branch's log goes back as far as its retention: the commits before
+    # its cutoff are past it (a read of one is refused), and the answer says
+    # from when (store.retention).
+    cutoff = store.retention.cutoff_of(spec.name) if spec.name else None
+    if cutoff is not None:
+        kept = [c for c in items if to_micros(c.created_at) >= cutoff]
+        if len(kept) < len(items) or not items:
+            items, token = kept, None
+        expired = format_instant(from_micros(cutoff))
+    entries = [log_entry_json(c, fetch == "ALL") for c in items]
+    body = page_json("logEntries", entries, token)
+    if expired is not None:
+        body["historyExpiredBefore"] = expired
+    return json_response(body)
 
 
 def _operation(op: OperationBody) -> Operation:

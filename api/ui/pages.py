@@ -302,6 +302,9 @@ async def _view(request: Request, api: Api, ref: str, key: str, path: str,
         token = got.get("token")
         if not got.get("hasMore"):
             break
+    # Older versions past retention are left out of the audit; say so.
+    expired = ({"before": got.get("historyExpiredBefore")}
+               if got.get("historyExpired") else None)
     # Unless asked otherwise, the two newest versions side by side.
     if len(versions) > 1:
         a = versions[-2]["versionId"] if a is None else a
@@ -322,7 +325,7 @@ async def _view(request: Request, api: Api, ref: str, key: str, path: str,
         "refreshes": (await api.get(f"/api/v2/trees/{seg(ref)}/materialized-views/"
                                     f"{seg(key)}"))["refreshes"]}
     return page(request, "view.html", ref=ref, key=key, sql=sql, versions=versions, a=a, b=b,
-                mv=mv, ref_is_branch=not any(c in ref for c in "@*~^"),
+                mv=mv, expired=expired, ref_is_branch=not any(c in ref for c in "@*~^"),
                 diff=diff, dependencies=reads, dependents=read_by, graph=graph,
                 holds=holds, unresolved=deps.get("unresolved") or [],
                 lineage=[{"name": c["name"], "derived": c.get("derived"),

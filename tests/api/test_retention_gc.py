@@ -106,3 +106,50 @@ def test_a_policy_expires_history_and_gc_deletes_what_nothing_retains(server: Se
         s.retention.replace([])
     finally:
         s.close()
+
+
+def test_the_log_and_the_audit_go_back_to_the_cutoff_and_say_so(server: Server) -> None:
+    from tests.api import spark_bodies as sb
+
+    http = httpx.Client(base_url=server.base, timeout=60)
+    base = "/iceberg/v1/namespaces/aud"
+    assert http.post("/iceberg/v1/namespaces", json={"namespace": ["aud"]}).status_code == 200
+    r = http.post(f"{base}/views", json=sb.create_view("v", "SELECT 1 AS id"))
+    assert r.status_code == 200, r.text
+    uuid = r.json()["metadata"]["view-uuid"]
+    for n in (2, 3, 4):
+        assert http.post(f"{base}/views/v", json=sb.replace_view(
+            uuid, f"SELECT {n} AS id")).status_code == 200
+    audit = http.get("/api/v2/trees/main/views/aud.v/history").json()
+    assert [v["versionId"] for v in audit["versions"]] == [1, 2, 3, 4]
+    assert "historyExpired" not in audit
+    s = Store(server.database_url)
+    try:
+        s.retention.replace([Policy("main", keep_commits=2)])
+        # The newest two commits: the last two replacements.
+        log = http.get("/api/v2/trees/main/history").json()
+        assert len(log["logEntries"]) == 2 and log["hasMore"] is False
+        assert log["historyExpiredBefore"], log
+        audit = http.get("/api/v2/trees/main/views/aud.v/history").json()
+        assert [v["versionId"] for v in audit["versions"]] == [3, 4]
+        assert audit["historyExpired"] is True
+        assert audit["historyExpiredBefore"] == log["historyExpiredBefore"]
+        page = http.get("/ui/object/main/aud.v").text
+        assert 'id="history-expired"' in page and log["historyExpiredBefore"] in page
+        out = _view_history(server)
+        assert "older versions expired (retention): history before" in out, out
+    finally:
+        s.retention.replace([])
+        s.close()
+
+
+def _view_history(server: Server) -> str:
+    import os
+    import subprocess
+
+    from tests.server import sapwood_command
+
+    run = subprocess.run([*sapwood_command(), "view", "history", "aud.v"], capture_output=True,
+                         text=True, timeout=60, env={**os.environ, "SAPWOOD_URI": server.base})
+    assert run.returncode == 0, run.stderr
+    return run.stdout

@@ -51,6 +51,7 @@ from api.routes import (
 )
 from api.settings import Settings
 from api.ui import merge_pages as ui_merge
+from api.ui import object_pages as ui_objects
 from api.ui import pages as ui_pages
 from api.ui import undo_pages as ui_undo
 from catalog.delegation.via_views import check_chain
@@ -111,7 +112,8 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
                     admin.router, retention.router, api_docs.router],
               auth.configured)
     # The web UI: pages over this same API, and its stylesheet.
-    _add_flat(app, [ui_pages.router, ui_merge.router, ui_undo.router], auth.configured)
+    _add_flat(app, [ui_pages.router, ui_objects.router, ui_merge.router, ui_undo.router],
+              auth.configured)
     app.mount("/ui/static", StaticFiles(directory=str(Path(ui_pages.__file__).parent / "static")),
               name="ui_static")
     # Outside FastAPI, as one plain ASGI layer, before anything else runs:

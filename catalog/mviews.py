@@ -28,6 +28,7 @@ from catalog.delegation.definers import vouch, writer
 from catalog.delegation.view_security import asks_definer, check_security, recorded
 from catalog.engine_types import iceberg_type
 from catalog.invalidation import check_changes
+from catalog.maintenance.engine_gc import answer_key, served
 from catalog.mv_state import freshness_at
 from catalog.service import Catalog, Change, Who, refuse_clash, require_namespace
 from catalog.targets import Target, dotted
@@ -150,10 +151,10 @@ class MaterializedViews:
                                     f"{fresh.status}: {'; '.join(fresh.reasons)}; it is "
                                     "read as a view)")
         # The storage form depends on the file alone: encoded once, kept.
-        key = f"table:{loc}"
+        key = f"table:{answer_key(loc)}"
         data = self.files.encoded.get(key)
         if data is None:
-            data = table_part(meta).model_dump_json().encode()
+            data = served(table_part(meta)).model_dump_json().encode()
             self.files.encoded.put(key, data)
         return Loaded(loc, data, key)
 

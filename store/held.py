@@ -36,6 +36,9 @@ from store.retention import Head
 from store.schema import REFLOG
 from store.store import Store
 
+# Reflog reasons that move a head to a descendant of the old one.
+_FORWARD = ("commit", "merge", "transplant")
+
 
 class Holding(Enum):
     BRANCH = "branch"
@@ -121,20 +124,25 @@ class HeldVersions:
 
     # -- no policy: everything reachable ---------------------------------------------------
     def _roots(self, horizon_us: int) -> list[tuple[Head, Holding]]:
+        """The heads, and the heads the reflog names within the grace period
+        that they may not reach: a reference's entries chain up (each one's
+        old head is the one before's new head) and a commit, merge or
+        transplant only moves a head forward, so the heads left behind by
+        the other entries (assigned, deleted) reach every head it names."""
         store = self.store
         roots = [(h, Holding.TAG if h.type is RefType.TAG else Holding.BRANCH)
                  for h in store.retention.heads()]
         with store.db.read() as conn:
-            rows = conn.execute(select(REFLOG.c.ref, REFLOG.c.ref_type, REFLOG.c.old_hash,
-                                       REFLOG.c.new_hash)
-                                .where(REFLOG.c.at_us >= horizon_us)
+            rows = conn.execute(select(REFLOG.c.ref, REFLOG.c.ref_type, REFLOG.c.old_hash)
+                                .where(REFLOG.c.at_us >= horizon_us,
+                                       REFLOG.c.old_hash.is_not(None),
+                                       REFLOG.c.reason.not_in(_FORWARD))
                                 .order_by(REFLOG.c.id.desc())).all()
         seen = {h.hash for h, _ in roots}
         for r in rows:
-            for h in (r.new_hash, r.old_hash):
-                if h and h not in seen:
-                    seen.add(h)
-                    roots.append((Head(r.ref, RefType(r.ref_type), h), Holding.EARLIER))
+            if r.old_hash not in seen:
+                seen.add(r.old_hash)
+                roots.append((Head(r.ref, RefType(r.ref_type), r.old_hash), Holding.EARLIER))
         return roots
 
     def _reached(self, content_id: str, roots: list[tuple[Head, Holding]]) -> list[Held]:

@@ -106,3 +106,23 @@ def test_locations_holding_a_file(store: Store) -> None:
     assert store.locations.holding(["s3://b/wh/t/data/f.parquet"]) == {"x"}
     assert store.locations.holding(["s3a://b/wh/u/f", "s3://b/wh/t"]) == {"x", "y"}
     assert store.locations.holding(["s3://b/other/f"]) == set()
+
+
+def test_a_head_reset_away_is_held_for_the_grace_period(timed: tuple[Store, Clock]) -> None:
+    store, clock = timed
+    with_ns(store, "main", "ns")
+    first = put_new(store, "main", ("ns.t", table("A"))).hash
+    cid = store.content("main", K("ns.t")).id
+    assert cid is not None
+    clock.tick()
+    update(store, "main", "ns.t", metadata_location="B")
+    clock.tick()
+    update(store, "main", "ns.t", metadata_location="C")
+    store.assign_reference("main", store.get_reference("main").hash, f"@{first}")
+    clock.tick(10 * MINUTE)
+    versions = HeldVersions(store)
+    assert _held(versions, cid, grace_s=WEEK) == {"main": {"A", "B", "C"}}
+    # A is the head's; B and C only the old head's (the reflog names it).
+    assert sorted(h.holding.value for h in versions.of(cid, WEEK)) == [
+        "branch", "earlier head", "earlier head"]
+    assert _held(versions, cid, grace_s=60) == {"main": {"A"}}

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import typer
 
 if TYPE_CHECKING:  # imported where used: the CLI starts without them
-    from catalog.fsck_files import FilesCheck
+    from catalog.maintenance.fsck_files import FilesCheck
     from catalog.settings import CatalogSettings
     from store import Store
 
@@ -126,7 +126,7 @@ def fsck(database: str | None = typer.Option(
             sys.stderr.write("\r\x1b[K")  # the progress line gives way to the report
     problems = len(report.problems) + (len(found.missing) if found is not None else 0)
     if as_json:
-        from catalog.reports import fsck_json
+        from catalog.maintenance.reports import fsck_json
 
         typer.echo(json.dumps(fsck_json(report, found), indent=2))
         if problems:
@@ -164,7 +164,7 @@ def _progress() -> Callable[[str, int], None]:
 
 def _check_files(store: Store, settings: CatalogSettings, grace: float | None) -> FilesCheck:
     from catalog.files import open_files
-    from catalog.fsck_files import check_files
+    from catalog.maintenance.fsck_files import check_files
 
     return check_files(store, open_files(settings), settings.warehouse, grace)
 
@@ -196,7 +196,7 @@ def gc(database: str | None = typer.Option(
     still in history references. Safe while writers commit
     (docs/operations.md)."""
     from catalog.files import open_files
-    from catalog.gc import collect_all
+    from catalog.maintenance.gc import collect_all
     from catalog.settings import CatalogSettings
     from store import Store
 
@@ -208,7 +208,7 @@ def gc(database: str | None = typer.Option(
     finally:
         store.close()
     if as_json:
-        from catalog.reports import gc_json
+        from catalog.maintenance.reports import gc_json
 
         typer.echo(json.dumps(gc_json(report, files), indent=2))
     else:

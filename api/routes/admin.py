@@ -11,12 +11,12 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
 from api.deps import json_response
-from catalog.fsck_files import FilesCheck, check_files
-from catalog.gc import MIN_WRITE_WINDOW_S, collect_all
-from catalog.reports import fsck_json, gc_json
+from catalog.maintenance.fsck_files import FilesCheck, check_files
+from catalog.maintenance.gc import MIN_WRITE_WINDOW_S, collect_all
+from catalog.maintenance.reports import fsck_json, gc_json
 from catalog.service import Catalog
+from core.retention import DEFAULT_GRACE_S, MAX_GRACE_S
 from store.fsck import FsckReport, fsck
-from store.gc import DEFAULT_GRACE_S, MAX_GRACE_S
 
 router = APIRouter(prefix="/api/v2/admin")
 

@@ -20,7 +20,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 
 from catalog.files import MetadataFiles
-from catalog.gc import live_files
+from catalog.maintenance.gc import live_files
 from core.content import parse_content
 from tests.api.test_rest_http import V1, err, unchanged
 from tests.api.test_view_analysis_http import make

@@ -1,4 +1,4 @@
-"""The files a table version references (catalog.referenced), read from
+"""The files a table version references (catalog.maintenance.referenced), read from
 real files PyIceberg writes: with a manifest list, and as format v1 may
 have them, with the manifests listed in the snapshot itself."""
 
@@ -13,7 +13,7 @@ from pyiceberg.manifest import read_manifest_list
 
 from catalog.fileio import file_io
 from catalog.files import MetadataFiles
-from catalog.referenced import references
+from catalog.maintenance.referenced import references
 from core.content import IcebergTable
 from tests.api.test_pyiceberg import SCHEMA
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any
 
-from catalog.fsck_files import FilesCheck
-from catalog.gc import FilesReport
+from catalog.maintenance.fsck_files import FilesCheck
+from catalog.maintenance.gc import FilesReport
 from store.fsck import FsckReport
 from store.gc import GcReport
 

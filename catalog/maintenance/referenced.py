@@ -13,7 +13,7 @@ from typing import Any
 
 import fsspec
 from pyiceberg.io import FileIO
-from pyiceberg.manifest import ManifestEntry, ManifestFile, read_manifest_list
+from pyiceberg.manifest import ManifestEntry, ManifestEntryStatus, ManifestFile, read_manifest_list
 
 from catalog.fileio import file_io
 from catalog.files import MetadataFiles
@@ -87,6 +87,11 @@ def _manifests(io: FileIO, listed: list[tuple[str, ManifestFile | None]], need: 
         except FileNotFoundError:
             continue
         for e in entries:
+            if e.status == ManifestEntryStatus.DELETED:
+                # A tombstone: the snapshot removed the file; only snapshots
+                # before it need it, and they list it themselves (as Iceberg's
+                # own expiry reads it).
+                continue
             kind = "data" if e.data_file.content == 0 else "delete"
             yield kind, norm(e.data_file.file_path), need, path
 

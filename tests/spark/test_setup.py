@@ -127,10 +127,22 @@ def test_spark_setup_fetches_the_official_jars_with_maven_once(spark_ready, tmp_
         else:
             assert "software/amazon/awssdk/services/s3/S3Client.class" in names
     assert not list(folder.glob(".fetch-*")), "a temporary folder was left behind"
+    # Sapwood's SQL extension, compiled from the repository's source, and the
+    # two settings a plain PySpark needs (docs/spark.md).
+    extension = next((tmp_path / "spark").glob("sapwood-spark-sql-*.jar"))
+    assert "Sapwood's Spark SQL extension (compiled now):" in first.stdout
+    with zipfile.ZipFile(extension) as z:
+        assert "dev/sapwood/spark/SapwoodSparkSessionExtensions.class" in z.namelist()
+    jars = ",".join([*(str(folder / n) for n in jar_names()), str(extension)])
+    assert f"  spark.jars={jars}\n" in first.stdout, first.stdout
+    assert ("  spark.sql.extensions=org.apache.iceberg.spark.extensions."
+            "IcebergSparkSessionExtensions,dev.sapwood.spark.SapwoodSparkSessionExtensions\n"
+            ) in first.stdout
     again = _setup(env)
     assert again.returncode == 0, again.stderr
     assert f"official, already fetched into {folder}" in again.stdout
     assert "fetching" not in again.stdout
+    assert "Sapwood's Spark SQL extension (already compiled):" in again.stdout
 
 
 def test_a_maven_that_fails_is_named_and_the_fallback_is_said(tmp_path):

@@ -1,6 +1,7 @@
 """The docs' PySpark blocks (those that import ``spark``: README.md's
-materialized view, docs/spark.md's session), run as written against a fresh
-server each, with what the block's text says is already there.
+materialized view, docs/spark.md's session and its SQL statements), run as
+written against a fresh server each, with what the block's text says is
+already there.
 
 A JVM costs seconds, so the blocks share one; each runs in a session of its
 own (``newSession``: its own settings and catalogs) that no one has made
@@ -42,13 +43,18 @@ def _sales_on_etl(server: Server) -> None:
     etl.create_table("sales.customers", customers.schema).append(customers)
 
 
-def _shop_orders_on_main(server: Server) -> None:
-    """docs/spark.md: table shop.orders (region, amount), made on main; branch etl."""
+def _shop_orders_only_on_main(server: Server) -> None:
+    """docs/spark.md's SQL session: table shop.orders (region, amount), made on main."""
     main = server.catalog()
     main.create_namespace("shop")
     orders = pa.table({"region": pa.array(["north", "north", "south"]),
                        "amount": pa.array([10, 5, 7], pa.int64())})
     main.create_table("shop.orders", orders.schema).append(orders)
+
+
+def _shop_orders_on_main(server: Server) -> None:
+    """docs/spark.md: table shop.orders (region, amount), made on main; branch etl."""
+    _shop_orders_only_on_main(server)
     Versioning(server.base).create_branch("etl")
 
 
@@ -59,6 +65,19 @@ GIVEN: dict[tuple[str, str], tuple[Callable[[Server], None], tuple[str, ...]]] =
     ("docs/spark.md", "from datetime import datetime, timezone"):
         (_shop_orders_on_main, (r"\{'key': 'shop\.revenue', 'change': 'added'",
                                 r"\|\s*north\|\s*15\|")),
+    ("docs/spark.md", "import spark as sw                       # sw.session loads the SQL "
+                      "extension too"):
+        (_shop_orders_only_on_main,
+         (r"\|BRANCH +\|etl +\|[0-9a-f]{16,} *\|",
+          r"\|shop\.revenue\|added +\|ICEBERG_VIEW\|",
+          r"\|shop\.revenue\|APPLIED\|\[\] +\|",
+          r"\|main\|[0-9a-f]{16,}\|",
+          r"\|etl-job *\|[^|\n]*\|[0-9a-f]{16,}\|merge etl into main",
+          r"\|north *\|15 *\|", r"\|south *\|7 *\|",
+          r"\|1 +\|[^\n]*\|etl-job\|create view shop\.revenue\|shop\.revenue\|"
+          r"\{spark -> SELECT region",
+          r"\|revenue\|true +\|shop\.orders +\|amount +\|",
+          r"\|TAG +\|release\|", r"\|OK +\|")),
 }
 
 

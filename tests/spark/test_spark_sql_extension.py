@@ -72,6 +72,8 @@ def test_a_branch_from_sql_alone_written_merged_tagged_and_dropped(spark_jvm, se
     assert one(spark, "create branch if not exists etl in sw from main") == created
 
     assert one(spark, "USE REFERENCE etl IN sw") == ("BRANCH", "etl", main0)
+    # The session's catalog moved; another session's catalog of the same name did not.
+    assert one(plain(spark_jvm, server.base), "SHOW REFERENCE IN sw") == ("BRANCH", "main", main0)
     sql("CREATE NAMESPACE sw.shop")
     sql("CREATE TABLE sw.shop.orders (id BIGINT, amount BIGINT) USING iceberg")
     sql("INSERT INTO sw.shop.orders VALUES (1, 3), (2, 8), (3, 12)")
@@ -255,6 +257,16 @@ def test_credentials_from_the_catalog_and_a_refused_grant(spark_jvm, secured: Se
     assert ("BRANCH", "etl_x") in {tuple(r)[:2] for r in token.sql("LIST REFERENCES IN sw")
                                    .collect()}
 
+    # A reference the principal may not read answers exactly as a missing one (issue 34).
+    nobody = plain(spark_jvm, secured.base, credential=people.keys["nobody"])
+    assert nobody.sql("LIST REFERENCES IN sw").collect() == []
+    with pytest.raises(AnalysisException) as hidden:
+        nobody.sql("SHOW LOG etl_x IN sw")
+    with pytest.raises(AnalysisException) as missing:
+        nobody.sql("SHOW LOG etl_y IN sw")
+    assert "etl_x" in str(hidden.value) and "404" in str(hidden.value)
+    assert str(hidden.value).replace("etl_x", "etl_y") == str(missing.value)
+
 
 @dataclass
 class DbtRun:
@@ -303,7 +315,7 @@ def test_a_dbt_project_publishes_through_a_branch_from_its_own_sql(dbt_run: DbtR
                                                                    for_dbt: Server,
                                                                    spark_jvm):
     """tests/spark/dbt: on-run-start CREATE BRANCH IF NOT EXISTS / USE
-    REFERENCE, a table and a view model, on-run-end MERGE BRANCH."""
+    REFERENCE, a table and a view model on it, MERGE BRANCH in the last model's post-hook."""
     if dbt_run.process is None:
         if REQUIRE_SPARK:
             pytest.fail(f"SAPWOOD_REQUIRE_SPARK=1 but dbt cannot run here: {dbt_run.why_not}")
@@ -328,3 +340,13 @@ def test_a_dbt_project_publishes_through_a_branch_from_its_own_sql(dbt_run: DbtR
     spark = plain(spark_jvm, for_dbt.base)
     assert rows(spark, "SELECT * FROM sw.shop.big_orders") == [(2, 8), (3, 12)]
     assert rows(spark, "SELECT * FROM sw.shop.revenue") == [(2, 20)]
+
+
+def test_the_docs_dbt_example_is_the_project_this_module_runs():
+    """docs/spark.md shows tests/spark/dbt's dbt_project.yml and profiles.yml as they are."""
+    from tests.docs_blocks import ROOT, blocks_of
+    from tests.spark.dbt_env import PROJECT
+
+    shown = {b.body for b in blocks_of(ROOT / "docs" / "spark.md") if b.lang == "yaml"}
+    for name in ("dbt_project.yml", "profiles.yml"):
+        assert (PROJECT / name).read_text() in shown, f"docs/spark.md no longer shows {name}"

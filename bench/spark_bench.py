@@ -11,7 +11,14 @@ baseline's advantage beyond the catalog: ``InMemoryCatalog`` always keeps its
 metadata and data files in JVM memory (``InMemoryFileIO``; it ignores
 ``io-impl``), while Sapwood's tables are files in a local warehouse. A round
 runs the query once on each side, in alternating order; the figure is the
-median over rounds. Ends with ``spark_view_read_vs_inmemory: <ratio>``.
+median over rounds. Prints ``spark_view_read_vs_inmemory: <ratio>``.
+
+Then the cost of Sapwood's Spark SQL extension to statements it does not own:
+the same query over the Sapwood view in that session (whose parser is
+Sapwood's in front of Iceberg's) and in a second session of the same JVM
+made with Iceberg's extension alone (the same catalogs, warehouse and
+server), alternating, median over rounds. Ends with
+``sql_ext_parse_overhead: <ratio>`` (with ÷ without; the goal is ≤ 1.05).
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from spark import session  # noqa: E402
+from spark.session import EXTENSIONS  # noqa: E402
 from tests.server import Server  # noqa: E402
 
 VIEW_SQL = ("SELECT day, count(*) AS orders, round(sum(amount), 2) AS revenue "
@@ -49,6 +57,52 @@ def timed(spark, query: str) -> float:  # type: ignore[no-untyped-def]
     started = time.perf_counter()
     spark.sql(query).collect()
     return time.perf_counter() - started
+
+
+def without_sapwood_extension(spark):  # type: ignore[no-untyped-def]
+    """A session of ``spark``'s JVM whose parser is Iceberg's alone. A session
+    takes its extensions from the context's ``spark.sql.extensions`` when it
+    is made (``newSession`` copies its parent's), so the setting is narrowed
+    for the one constructor call; the catalogs come from the context too."""
+    from pyspark.sql import SparkSession
+
+    context = spark.sparkContext._jsc.sc()
+    conf = context.conf()
+    both = conf.get("spark.sql.extensions")
+    conf.set("spark.sql.extensions", EXTENSIONS)
+    try:
+        bare = spark._jvm.org.apache.spark.sql.SparkSession(
+            context, spark._jvm.java.util.HashMap())
+    finally:
+        conf.set("spark.sql.extensions", both)
+    parsers = [s.sessionState().sqlParser().getClass().getName()
+               for s in (spark._jsparkSession, bare)]
+    assert parsers[0] == "dev.sapwood.spark.SapwoodSqlParser", parsers
+    assert "Sapwood" not in parsers[1], parsers
+    return SparkSession(spark.sparkContext, jsparkSession=bare)
+
+
+def side_by_side(runs: dict, rounds: int) -> dict[str, list[float]]:  # type: ignore[type-arg]
+    """Each ``(session, query)`` of ``runs`` once per round, the two sides
+    alternating which goes first, after a warm-up of both."""
+    for _ in range(max(5, rounds // 10)):  # JIT and caches warm on both sides
+        for spark, query in runs.values():
+            timed(spark, query)
+    names = list(runs)
+    times: dict[str, list[float]] = {n: [] for n in names}
+    for i in range(rounds):
+        for n in (names if i % 2 == 0 else names[::-1]):
+            times[n].append(timed(*runs[n]))
+    return times
+
+
+def report(times: dict[str, list[float]], labels: dict[str, str]) -> dict[str, float]:
+    med = {c: statistics.median(t) for c, t in times.items()}
+    for c, label in labels.items():
+        t = sorted(times[c])
+        print(f"{label:24} median {med[c] * 1000:7.2f} ms   "
+              f"p10 {t[len(t) // 10] * 1000:7.2f} ms   p90 {t[len(t) * 9 // 10] * 1000:7.2f} ms")
+    return med
 
 
 def main() -> None:
@@ -76,26 +130,21 @@ def main() -> None:
                            for c in ("sapwood", "mem")}
                 first = {c: spark.sql(q).collect() for c, q in queries.items()}
                 assert first["sapwood"] == first["mem"], "the two catalogs disagree"
-                for _ in range(max(5, rounds // 10)):  # JIT and caches warm on both sides
-                    for q in queries.values():
-                        timed(spark, q)
-                times: dict[str, list[float]] = {"sapwood": [], "mem": []}
-                for i in range(rounds):
-                    order = ("sapwood", "mem") if i % 2 == 0 else ("mem", "sapwood")
-                    for c in order:
-                        times[c].append(timed(spark, queries[c]))
+                times = side_by_side({c: (spark, q) for c, q in queries.items()}, rounds)
+                bare = without_sapwood_extension(spark)
+                assert bare.sql(queries["sapwood"]).collect() == first["sapwood"]
+                ext = side_by_side({"with": (spark, queries["sapwood"]),
+                                    "without": (bare, queries["sapwood"])}, rounds)
             finally:
                 spark.stop()
         finally:
             srv.stop()
 
-    med = {c: statistics.median(t) for c, t in times.items()}
     print(f"rows: {args.rows}, view result rows: {len(first['mem'])}, rounds: {rounds}")
-    for c, label in (("sapwood", "Sapwood (Iceberg REST)"), ("mem", "InMemoryCatalog")):
-        t = sorted(times[c])
-        print(f"{label:24} median {med[c] * 1000:7.2f} ms   "
-              f"p10 {t[len(t) // 10] * 1000:7.2f} ms   p90 {t[len(t) * 9 // 10] * 1000:7.2f} ms")
+    med = report(times, {"sapwood": "Sapwood (Iceberg REST)", "mem": "InMemoryCatalog"})
     print(f"spark_view_read_vs_inmemory: {med['sapwood'] / med['mem']:.3f}")
+    med = report(ext, {"with": "with the SQL extension", "without": "Iceberg's parser alone"})
+    print(f"sql_ext_parse_overhead: {med['with'] / med['without']:.3f}")
 
 
 if __name__ == "__main__":

@@ -119,7 +119,8 @@ def _combine(catalog: Catalog, b: Content, s: Content, t: Content, write: bool,
         merged = merge_tables(tb, ts, tt, manifest_list, write)
         files.extend(merged.written)
         if write:
-            catalog.files.write_table(merged.metadata, loc)
+            catalog.files.write_table(merged.metadata, loc,
+                                      catalog.files.table(t.metadata_location)[1])
             files.append(loc)
         return table_content(merged.metadata, loc, t.id), merged.combined
     if isinstance(b, IcebergView) and isinstance(s, IcebergView) and isinstance(t, IcebergView):

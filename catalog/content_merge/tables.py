@@ -7,10 +7,18 @@ manifest list is the target's plus those. The source's own snapshots join
 the snapshot list, so time travel to either parent still reads.
 
 Anything else stays a conflict, with the reason: a snapshot that removed
-data or added delete files (read from the summaries and checked against
-the manifest lists, not trusted by name), a rewrite, a history that does not
-continue the merge base's, or the same thing changed differently on both
-sides (schema, partition spec, sort order, a property)."""
+data or added delete files or deletion vectors (read from the summaries and
+checked against the manifest lists, not trusted by name), a rewrite, a
+history that does not continue the merge base's, or the same thing changed
+differently on both sides (schema, partition spec, sort order, a property).
+
+Format v3 (row lineage): both sides numbered their new rows from the
+``next-row-id`` they forked with, so the same ids. The combined snapshot
+numbers the rows it brings in afresh, from past both sides' ``next-row-id``
+(its manifest list gives the source's manifests new ``first_row_id``s; the
+target's keep theirs), and the table's ``next-row-id`` moves past them: no
+two rows of a snapshot share a ``_row_id``. A side that upgraded the table
+to v3 makes the result v3."""
 
 from __future__ import annotations
 
@@ -35,12 +43,14 @@ from pyiceberg.table.refs import MAIN_BRANCH, SnapshotRef, SnapshotRefType
 from pyiceberg.table.snapshots import Operation, Snapshot, SnapshotLogEntry, Summary
 
 from catalog.fileio import file_io
+from catalog.iceberg_v3 import manifests as v3
+from catalog.iceberg_v3.metadata import upgraded
 
 # Summary fields that say a snapshot took something away or added deletes.
 _REMOVING = ("deleted-data-files", "deleted-records", "removed-delete-files",
              "added-delete-files", "added-position-deletes", "added-equality-deletes",
              "removed-files-size", "added-position-delete-files",
-             "added-equality-delete-files")
+             "added-equality-delete-files", "added-dvs", "removed-dvs")
 
 
 class NotMergeable(Exception):
@@ -69,6 +79,8 @@ MERGED_FROM = "sapwood.merged-snapshot-id"
 def merge_tables(base: TableMetadata, source: TableMetadata, target: TableMetadata,
                  manifest_list_location: Callable[[int], str], write: bool) -> TableMerge:
     """The combined metadata (its manifest list written when ``write``)."""
+    if source.format_version == v3.V3 > target.format_version:
+        target = upgraded(target)
     src_walk = _since_base(base, source, "source")
     tgt_walk = _since_base(base, target, "target")
     for side, walked in (("source", src_walk), ("target", tgt_walk)):
@@ -83,18 +95,28 @@ def merge_tables(base: TableMetadata, source: TableMetadata, target: TableMetada
     snap_id = _new_id(target_ids | {s.snapshot_id for s in src_only})
     location = manifest_list_location(snap_id)
     added = _source_additions(io, source, target_manifests, target_ids, snap_id, location,
-                              write)
+                              write, target.format_version)
+    rows = _row_ids(target, source, target_manifests, added)
     if write:
-        with write_manifest_list(format_version=target.format_version,
-                                 output_file=io.new_output(location), snapshot_id=snap_id,
-                                 parent_snapshot_id=target.current_snapshot_id,
-                                 sequence_number=seq, avro_compression="deflate") as w:
-            w.add_manifests([*target_manifests, *added.manifests])
+        manifests = [*target_manifests, *added.manifests]
+        if rows is not None:
+            with v3.ManifestListWriterV3(io.new_output(location), snap_id,
+                                         target.current_snapshot_id, seq, rows[0],
+                                         "deflate") as w3:
+                w3.add_manifests(manifests)
+            assert w3.next_row_id == rows[0] + rows[1]
+        else:
+            with write_manifest_list(format_version=target.format_version,
+                                     output_file=io.new_output(location), snapshot_id=snap_id,
+                                     parent_snapshot_id=target.current_snapshot_id,
+                                     sequence_number=seq, avro_compression="deflate") as w:
+                w.add_manifests(manifests)
     meta = _combined_metadata(target, source, updates, src_only, snap_id, seq, location,
-                              added)
+                              added, rows)
     combined = {
         "files": {"source": added.files, "target": _sum(tgt_walk, "added-data-files")},
         "rows": {"source": added.rows, "target": _sum(tgt_walk, "added-records")},
+        **({"rowIds": {"first": rows[0], "added": rows[1]}} if rows is not None else {}),
         "manifestsReused": len(added.manifests) - added.rewritten,
         **({"manifestsRewritten": added.rewritten} if added.rewritten else {}),
         **({"taken": taken} if taken else {}),
@@ -116,7 +138,7 @@ class _Additions:
 
 def _source_additions(io: FileIO, source: TableMetadata, target_manifests: list[ManifestFile],
                       target_ids: set[int], snap_id: int, location: str,
-                      write: bool) -> _Additions:
+                      write: bool, version: int) -> _Additions:
     """The source's manifests the target does not hold (by path) that a
     snapshot the target does not know wrote (the base's were written by the
     base's snapshots, which the target keeps), each holding only data files
@@ -128,23 +150,36 @@ def _source_additions(io: FileIO, source: TableMetadata, target_manifests: list[
         if m.manifest_path in skip or m.added_snapshot_id in target_ids:
             continue
         if _only_added_files(m):
-            out.manifests.append(m)
+            # v3: numbered afresh by the combined snapshot's manifest list.
+            out.manifests.append(v3.without_row_ids(m) if version >= v3.V3 else m)
             out.files += m.added_files_count or 0
             out.rows += m.added_rows_count or 0
             continue
-        kept = _new_files(io, m, target_ids)
+        kept = _new_files(io, m, target_ids, version)
         if kept:
             out.rewritten += 1
             out.files += len(kept)
             out.rows += sum(f.record_count for f in kept)
             if write:
-                out.manifests.append(_write_manifest(io, m, kept, source, snap_id, location))
+                out.manifests.append(_write_manifest(io, m, kept, source, snap_id, location,
+                                                     version))
     return out
+
+
+def _row_ids(target: TableMetadata, source: TableMetadata, target_manifests: list[ManifestFile],
+             added: _Additions) -> tuple[int, int] | None:
+    """v3: the combined snapshot's ``first-row-id`` (past both sides' ids)
+    and ``added-rows`` (what its list numbers: the source's rows, and any
+    target manifest from before an upgrade to v3); None before v3."""
+    if target.format_version < v3.V3:
+        return None
+    first = max(getattr(m, "next_row_id", None) or 0 for m in (target, source))
+    return first, v3.unnumbered_rows(target_manifests) + added.rows
 
 
 def _combined_metadata(target: TableMetadata, source: TableMetadata, updates: dict[str, Any],
                        src_only: list[Snapshot], snap_id: int, seq: int, location: str,
-                       added: _Additions) -> TableMetadata:
+                       added: _Additions, rows: tuple[int, int] | None) -> TableMetadata:
     """The target's metadata with the source's snapshots and one append
     snapshot adding exactly the source's files, current on main."""
     current = target.snapshot_by_id(target.current_snapshot_id) \
@@ -156,7 +191,9 @@ def _combined_metadata(target: TableMetadata, source: TableMetadata, updates: di
     schema_id = updates.get("current_schema_id", target.current_schema_id)
     snapshot = Snapshot(snapshot_id=snap_id, parent_snapshot_id=target.current_snapshot_id,
                         sequence_number=seq, timestamp_ms=now_ms, manifest_list=location,
-                        summary=Summary(Operation.APPEND, **totals), schema_id=schema_id)
+                        summary=Summary(Operation.APPEND, **totals), schema_id=schema_id,
+                        first_row_id=rows[0] if rows else None,
+                        added_rows=rows[1] if rows else None)
     refs = dict(target.refs)
     refs[MAIN_BRANCH] = SnapshotRef(snapshot_id=snap_id, snapshot_ref_type=SnapshotRefType.BRANCH,
                                     min_snapshots_to_keep=None, max_snapshot_age_ms=None,
@@ -170,13 +207,19 @@ def _combined_metadata(target: TableMetadata, source: TableMetadata, updates: di
         "refs": refs,
         "snapshot_log": [*target.snapshot_log,
                          SnapshotLogEntry(snapshot_id=snap_id, timestamp_ms=now_ms)],
+        **({"next_row_id": rows[0] + rows[1]} if rows else {}),
     })
 
 
 def _manifests(io: FileIO, meta: TableMetadata) -> list[ManifestFile]:
+    """The current snapshot's manifests (v3: with their ``first_row_id``)."""
     snap = meta.snapshot_by_id(meta.current_snapshot_id) \
         if meta.current_snapshot_id is not None else None
-    return snap.manifests(io) if snap is not None else []
+    if snap is None:
+        return []
+    if meta.format_version >= v3.V3:
+        return v3.read_manifest_list(io, snap.manifest_list)
+    return snap.manifests(io)
 
 
 def _since_base(base: TableMetadata, side: TableMetadata, name: str) -> list[Snapshot]:
@@ -232,35 +275,43 @@ def _only_added_files(m: ManifestFile) -> bool:
     (checked on the manifest list's counts, whatever the summaries said);
     delete files refuse the merge."""
     if m.content != ManifestContent.DATA:
-        raise NotMergeable(f"the source added delete files ({m.manifest_path})")
+        raise NotMergeable("the source added delete files or deletion vectors "
+                           f"({m.manifest_path})")
     return not (m.deleted_files_count or 0) and not (m.existing_files_count or 0)
 
 
-def _new_files(io: FileIO, m: ManifestFile, target_ids: set[int]) -> list[DataFile]:
+def _new_files(io: FileIO, m: ManifestFile, target_ids: set[int],
+               version: int) -> list[DataFile]:
     """The files of a manifest the engine merged (Iceberg's merge-append
     folds small manifests together, older files as EXISTING) that snapshots
     the target does not know added. A file such a snapshot marks deleted
     refuses the merge."""
     keep = []
-    for e in m.fetch_manifest_entry(io, discard_deleted=False):
+    entries = (v3.read_entries(io, m) if version >= v3.V3
+               else m.fetch_manifest_entry(io, discard_deleted=False))
+    for e in entries:
         new = e.snapshot_id not in target_ids
         if e.status == ManifestEntryStatus.DELETED:
             if new:
                 raise NotMergeable(f"the source removed {e.data_file.file_path}")
             continue
         if new:
-            keep.append(e.data_file)
+            keep.append(v3.new_file(e.data_file) if version >= v3.V3 else e.data_file)
     return keep
 
 
 def _write_manifest(io: FileIO, m: ManifestFile, files: list[DataFile],
-                    source: TableMetadata, snap_id: int, list_location: str) -> ManifestFile:
+                    source: TableMetadata, snap_id: int, list_location: str,
+                    version: int) -> ManifestFile:
     """Those files as a new manifest of the combined snapshot."""
     spec = next(p for p in source.partition_specs if p.spec_id == m.partition_spec_id)
     path = f"{list_location.rsplit('/', 1)[0]}/{uuid.uuid4()}-m0.avro"
-    with write_manifest(format_version=source.format_version,
-                        spec=spec, schema=source.schema(), output_file=io.new_output(path),
-                        snapshot_id=snap_id, avro_compression="deflate") as w:
+    output = io.new_output(path)
+    with (v3.ManifestWriterV3(spec, source.schema(), output, snap_id, "deflate")
+          if version >= v3.V3 else
+          write_manifest(format_version=source.format_version, spec=spec,
+                         schema=source.schema(), output_file=output, snapshot_id=snap_id,
+                         avro_compression="deflate")) as w:
         for f in files:
             w.add_entry(ManifestEntry.from_args(status=ManifestEntryStatus.ADDED,
                                                 snapshot_id=snap_id, data_file=f))

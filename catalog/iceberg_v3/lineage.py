@@ -61,8 +61,10 @@ def apply_updates(base: TableMetadata | None, updates: Sequence[TableUpdate],
                                     metadata_location=base_location)
         return _advanced(new, next_row_id)
     # Upgraded in this commit: the updates before it on the old version,
-    # those after on v3.
-    before, after = updates[:at], [u for u in updates[at + 1:] if not _to_v3(u)]
+    # those after on v3 (a table being created is v3 from the start: the
+    # empty metadata it starts from is no table yet).
+    before = [] if creating else updates[:at]
+    after = [u for u in (updates if creating else updates[at + 1:]) if not _to_v3(u)]
     meta = update_table_metadata(start, tuple(before)) if before else start
     meta = upgraded(meta)
     next_row_id = check(meta, after)

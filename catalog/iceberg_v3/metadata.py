@@ -17,8 +17,9 @@ what it does not:
   (of ``timestamp_ns``, ``timestamptz_ns`` and struct fields): set aside
   when a file is read and carried over by field id (an initial default
   never changes) to the schemas written after it;
-* ``geometry(C)`` and ``geography(C, A)`` in the spec's spelling (PyIceberg
-  reads and writes them quoted, ``geometry('C')``).
+* ``geometry(C)`` and ``geography(C, A)`` in the spec's canonical spelling,
+  parameters always written as Java writes them (PyIceberg reads and writes
+  them quoted, ``geometry('C')``, and leaves defaults out).
 
 ``variant`` has no PyIceberg type: a schema with it is refused (400), as
 is a request's default PyIceberg cannot read."""
@@ -32,6 +33,11 @@ from typing import Any
 
 from pyiceberg.table.metadata import TableMetadata, TableMetadataUtil, TableMetadataV3
 from pyiceberg.typedef import IcebergBaseModel
+from pyiceberg.types import (
+    DEFAULT_GEOGRAPHY_ALGORITHM,
+    DEFAULT_GEOGRAPHY_CRS,
+    DEFAULT_GEOMETRY_CRS,
+)
 
 from core.errors import bad_request
 
@@ -116,7 +122,7 @@ def upgraded(meta: TableMetadata) -> TableMetadataV3:
     commit's updates, which are validated together."""
     mine = type(meta).model_fields
     fields = {name: getattr(meta, name) for name in TableMetadataV3.model_fields
-              if name in mine}
+              if name in mine and hasattr(meta, name)}  # PyIceberg's empty one has no location
     fields.update(format_version=V3, next_row_id=0)
     return TableMetadataV3.model_construct(**fields)
 
@@ -187,11 +193,19 @@ def _pyiceberg_type(t: str) -> str:
 
 
 def _spec_type(t: str) -> str:
-    m = _QUOTED_GEO.match(t)
-    if m is None:
-        return t
-    kind, crs, algorithm = m.groups()
-    return f"{kind}({crs}" + (f", {algorithm})" if algorithm else ")")
+    """The spec's canonical spelling, parameters always written (as Iceberg's
+    Java ``Types`` writes them; PyIceberg leaves defaults out)."""
+    if t in ("geometry", "geography"):
+        kind, crs, algorithm = t, None, None
+    else:
+        m = _QUOTED_GEO.match(t)
+        if m is None:
+            return t
+        kind, crs, algorithm = m.groups()
+    if kind == "geometry":
+        return f"geometry({crs or DEFAULT_GEOMETRY_CRS})"
+    return (f"geography({crs or DEFAULT_GEOGRAPHY_CRS}, "
+            f"{algorithm or DEFAULT_GEOGRAPHY_ALGORITHM})")
 
 
 def created(meta: TableMetadata) -> TableMetadata:

@@ -164,6 +164,18 @@ def test_row_lineage_on_commit(http, ns: str) -> None:
         assert r.status_code == 400, r.text
         assert what in r.json()["error"]["message"]
     assert _table(http, ns, "t")["next-row-id"] == 105  # nothing changed
+    # The commit event and the UI's table page say which rows each numbered.
+    events = http.get("/api/v2/events", params={"key": f"{ns}.t", "maxRecords": 100}).json()
+    ops = [op for e in events["events"] for c in e["data"]["commits"]
+           for op in c["operations"] if "snapshotId" in op]
+    assert [op.get("rowIds") for op in ops] == [None, {"first": 0, "added": 100},
+                                                {"first": 100, "added": 5}]
+    page = http.get(f"/ui/object/main/{ns}.t")
+    assert page.status_code == 200, page.text
+    assert '<span id="format-version">3</span>' in page.text
+    assert '<span id="next-row-id">105</span>' in page.text
+    assert '<td class="row-ids">100\u2013104</td>' in page.text
+    assert '<td class="row-ids">0\u201399</td>' in page.text
 
 
 def test_fields_pyiceberg_does_not_model_survive_commits(server: Server, http, ns: str,

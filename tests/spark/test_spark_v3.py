@@ -1,0 +1,303 @@
+"""Format v3 tables with real Spark (Iceberg 1.10) through the REST catalog
+on branches: deletion vectors written on a branch and read there, as of an
+earlier instant and on main after the merge; row lineage that survives
+content-aware merges of appends on three branches (the ranges of main's
+snapshots disjoint, Spark's ``_row_id`` unique); a v2 table with data
+upgraded by ``ALTER TABLE``; and gc, fsck --files, restore and revert on a
+v3 table with deletion vectors, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import pytest
+
+import spark as sw
+from tests.fixtures import BACKENDS, server_fixture
+from tests.server import Server
+from tests.spark.conftest import module_session, rows
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+V3_MOR = ("USING iceberg TBLPROPERTIES ('format-version'='3', "
+          "'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read')")
+
+
+def _head(http: httpx.Client, ref: str = "main") -> str:
+    r = http.get(f"/api/v2/trees/{ref}")
+    assert r.status_code == 200, r.text
+    return r.json()["reference"]["hash"]
+
+
+def _merge(http: httpx.Client, source: str) -> dict[str, Any]:
+    r = http.post(f"/api/v2/trees/main@{_head(http)}/history/merge",
+                  json={"fromRefName": source})
+    assert r.status_code == 200 and r.json()["wasApplied"], r.text
+    return r.json()
+
+
+def _meta(http: httpx.Client, ref: str, table: str) -> dict[str, Any]:
+    ns, name = table.split(".")
+    r = http.get(f"/iceberg/{ref}/v1/namespaces/{ns}/tables/{name}")
+    assert r.status_code == 200, r.text
+    return r.json()["metadata"]
+
+
+def _now() -> str:
+    time.sleep(0.01)  # the instant falls strictly between two commits
+    t = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    time.sleep(0.01)
+    return t
+
+
+def _lineage(meta: dict[str, Any]) -> list[dict[str, Any]]:
+    """The snapshots of the current one's ancestry, newest first."""
+    by_id = {s["snapshot-id"]: s for s in meta["snapshots"]}
+    out, cur = [], meta.get("current-snapshot-id")
+    while cur is not None and cur in by_id:
+        out.append(by_id[cur])
+        cur = by_id[cur].get("parent-snapshot-id")
+    return out
+
+
+def test_deletion_vectors_on_a_branch(spark: SparkSession, server: Server,
+                                      http: httpx.Client) -> None:
+    """Acceptance 2: a v3 table made on branch ``dv``; a merge-on-read DELETE
+    writes a Puffin deletion vector; the rows read right on the branch, as of
+    the instant before the delete, and on main after the merge."""
+    sw.create_branch(server.base, "dv")
+    sw.add_catalog(spark, "dv", server.base, "dv")
+    spark.sql("CREATE NAMESPACE dv.dvs")
+    spark.sql(f"CREATE TABLE dv.dvs.t (id BIGINT, s STRING) {V3_MOR}")
+    spark.sql("INSERT INTO dv.dvs.t VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd'), (5, 'e')")
+    before = _now()
+    spark.sql("DELETE FROM dv.dvs.t WHERE id IN (2, 4)")
+    deletes = rows(spark, "SELECT content, file_format, record_count FROM dv.dvs.t.delete_files")
+    # One vector per data file it deletes from (Spark may write the rows in two files).
+    assert {(c, f) for c, f, _ in deletes} == {(1, "PUFFIN")}
+    assert sum(n for _, _, n in deletes) == 2
+    meta = _meta(http, "dv", "dvs.t")
+    assert meta["format-version"] == 3 and meta["next-row-id"] == 5
+    kept = [(1, "a"), (3, "c"), (5, "e")]
+    assert rows(spark, "SELECT * FROM dv.dvs.t") == kept
+    sw.add_catalog(spark, "dv_then", server.base, "dv", as_of=before)
+    assert rows(spark, "SELECT id FROM dv_then.dvs.t") == [(i,) for i in range(1, 6)]
+    assert http.get("/iceberg/v1/namespaces/dvs/tables/t").status_code == 404
+    _merge(http, "dv")
+    assert rows(spark, "SELECT * FROM sapwood.dvs.t") == kept
+    # PyIceberg reads the deletion vector too.
+    got = server.catalog().load_table("dvs.t").scan().to_arrow()
+    assert sorted(zip(got["id"].to_pylist(), got["s"].to_pylist(), strict=True)) == kept
+    # The commit event counts the deletion vector; the UI's page shows the row ids.
+    events = http.get("/api/v2/events", params={"key": "dvs.t", "ref": "dv",
+                                                "maxRecords": 100}).json()["events"]
+    summaries = [op.get("summary", {}) for e in events for c in e["data"]["commits"]
+                 for op in c["operations"]]
+    assert any(s.get("added-dvs") == str(len(deletes)) and s.get("operation") == "delete"
+               for s in summaries), summaries
+    page = http.get("/ui/object/main/dvs.t").text
+    assert '<span id="next-row-id">5</span>' in page and "added-dvs" in page
+
+
+def test_duckdb_reads_the_v3_table_spark_wrote_on_a_branch(spark: SparkSession,
+                                                           server: Server) -> None:
+    """DuckDB 1.4.4's iceberg extension, attached to the branch: it reads
+    the v3 table and applies the deletion vector (docs/iceberg-rest.md)."""
+    import duckdb
+
+    from tests.duckdb_ext import duckdb_extensions
+
+    sw.create_branch(server.base, "duck")
+    sw.add_catalog(spark, "duck", server.base, "duck")
+    spark.sql("CREATE NAMESPACE duck.ducks")
+    spark.sql(f"CREATE TABLE duck.ducks.t (id BIGINT) {V3_MOR}")
+    spark.sql("INSERT INTO duck.ducks.t VALUES (1), (2), (3)")
+    spark.sql("DELETE FROM duck.ducks.t WHERE id = 2")
+    con = duckdb.connect(config={"extension_directory": duckdb_extensions()})
+    con.execute("LOAD iceberg")
+    con.execute(f"ATTACH '' AS cat (TYPE iceberg, ENDPOINT '{server.base}/iceberg/duck', "
+                "AUTHORIZATION_TYPE 'none')")
+    assert sorted(con.execute("SELECT id FROM cat.ducks.t").fetchall()) == [(1,), (3,)]
+
+
+def test_row_lineage_survives_merges(spark: SparkSession, server: Server,
+                                     http: httpx.Client) -> None:
+    """Acceptance 3: main and branches a and b each append to one v3 table
+    (each numbering from the next-row-id they forked with); both merged into
+    main: main's snapshots number disjoint ranges, next-row-id is past them,
+    and Spark's ``_row_id`` is unique over the rows."""
+    spark.sql("CREATE NAMESPACE sapwood.lin")
+    spark.sql("CREATE TABLE sapwood.lin.t (id BIGINT) USING iceberg "
+              "TBLPROPERTIES ('format-version'='3')")
+    spark.sql("INSERT INTO sapwood.lin.t VALUES (1), (2), (3)")
+    for b in ("lin_a", "lin_b"):
+        sw.create_branch(server.base, b)
+        sw.add_catalog(spark, b, server.base, b)
+    spark.sql("INSERT INTO lin_a.lin.t VALUES (10), (11)")
+    spark.sql("INSERT INTO lin_b.lin.t VALUES (20), (21), (22)")
+    spark.sql("INSERT INTO sapwood.lin.t VALUES (4)")
+    # Before the merges, the three sides numbered the same ids from 3.
+    assert {(_lineage(_meta(http, ref, "lin.t"))[0]["first-row-id"])
+            for ref in ("main", "lin_a", "lin_b")} == {3}
+    for b in ("lin_a", "lin_b"):
+        d = next(x for x in _merge(http, b)["details"] if x["key"]["elements"] == ["lin", "t"])
+        assert d["outcome"] == "MERGED", d
+    assert d["combined"]["rowIds"] == {"first": 7, "added": 3}, d
+    meta = _meta(http, "main", "lin.t")
+    ranges = sorted((s["first-row-id"], s["first-row-id"] + s["added-rows"])
+                    for s in _lineage(meta))
+    assert ranges == [(0, 3), (3, 4), (5, 7), (7, 10)]
+    assert all(a[1] <= b[0] for a, b in zip(ranges, ranges[1:], strict=False))
+    assert meta["next-row-id"] == 10
+    ids = rows(spark, "SELECT _row_id, id FROM sapwood.lin.t")
+    assert sorted(i for _, i in ids) == [1, 2, 3, 4, 10, 11, 20, 21, 22]
+    assert len({r for r, _ in ids}) == 9
+    assert sorted(ids) == [(0, 1), (1, 2), (2, 3), (3, 4), (5, 10), (6, 11),
+                           (7, 20), (8, 21), (9, 22)]
+    # Spark writes on from there.
+    spark.sql("INSERT INTO sapwood.lin.t VALUES (5)")
+    assert _meta(http, "main", "lin.t")["next-row-id"] == 11
+    assert rows(spark, "SELECT _row_id FROM sapwood.lin.t WHERE id = 5") == [(10,)]
+    # A transplant re-bases alike: lin_a's later append, picked onto main.
+    spark.sql("INSERT INTO lin_a.lin.t VALUES (12)")
+    r = http.post(f"/api/v2/trees/main@{_head(http)}/history/transplant",
+                  json={"hashesToTransplant": [_head(http, "lin_a")]})
+    assert r.status_code == 200 and r.json()["wasApplied"], r.text
+    assert rows(spark, "SELECT _row_id FROM sapwood.lin.t WHERE id = 12") == [(11,)]
+    assert _meta(http, "main", "lin.t")["next-row-id"] == 12
+    assert len({r for (r,) in rows(spark, "SELECT _row_id FROM sapwood.lin.t")}) == 11
+
+
+def test_a_deletion_vector_against_the_other_sides_change_is_a_conflict(
+        spark: SparkSession, server: Server, http: httpx.Client) -> None:
+    """A branch deletes rows (a deletion vector) while main appends: not
+    combined; the conflict names the deletion vectors, main is unmoved."""
+    spark.sql("CREATE NAMESPACE sapwood.dvc")
+    spark.sql(f"CREATE TABLE sapwood.dvc.t (id BIGINT) {V3_MOR}")
+    spark.sql("INSERT INTO sapwood.dvc.t VALUES (1), (2), (3), (4)")
+    sw.create_branch(server.base, "dvc")
+    sw.add_catalog(spark, "dvc", server.base, "dvc")
+    spark.sql("DELETE FROM dvc.dvc.t WHERE id = 1")
+    spark.sql("INSERT INTO sapwood.dvc.t VALUES (5)")
+    before = _head(http)
+    r = http.post(f"/api/v2/trees/main@{before}/history/merge", json={"fromRefName": "dvc"})
+    assert r.status_code == 409, r.text
+    assert "the source removed or rewrote rows" in r.text and "added-dvs=1" in r.text
+    assert _head(http) == before
+    assert rows(spark, "SELECT id FROM sapwood.dvc.t") == [(i,) for i in range(1, 6)]
+
+
+def test_upgrade_a_v2_table_with_data(spark: SparkSession, http: httpx.Client) -> None:
+    """Acceptance 4: ``ALTER TABLE … SET TBLPROPERTIES ('format-version'='3')``
+    keeps the rows (without row ids), sets next-row-id, and later appends
+    (numbering the older rows too, as the spec says) read."""
+    spark.sql("CREATE NAMESPACE sapwood.up")
+    spark.sql("CREATE TABLE sapwood.up.t (id BIGINT) USING iceberg "
+              "TBLPROPERTIES ('format-version'='2')")
+    spark.sql("INSERT INTO sapwood.up.t VALUES (1), (2)")
+    spark.sql("ALTER TABLE sapwood.up.t SET TBLPROPERTIES ('format-version'='3')")
+    meta = _meta(http, "main", "up.t")
+    assert meta["format-version"] == 3 and meta["next-row-id"] == 0
+    assert rows(spark, "SELECT id, _row_id FROM sapwood.up.t") == [(1, None), (2, None)]
+    spark.sql("INSERT INTO sapwood.up.t VALUES (3)")
+    meta = _meta(http, "main", "up.t")
+    last = _lineage(meta)[0]
+    assert (last["first-row-id"], last["added-rows"]) == (0, 3) and meta["next-row-id"] == 3
+    assert rows(spark, "SELECT id FROM sapwood.up.t") == [(1,), (2,), (3,)]
+    assert len({r for (r,) in rows(spark, "SELECT _row_id FROM sapwood.up.t")}) == 3
+
+
+# -- acceptance 5: maintenance on both backends -------------------------------------------------
+backend_server = server_fixture(BACKENDS, prefix="v3-maint")
+
+
+@pytest.fixture(scope="module")
+def maint(spark_jvm: SparkSession, backend_server: Server) -> Iterator[SparkSession]:
+    yield module_session(spark_jvm, backend_server.base, catalog="maint")
+
+
+def _puffins(location: str) -> set[str]:
+    return {str(p) for p in Path(location.removeprefix("file://")).rglob("*.puffin")}
+
+
+def _ids(server: Server, at: str | None = None) -> list[int]:
+    t = server.catalog().load_table("mnt.t")
+    scan = t.scan(snapshot_id=int(at)) if at else t.scan()
+    return sorted(scan.to_arrow()["id"].to_pylist())
+
+
+def _fsck(http: httpx.Client) -> dict[str, Any]:
+    r = http.get("/api/v2/admin/fsck", params={"files": "true", "graceSeconds": 0})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def test_gc_fsck_restore_revert_keep_deletion_vectors(maint: SparkSession,
+                                                     backend_server: Server) -> None:
+    server = backend_server
+    http = httpx.Client(base_url=server.base, timeout=60)
+    maint.sql("CREATE NAMESPACE maint.mnt")
+    maint.sql(f"CREATE TABLE maint.mnt.t (id BIGINT) {V3_MOR}")
+    maint.sql("INSERT INTO maint.mnt.t VALUES (1), (2), (3), (4), (5), (6)")
+    maint.sql("DELETE FROM maint.mnt.t WHERE id = 2")
+    first_delete = _head(http)
+    snap_one = _meta(http, "main", "mnt.t")["current-snapshot-id"]
+    maint.sql("INSERT INTO maint.mnt.t VALUES (7)")
+    maint.sql("DELETE FROM maint.mnt.t WHERE id IN (3, 7)")
+    meta = _meta(http, "main", "mnt.t")
+    puffins = _puffins(meta["location"])
+    assert len(puffins) == 2  # the second vector of the first file replaces the first
+    assert _ids(server) == [1, 4, 5, 6]
+    # fsck --files: nothing missing; a deletion vector taken away is reported as one.
+    assert _fsck(http)["ok"] is True
+    gone = sorted(puffins)[0]
+    saved = Path(gone).read_bytes()
+    Path(gone).unlink()
+    report = _fsck(http)
+    assert report["ok"] is False
+    assert {(m["kind"], m["path"]) for m in report["warehouse"]["missing"]} == {
+        ("deletion-vector", gone)}
+    Path(gone).write_bytes(saved)
+    # gc: a deleted branch's table goes; every file of main's history stays.
+    store_side = "maint_scratch"
+    sw.create_branch(server.base, store_side)
+    scratch = server.catalog(store_side).create_table(
+        "mnt.scratch", server.catalog().load_table("mnt.t").schema())
+    http.delete(f"/api/v2/trees/{store_side}@{_head(http, store_side)}")
+    for p in Path(server.warehouse.removeprefix("file://")).rglob("*"):
+        if p.is_file():
+            st = p.stat()
+            import os
+
+            os.utime(p, (st.st_atime - 7200, st.st_mtime - 7200))
+    r = http.post("/api/v2/admin/gc", params={"graceSeconds": 0, "writeWindowSeconds": 10})
+    assert r.status_code == 200 and r.json()["warehouse"]["removed_files"] > 0, r.text
+    assert not Path(scratch.location().removeprefix("file://")).exists() or not any(
+        Path(scratch.location().removeprefix("file://")).rglob("*.json"))
+    assert _puffins(meta["location"]) == puffins
+    assert _fsck(http)["ok"] is True
+    assert _ids(server) == [1, 4, 5, 6] and _ids(server, str(snap_one)) == [1, 3, 4, 5, 6]
+    # Restore the table as it was after the first delete; revert that restore.
+    r = http.post(f"/api/v2/trees/main@{_head(http)}/history/restore",
+                  json={"source": f"@{first_delete}", "keys": [{"elements": ["mnt", "t"]}]})
+    assert r.status_code == 200, r.text
+    restored = r.json()["hash"]
+    assert _ids(server) == [1, 3, 4, 5, 6]
+    assert rows(maint, "SELECT id FROM maint.mnt.t") == [(1,), (3,), (4,), (5,), (6,)]
+    assert _meta(http, "main", "mnt.t")["next-row-id"] == meta["next-row-id"]
+    r = http.post(f"/api/v2/trees/main@{_head(http)}/history/revert",
+                  json={"commits": [restored]})
+    assert r.status_code == 200, r.text
+    assert _ids(server) == [1, 4, 5, 6]
+    maint.sql("INSERT INTO maint.mnt.t VALUES (8)")  # numbering goes on past every id
+    after = _meta(http, "main", "mnt.t")
+    assert _lineage(after)[0]["first-row-id"] == meta["next-row-id"]
+    assert _ids(server) == [1, 4, 5, 6, 8]
+    assert _fsck(http)["ok"] is True
+    http.close()

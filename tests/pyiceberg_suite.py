@@ -175,15 +175,25 @@ def _spark_conf(catalog_uri: str, s3: str) -> dict[str, str]:
             "spark.sql.defaultCatalog": "rest", "spark.sql.ansi.enabled": "false"}
 
 
-def _outcomes(junit: Path) -> dict[str, str]:
-    """test id -> passed | failed | error | skipped, from pytest's JUnit XML."""
+def _outcomes(junit: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """test id -> passed | failed | error | skipped, and the failed ones'
+    messages, from pytest's JUnit XML (a test failing in its call and again
+    in its teardown is one failed test)."""
     out: dict[str, str] = {}
+    why: dict[str, str] = {}
     for case in ET.parse(junit).getroot().iter("testcase"):
         name = f"{case.get('classname')}::{case.get('name')}"
-        kinds = {child.tag for child in case}
-        out[name] = ("failed" if "failure" in kinds else "error" if "error" in kinds
-                     else "skipped" if "skipped" in kinds else "passed")
-    return out
+        tags = {child.tag: child for child in case}
+        kind = ("failed" if "failure" in tags else "error" if "error" in tags
+                else "skipped" if "skipped" in tags else "passed")
+        if out.get(name) in ("failed", "error"):
+            continue
+        out[name] = kind
+        bad = tags.get("failure", tags.get("error"))
+        if bad is not None:
+            why[name] = (bad.get("message") or "").splitlines()[0][:300] if bad.get(
+                "message") else ""
+    return out, why
 
 
 def _counts(outcomes: dict[str, str]) -> dict[str, int]:
@@ -269,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
                         "-p", "no:cacheprovider", "-q", "-rfE", f"--junitxml={junit}",
                         *args.pytest_args], cwd=work, env=suite_env)
         seconds = time.monotonic() - t0
-        outcomes = _outcomes(junit)
+        outcomes, messages = _outcomes(junit)
         counts = _counts(outcomes)
         errors = [ln for ln in (work / "server.log").read_text(errors="replace").splitlines()
                   if "internal error" in ln]
@@ -277,7 +287,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.out:
             args.out.write_text(json.dumps({"counts": counts, "provision": provision,
                                             "server_5xx": errors, "seconds": round(seconds),
-                                            "outcomes": outcomes}, indent=1, sort_keys=True))
+                                            "outcomes": outcomes, "messages": messages},
+                                           indent=1, sort_keys=True))
         if args.compare:
             before = json.loads(args.compare.read_text())["outcomes"]
             for name in sorted(set(before) | set(outcomes)):

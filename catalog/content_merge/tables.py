@@ -42,8 +42,10 @@ from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.refs import MAIN_BRANCH, SnapshotRef, SnapshotRefType
 from pyiceberg.table.snapshots import Operation, Snapshot, SnapshotLogEntry, Summary
 
+from catalog.content_merge.deletes import DeletesNotMergeable, SourceDeletes, source_deletes
 from catalog.fileio import file_io
 from catalog.iceberg_v3 import manifests as v3
+from catalog.iceberg_v3.lineage import merged_row_ids
 from catalog.iceberg_v3.metadata import upgraded
 
 # Summary fields that say a snapshot took something away or added deletes.
@@ -51,6 +53,10 @@ _REMOVING = ("deleted-data-files", "deleted-records", "removed-delete-files",
              "added-delete-files", "added-position-deletes", "added-equality-deletes",
              "removed-files-size", "added-position-delete-files",
              "added-equality-delete-files", "added-dvs", "removed-dvs")
+# What a v3 snapshot adding deletion vectors (and replacing its own) says.
+_DELETION_VECTORS = ("added-delete-files", "added-dvs", "added-position-deletes",
+                     "added-position-delete-files", "removed-delete-files", "removed-dvs",
+                     "removed-position-deletes", "removed-files-size")
 
 
 class NotMergeable(Exception):
@@ -85,7 +91,7 @@ def merge_tables(base: TableMetadata, source: TableMetadata, target: TableMetada
     tgt_walk = _since_base(base, target, "target")
     for side, walked in (("source", src_walk), ("target", tgt_walk)):
         for snap in walked:
-            _only_adds(side, snap)
+            _only_adds(side, snap, target.format_version)
     io = file_io(target.location)
     target_manifests = _manifests(io, target)
     target_ids = {s.snapshot_id for s in target.snapshots}
@@ -96,9 +102,14 @@ def merge_tables(base: TableMetadata, source: TableMetadata, target: TableMetada
     location = manifest_list_location(snap_id)
     added = _source_additions(io, source, target_manifests, target_ids, snap_id, location,
                               write, target.format_version)
-    rows = _row_ids(target, source, target_manifests, added)
+    try:
+        dels = source_deletes(io, base, source, _manifests(io, source), target_manifests,
+                              target_ids, snap_id, location.rsplit("/", 1)[0], write)
+    except DeletesNotMergeable as e:
+        raise NotMergeable(str(e)) from None
+    rows = merged_row_ids(target, source, target_manifests, added.rows)
     if write:
-        manifests = [*target_manifests, *added.manifests]
+        manifests = [*target_manifests, *added.manifests, *dels.manifests]
         if rows is not None:
             with v3.ManifestListWriterV3(io.new_output(location), snap_id,
                                          target.current_snapshot_id, seq, rows[0],
@@ -112,16 +123,20 @@ def merge_tables(base: TableMetadata, source: TableMetadata, target: TableMetada
                                      sequence_number=seq, avro_compression="deflate") as w:
                 w.add_manifests(manifests)
     meta = _combined_metadata(target, source, updates, src_only, snap_id, seq, location,
-                              added, rows)
+                              added, rows, dels)
     combined = {
         "files": {"source": added.files, "target": _sum(tgt_walk, "added-data-files")},
         "rows": {"source": added.rows, "target": _sum(tgt_walk, "added-records")},
         **({"rowIds": {"first": rows[0], "added": rows[1]}} if rows is not None else {}),
-        "manifestsReused": len(added.manifests) - added.rewritten,
-        **({"manifestsRewritten": added.rewritten} if added.rewritten else {}),
+        **({"deletionVectors": {"source": dels.vectors, "deletedRows": dels.rows}}
+           if dels.vectors else {}),
+        "manifestsReused": (len(added.manifests) - added.rewritten
+                            + len(dels.manifests) - dels.rewritten),
+        **({"manifestsRewritten": added.rewritten + dels.rewritten}
+           if added.rewritten + dels.rewritten else {}),
         **({"taken": taken} if taken else {}),
     }
-    written = [location, *(m.manifest_path for m in added.manifests
+    written = [location, *(m.manifest_path for m in [*added.manifests, *dels.manifests]
                            if m.added_snapshot_id == snap_id)] if write else []
     return TableMerge(meta, location, combined, written)
 
@@ -149,6 +164,8 @@ def _source_additions(io: FileIO, source: TableMetadata, target_manifests: list[
     for m in _manifests(io, source):
         if m.manifest_path in skip or m.added_snapshot_id in target_ids:
             continue
+        if version >= v3.V3 and m.content == ManifestContent.DELETES:
+            continue  # deletion vectors: content_merge.deletes
         if _only_added_files(m):
             # v3: numbered afresh by the combined snapshot's manifest list.
             out.manifests.append(v3.without_row_ids(m) if version >= v3.V3 else m)
@@ -166,32 +183,23 @@ def _source_additions(io: FileIO, source: TableMetadata, target_manifests: list[
     return out
 
 
-def _row_ids(target: TableMetadata, source: TableMetadata, target_manifests: list[ManifestFile],
-             added: _Additions) -> tuple[int, int] | None:
-    """v3: the combined snapshot's ``first-row-id`` (past both sides' ids)
-    and ``added-rows`` (what its list numbers: the source's rows, and any
-    target manifest from before an upgrade to v3); None before v3."""
-    if target.format_version < v3.V3:
-        return None
-    first = max(getattr(m, "next_row_id", None) or 0 for m in (target, source))
-    return first, v3.unnumbered_rows(target_manifests) + added.rows
-
-
 def _combined_metadata(target: TableMetadata, source: TableMetadata, updates: dict[str, Any],
                        src_only: list[Snapshot], snap_id: int, seq: int, location: str,
-                       added: _Additions, rows: tuple[int, int] | None) -> TableMetadata:
+                       added: _Additions, rows: tuple[int, int] | None,
+                       dels: SourceDeletes) -> TableMetadata:
     """The target's metadata with the source's snapshots and one append
     snapshot adding exactly the source's files, current on main."""
     current = target.snapshot_by_id(target.current_snapshot_id) \
         if target.current_snapshot_id is not None else None
-    totals = _totals(current, added.files, added.rows)
+    totals = _totals(current, added.files, added.rows, dels)
     if source.current_snapshot_id is not None:
         totals[MERGED_FROM] = str(source.current_snapshot_id)
     now_ms = max(int(time.time() * 1000), target.last_updated_ms + 1)
     schema_id = updates.get("current_schema_id", target.current_schema_id)
     snapshot = Snapshot(snapshot_id=snap_id, parent_snapshot_id=target.current_snapshot_id,
                         sequence_number=seq, timestamp_ms=now_ms, manifest_list=location,
-                        summary=Summary(Operation.APPEND, **totals), schema_id=schema_id,
+                        summary=Summary(dels.operation(added.files > 0), **totals),
+                        schema_id=schema_id,
                         first_row_id=rows[0] if rows else None,
                         added_rows=rows[1] if rows else None)
     refs = dict(target.refs)
@@ -251,7 +259,9 @@ def _since_base(base: TableMetadata, side: TableMetadata, name: str) -> list[Sna
     return walked
 
 
-def _only_adds(side: str, snap: Snapshot) -> None:
+def _only_adds(side: str, snap: Snapshot, version: int) -> None:
+    """Whether a side's snapshot only added (v3: deletion vectors count as
+    added; content_merge.deletes checks them on the manifests)."""
     summary = snap.summary
     op = summary.operation if summary is not None else None
     props = summary.additional_properties if summary is not None else {}
@@ -260,7 +270,8 @@ def _only_adds(side: str, snap: Snapshot) -> None:
                            "replace, a compaction)")
     if op not in (Operation.APPEND, Operation.OVERWRITE, Operation.DELETE):
         raise NotMergeable(f"the {side}'s snapshot {snap.snapshot_id} has no known operation")
-    removing = {k: v for k, v in props.items() if k in _REMOVING and v not in ("0", "")}
+    removing = {k: v for k, v in props.items() if k in _REMOVING and v not in ("0", "")
+                and not (version >= v3.V3 and k in _DELETION_VECTORS)}
     if op != Operation.APPEND and (removing or not props):
         what = ", ".join(f"{k}={v}" for k, v in sorted(removing.items())) or "no summary"
         raise NotMergeable(f"the {side} removed or rewrote rows (snapshot {snap.snapshot_id}: "
@@ -367,15 +378,20 @@ def _metadata_changes(base: TableMetadata, source: TableMetadata, target: TableM
     return updates, taken
 
 
-def _totals(current: Snapshot | None, files: int, rows: int) -> dict[str, str]:
+def _totals(current: Snapshot | None, files: int, rows: int,
+            dels: SourceDeletes) -> dict[str, str]:
     out: dict[str, str] = {"added-data-files": str(files), "added-records": str(rows)}
+    if dels.vectors:
+        out.update({"added-delete-files": str(dels.vectors), "added-dvs": str(dels.vectors),
+                    "added-position-deletes": str(dels.rows)})
     before = current.summary.additional_properties if current and current.summary else {}
-    for total, add in (("total-data-files", files), ("total-records", rows)):
+    for total, add in (("total-data-files", files), ("total-records", rows),
+                       ("total-delete-files", dels.vectors),
+                       ("total-position-deletes", dels.rows)):
         if total in before:
             out[total] = str(int(before[total]) + add)
-    for k in ("total-delete-files", "total-position-deletes", "total-equality-deletes"):
-        if k in before:
-            out[k] = before[k]
+    if "total-equality-deletes" in before:
+        out["total-equality-deletes"] = before["total-equality-deletes"]
     return out
 
 

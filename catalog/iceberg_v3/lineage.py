@@ -22,10 +22,11 @@ Format v1 and v2 commits take PyIceberg's path unchanged."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from pyiceberg.catalog import MetastoreCatalog
+from pyiceberg.manifest import ManifestFile
 from pyiceberg.table.metadata import TableMetadata, TableMetadataUtil
 from pyiceberg.table.snapshots import Snapshot
 from pyiceberg.table.update import (
@@ -37,6 +38,7 @@ from pyiceberg.table.update import (
 )
 from pyiceberg.utils.datetime import datetime_to_millis
 
+from catalog.iceberg_v3.manifests import unnumbered_rows
 from catalog.iceberg_v3.metadata import V3, upgraded
 from core.errors import bad_request, commit_failed
 
@@ -104,6 +106,20 @@ def check(meta: TableMetadata, updates: Sequence[TableUpdate]) -> int | None:
         running = s.first_row_id + s.added_rows
         added = True
     return running if added else None
+
+
+def merged_row_ids(target: TableMetadata, source: TableMetadata,
+                   target_manifests: Iterable[ManifestFile],
+                   source_rows: int) -> tuple[int, int] | None:
+    """A content merge's combined snapshot (content_merge.tables): its
+    ``first-row-id``, past both sides' ids (they numbered the same ones since
+    they forked), and its ``added-rows``, what its manifest list numbers —
+    the ``source_rows`` it brings in, and any target manifest from before an
+    upgrade to v3. None before v3."""
+    if target.format_version < V3:
+        return None
+    first = max(getattr(m, "next_row_id", None) or 0 for m in (target, source))
+    return first, unnumbered_rows(target_manifests) + source_rows
 
 
 def bring_back(meta: TableMetadata, snapshot: Snapshot) -> TableMetadata:

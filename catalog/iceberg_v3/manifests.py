@@ -147,3 +147,14 @@ class ManifestWriterV3(ManifestWriterV2):
         return AvroOutputFile[ManifestEntry](
             output_file=self._output_file, file_schema=schema, record_schema=schema,
             schema_name="manifest_entry", metadata=self._meta)
+
+
+class DeleteManifestWriterV3(ManifestWriterV3):
+    """The same for a delete manifest (deletion vectors)."""
+
+    def content(self) -> ManifestContent:
+        return ManifestContent.DELETES
+
+    @property
+    def _meta(self) -> dict[str, str]:
+        return {**super()._meta, "content": "deletes"}

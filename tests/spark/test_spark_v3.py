@@ -8,9 +8,10 @@ v3 table with deletion vectors, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,7 +52,7 @@ def _meta(http: httpx.Client, ref: str, table: str) -> dict[str, Any]:
 
 def _now() -> str:
     time.sleep(0.01)  # the instant falls strictly between two commits
-    t = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    t = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     time.sleep(0.01)
     return t
 
@@ -153,7 +154,7 @@ def test_row_lineage_survives_merges(spark: SparkSession, server: Server,
     ranges = sorted((s["first-row-id"], s["first-row-id"] + s["added-rows"])
                     for s in _lineage(meta))
     assert ranges == [(0, 3), (3, 4), (5, 7), (7, 10)]
-    assert all(a[1] <= b[0] for a, b in zip(ranges, ranges[1:], strict=False))
+    assert all(a[1] <= b[0] for a, b in itertools.pairwise(ranges))
     assert meta["next-row-id"] == 10
     ids = rows(spark, "SELECT _row_id, id FROM sapwood.lin.t")
     assert sorted(i for _, i in ids) == [1, 2, 3, 4, 10, 11, 20, 21, 22]
@@ -174,23 +175,54 @@ def test_row_lineage_survives_merges(spark: SparkSession, server: Server,
     assert len({r for (r,) in rows(spark, "SELECT _row_id FROM sapwood.lin.t")}) == 11
 
 
-def test_a_deletion_vector_against_the_other_sides_change_is_a_conflict(
+def test_deletion_vectors_merge_unless_both_sides_changed_the_file(
         spark: SparkSession, server: Server, http: httpx.Client) -> None:
-    """A branch deletes rows (a deletion vector) while main appends: not
-    combined; the conflict names the deletion vectors, main is unmoved."""
-    spark.sql("CREATE NAMESPACE sapwood.dvc")
-    spark.sql(f"CREATE TABLE sapwood.dvc.t (id BIGINT) {V3_MOR}")
-    spark.sql("INSERT INTO sapwood.dvc.t VALUES (1), (2), (3), (4)")
-    sw.create_branch(server.base, "dvc")
-    sw.add_catalog(spark, "dvc", server.base, "dvc")
-    spark.sql("DELETE FROM dvc.dvc.t WHERE id = 1")
-    spark.sql("INSERT INTO sapwood.dvc.t VALUES (5)")
-    before = _head(http)
-    r = http.post(f"/api/v2/trees/main@{before}/history/merge", json={"fromRefName": "dvc"})
-    assert r.status_code == 409, r.text
-    assert "the source removed or rewrote rows" in r.text and "added-dvs=1" in r.text
-    assert _head(http) == before
-    assert rows(spark, "SELECT id FROM sapwood.dvc.t") == [(i,) for i in range(1, 6)]
+    """A branch's deletion vector merges with main's append; a vector on a
+    data file main deleted from too, or one that replaced a vector the merge
+    base had, is a conflict naming the file, main unmoved."""
+    t = "sapwood.dvm.t"
+    spark.sql("CREATE NAMESPACE sapwood.dvm")
+    spark.sql(f"CREATE TABLE {t} (id BIGINT) {V3_MOR}")
+
+    def insert(table: str, *ids: int) -> None:  # one data file each
+        values = ", ".join(f"({i})" for i in ids)
+        spark.sql(f"INSERT INTO {table} SELECT /*+ REPARTITION(1) */ * FROM VALUES {values} "
+                  "AS v(id)")
+
+    def branch(name: str) -> str:
+        sw.create_branch(server.base, name)
+        sw.add_catalog(spark, name, server.base, name)
+        return f"{name}.dvm.t"
+
+    def refused(source: str, *words: str) -> None:
+        before = _head(http)
+        r = http.post(f"/api/v2/trees/main@{before}/history/merge",
+                      json={"fromRefName": source})
+        assert r.status_code == 409 and all(w in r.text for w in words), r.text
+        assert _head(http) == before
+
+    insert(t, 1, 2, 3)  # data file A
+    insert(t, 4, 5, 6)  # data file B
+    a = branch("dva")
+    spark.sql(f"DELETE FROM {a} WHERE id = 1")
+    insert(t, 7, 8)
+    d = next(x for x in _merge(http, "dva")["details"] if x["key"]["elements"] == ["dvm", "t"])
+    assert d["outcome"] == "MERGED" and d["combined"]["deletionVectors"] == {
+        "source": 1, "deletedRows": 1}, d
+    assert rows(spark, f"SELECT id FROM {t}") == [(i,) for i in range(2, 9)]
+    assert rows(spark, f"SELECT file_format FROM {t}.delete_files") == [("PUFFIN",)]
+    # Both sides delete rows of data file B.
+    b = branch("dvb")
+    spark.sql(f"DELETE FROM {b} WHERE id = 5")
+    spark.sql(f"DELETE FROM {t} WHERE id = 4")
+    b_file = rows(spark, f"SELECT _file FROM {t} WHERE id = 6")[0][0]
+    refused("dvb", "both sides deleted rows of data file", b_file.split("/")[-1])
+    # The branch deletes more rows of A, whose vector the merge base had.
+    c = branch("dvc")
+    spark.sql(f"DELETE FROM {c} WHERE id = 2")
+    insert(t, 9)
+    refused("dvc", "the source replaced the merge base's delete file", ".puffin")
+    assert rows(spark, f"SELECT id FROM {t}") == [(i,) for i in (2, 3, 5, 6, 7, 8, 9)]
 
 
 def test_upgrade_a_v2_table_with_data(spark: SparkSession, http: httpx.Client) -> None:

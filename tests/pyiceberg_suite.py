@@ -18,8 +18,9 @@ on its own, so one refused statement does not hide the tables after it.
         --deps ~/.cache/sapwood/pyiceberg-suite-deps --out after.json [-- -k v3]
 
 ``--deps``: a folder with what the suite imports and this project does not
-install (pandas, pytz, fastavro, pytest-mock, pytest-lazy-fixtures:
-``pip install --target DIR …``). ``--sapwood-root``: the Sapwood source the
+install (pandas, pytz, fastavro, pytest-mock, pytest-lazy-fixtures, thrift,
+pyiceberg-core 0.10: ``pip install --target DIR …``; not ray, daft, polars:
+their few tests fail on the import). ``--sapwood-root``: the Sapwood source the
 server runs (default: this checkout), e.g. an unpacked older commit for a
 "before" count. ``--compare before.json`` prints what changed. The counts
 and the procedure are in docs/iceberg-rest.md."""
@@ -44,6 +45,13 @@ ROOT = Path(__file__).resolve().parents[1]
 BUCKET = "warehouse"  # what their tests' paths and MinIO's compose file name
 KEYS = {"AWS_ACCESS_KEY_ID": "admin", "AWS_SECRET_ACCESS_KEY": "password",
         "AWS_REGION": "us-east-1", "AWS_DEFAULT_REGION": "us-east-1"}
+
+# Their configuration turns every warning into an error. Two come from the
+# stand-ins here, not from the catalog or PyIceberg: PySpark 3.5 (they run a
+# Spark 4 Connect server) uses distutils' version classes, and the
+# in-process Spark and moto leave sockets for the garbage collector.
+QUIET = ("-W", "ignore:distutils Version classes are deprecated:DeprecationWarning",
+         "-W", "ignore::pytest.PytestUnraisableExceptionWarning")
 
 # Written into their tests/integration/: their ``spark`` fixture connects to
 # Spark Connect; ours is a local session with the same catalog ``rest``.
@@ -277,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
         junit = work / "junit.xml"
         subprocess.run([sys.executable, "-m", "pytest", "tests/integration", "-m", "integration",
                         "-p", "no:cacheprovider", "-q", "-rfE", f"--junitxml={junit}",
-                        *args.pytest_args], cwd=work, env=suite_env)
+                        *QUIET, *args.pytest_args], cwd=work, env=suite_env)
         seconds = time.monotonic() - t0
         outcomes, messages = _outcomes(junit)
         counts = _counts(outcomes)

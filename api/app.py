@@ -39,6 +39,7 @@ from api.routes import (
     mviews,
     namespaces,
     oauth,
+    retention,
     storage,
     tables,
     trees,
@@ -50,6 +51,7 @@ from api.routes import (
 )
 from api.settings import Settings
 from api.ui import merge_pages as ui_merge
+from api.ui import object_pages as ui_objects
 from api.ui import pages as ui_pages
 from api.ui import undo_pages as ui_undo
 from catalog.delegation.via_views import check_chain
@@ -77,7 +79,8 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
         guard = app.state.guard = Guard(store, auth) if auth.configured else None
         if guard is not None:
             views = found.views
-            guard.views_check = lambda ref, chain, key: check_chain(views, ref, chain, key)
+            guard.views_check = lambda ref, chain, key, caller, grants: check_chain(
+                views, ref, chain, key, caller, grants)
         app.state.metrics = metrics
         app.state.idempotency = store.keys
         app.state.idempotency_lifetime_s = settings.idempotency_lifetime_s
@@ -106,10 +109,11 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
                     grants.router, events.router, webhooks.router, view_graph.router,
                     view_status.router,
                     mviews.router, health.router,
-                    admin.router, api_docs.router],
+                    admin.router, retention.router, api_docs.router],
               auth.configured)
     # The web UI: pages over this same API, and its stylesheet.
-    _add_flat(app, [ui_pages.router, ui_merge.router, ui_undo.router], auth.configured)
+    _add_flat(app, [ui_pages.router, ui_objects.router, ui_merge.router, ui_undo.router],
+              auth.configured)
     app.mount("/ui/static", StaticFiles(directory=str(Path(ui_pages.__file__).parent / "static")),
               name="ui_static")
     # Outside FastAPI, as one plain ASGI layer, before anything else runs:

@@ -21,11 +21,13 @@ from api.observe.access import STORAGE
 from api.paths import quote_ref
 from catalog.commands import Loaded
 from catalog.delegation.s3_requests import Access
-from catalog.delegation.service import NOTE_KEY, Decision, SignRequest
+from catalog.delegation.service import NOTE_KEY, Decision, Deleting, SignRequest
 from catalog.delegation.settings import SIGNING, VENDING
 from catalog.targets import Target
 from core.auth import Privilege
 from core.errors import ForbiddenError
+from core.keys import ContentKey
+from core.refs import RefSpec
 
 HEADER = DELEGATION_HEADER
 _CONFIG_TAIL = b'"config":{}}'
@@ -48,6 +50,14 @@ def may(c: Call, request: Request, t: Target) -> frozenset[Access]:
             request, Privilege.WRITE, t.ref, t.key.elements):
         return READ_ONLY
     return READ_WRITE if c.svc.catalog.store.resolve(t.ref).writable else READ_ONLY
+
+
+def readable(request: Request) -> Callable[[str, ContentKey], bool] | None:
+    """Whether the caller may read a key on a reference (None: it may read all)."""
+    guard = guard_of(request)
+    if guard is None:
+        return None
+    return lambda name, key: guard.allows(request, Privilege.READ, RefSpec(name), key.elements)
 
 
 class RemoteSignRequest(BaseModel):
@@ -75,7 +85,8 @@ async def sign_answer(c: Call, request: Request, t: Target, body: RemoteSignRequ
     try:
         headers, decision = await c.read(
             storage.sign, principal(request), location, lambda: may(c, request, t),
-            SignRequest(body.method, body.uri, body.region, body.headers, body.body))
+            SignRequest(body.method, body.uri, body.region, body.headers, body.body),
+            Deleting(t.ref, t.key, readable(request)))
     except ForbiddenError as e:
         if count_refusals:
             refused(request, "sign", "refused", e)

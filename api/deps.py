@@ -71,6 +71,15 @@ def commit_author(request: Request, author: str | None, ref: RefSpec | str) -> s
     return author
 
 
+def reads_of(request: Request) -> Callable[[RefSpec, tuple[str, ...]], bool] | None:
+    """Whether the caller may read a key on a ref (None: authentication
+    off): what a write needs that makes the caller a view's definer."""
+    guard = guard_of(request)
+    if guard is None:
+        return None
+    return lambda spec, key: guard.allows(request, Privilege.READ, spec, key)
+
+
 class Call:
     """What one request works with: the services, its ref spec, and (for
     writes) who commits and with what message."""
@@ -109,7 +118,7 @@ class Call:
         h = self._request.headers
         return Who(principal(self._request), h.get(MESSAGE_HEADER) or None,
                    commit_author(self._request, h.get(AUTHOR_HEADER) or None, self.ref),
-                   once_of(self._request))
+                   once_of(self._request), reads_of(self._request))
 
     def answering(self, shape: Callable[[T], Response]) -> Callable[[T], Response]:
         """How the route answers with what its write returns; with an

@@ -32,6 +32,7 @@ from core.errors import (
     BadRequestError,
     ConflictError,
     ForbiddenError,
+    HistoryExpiredError,
     InvalidInputError,
     InvalidRefError,
     NamespaceNotEmptyError,
@@ -70,6 +71,7 @@ _MAPPING: tuple[tuple[type[SapwoodError], int, str], ...] = (
     (NamespaceNotEmptyError, 409, "NamespaceNotEmptyException"),
     (ConflictError, 409, "CommitFailedException"),
     (ForbiddenError, 403, "ForbiddenException"),
+    (HistoryExpiredError, 410, "HistoryExpiredException"),
     (UnavailableError, 503, "ServiceUnavailableException"),
 )
 
@@ -130,6 +132,7 @@ _NESSIE_CODES = {
     "InternalServerError": "UNKNOWN",
     "NotAuthorizedException": "UNAUTHORIZED",
     "ForbiddenException": "FORBIDDEN",
+    "HistoryExpiredException": "HISTORY_EXPIRED",
 }
 
 

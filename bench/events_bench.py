@@ -4,6 +4,7 @@ in the same run, medians.
 
     python bench/events_bench.py            # full run (about two minutes)
     python bench/events_bench.py --quick
+    python bench/events_bench.py --hidden-only   # (d) alone
 
 (a) commits/s on one branch of SQLite (one table append-sized commit each)
     with the outbox written in every commit's transaction, against the same
@@ -16,6 +17,13 @@ in the same run, medians.
     webhook to a receiver in this process; one commit at a time over HTTP,
     from the commit's answer to the receiver's getting its event (the
     delivery task looks every 100 ms when something was committed).
+(d) a real ``sapwood serve`` (SQLite, authentication on) over 10^5 events,
+    one in a hundred on ``main``, the rest on a branch ``reader`` may not
+    read: ``events_page_hidden_vs_visible`` = a page (maxRecords=100, from
+    a random cursor) for ``reader`` ÷ the same page for ``admin``, who sees
+    everything, alternating, medians; ``loop_block_ms_during_hidden_scan``
+    = p99 of an admin's loadTable while another client asks for reader's
+    pages back to back (from random cursors, maxRecords 1 and 1000 in turn).
 """
 
 from __future__ import annotations
@@ -119,12 +127,123 @@ def webhook_lags(tmp: Path, n: int) -> list[float]:
     return lags
 
 
+def hidden_feed(tmp: Path, n: int, rounds: int, reads: int) -> dict[str, float]:
+    """(d): page times for a reader who sees 1 % of ``n`` events and for an
+    admin, and loadTable latencies with and without reader's pages beside."""
+    import httpx
+    import pyarrow as pa
+
+    from catalog.access import create_key
+
+    url = f"sqlite:///{tmp / 'hidden.db'}"
+    store = Store(url)
+    store.auth.create_principal("admin")
+    for p in ("read", "write", "create-reference"):
+        store.auth.add_grant("admin", p, "*")
+    store.auth.create_principal("reader")
+    store.auth.add_grant("reader", "read", "main", ("sales",))
+    keys = {who: create_key(store, who) for who in ("admin", "reader")}
+    ops = {ref: [{"key": key, "op": "PUT", "type": "NAMESPACE", "id": "x", "value": "y"}]
+           for ref, key in (("main", ["sales", "n"]), ("secret", ["hr", "n"]))}
+
+    def data(ref: str) -> str:
+        return json.dumps({"commits": [{"hash": "0" * 64, "parents": [], "author": "bench",
+                                        "committer": None, "message": "change",
+                                        "createdUs": 0, "operations": ops[ref]}]})
+
+    have = store.events.last()
+    with store.db.raw_write() as cur:
+        cur.executemany(
+            "INSERT INTO events (seq, txid, kind, ref, ref_type, old_hash, new_hash, at_us, "
+            "principal, data) VALUES (?, 0, 'commit', ?, 'BRANCH', ?, ?, ?, 'bench', ?)",
+            ((have + i, ref, "a" * 64, "b" * 64, i, data(ref))
+             for i in range(1, n + 1) for ref in ["main" if i % 100 == 0 else "secret"]))
+    store.close()
+    server = Server(url, tmp / "hidden", extra_env={"SAPWOOD_AUTH": "1"}).start()
+    out: dict[str, float] = {}
+    try:
+        def as_(who: str) -> httpx.Client:
+            return httpx.Client(base_url=server.base, timeout=60,
+                                headers={"Authorization": f"Bearer {keys[who]}"})
+
+        admin, reader = as_("admin"), as_("reader")
+        cat = server.catalog(credential=keys["admin"])
+        cat.create_namespace("sales")
+        cat.create_table("sales.t", pa.schema([pa.field("id", pa.int64())]))
+
+        def page(client: httpx.Client, after: int, size: int = 100) -> float:
+            t = time.perf_counter()
+            r = client.get("/api/v2/events", params={"after": after, "maxRecords": size})
+            took = time.perf_counter() - t
+            r.raise_for_status()
+            return took
+
+        for _ in range(10):  # warm both
+            page(reader, random.randrange(n // 2)), page(admin, random.randrange(n // 2))
+        hidden_t, visible_t = [], []
+        for r in range(rounds):
+            after = random.randrange(n - 20_000)
+            for who in (("reader", "admin") if r % 2 else ("admin", "reader")):
+                (hidden_t if who == "reader" else visible_t).append(
+                    page(reader if who == "reader" else admin, after))
+        out["hidden_ms"] = statistics.median(hidden_t) * 1e3
+        out["visible_ms"] = statistics.median(visible_t) * 1e3
+
+        def load_times(count: int) -> list[float]:
+            times = []
+            for _ in range(count):
+                t = time.perf_counter()
+                admin.get("/iceberg/v1/namespaces/sales/tables/t").raise_for_status()
+                times.append(time.perf_counter() - t)
+            return sorted(times)
+
+        load_times(50)
+        quiet = load_times(reads)
+        stop = threading.Event()
+        scans: list[float] = []
+
+        def scan() -> None:
+            client = as_("reader")
+            i = 0
+            while not stop.is_set():
+                scans.append(page(client, random.randrange(n - 20_000), (1, 1000)[i % 2]))
+                i += 1
+
+        scanner = threading.Thread(target=scan)
+        scanner.start()
+        try:
+            busy = load_times(reads)
+        finally:
+            stop.set()
+            scanner.join()
+        p99 = int(len(busy) * 0.99)
+        out.update(quiet_p50_ms=quiet[len(quiet) // 2] * 1e3, quiet_p99_ms=quiet[p99] * 1e3,
+                   busy_p50_ms=busy[len(busy) // 2] * 1e3, busy_p99_ms=busy[p99] * 1e3,
+                   scans=len(scans), scan_p50_ms=statistics.median(scans) * 1e3)
+    finally:
+        server.stop()
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--hidden-only", action="store_true", help="only (d)")
     args = ap.parse_args()
     rounds, per_round, deep = (3, 100, 20_000) if args.quick else (9, 300, 1_000_000)
     tmp = Path(tempfile.mkdtemp(prefix="sapwood-events-bench-"))
+
+    hidden = hidden_feed(tmp, 100_000, 20 if args.quick else 60, 300 if args.quick else 1000)
+    print(f"a page of 100 from 10^5 events (1 % visible to the reader): reader "
+          f"{hidden['hidden_ms']:.2f} ms, admin {hidden['visible_ms']:.2f} ms")
+    print(f"admin's loadTable: alone p50 {hidden['quiet_p50_ms']:.2f} / p99 "
+          f"{hidden['quiet_p99_ms']:.2f} ms; beside reader's pages (p50 "
+          f"{hidden['scan_p50_ms']:.1f} ms, {hidden['scans']:.0f} served) p50 "
+          f"{hidden['busy_p50_ms']:.2f} / p99 {hidden['busy_p99_ms']:.2f} ms")
+    if args.hidden_only:
+        print(f"events_page_hidden_vs_visible: {hidden['hidden_ms'] / hidden['visible_ms']:.2f}")
+        print(f"loop_block_ms_during_hidden_scan: {hidden['busy_p99_ms']:.1f}")
+        return
 
     lags = webhook_lags(tmp, 20 if args.quick else 100)
     print(f"webhook delivery after the commit's answer: p50 {statistics.median(lags) * 1e3:.0f}"
@@ -168,6 +287,8 @@ def main() -> None:
     print(f"events_commit_overhead: {overhead:.3f}")
     print(f"events_page_deep_vs_shallow: {deeper / shallow:.2f}")
     print(f"webhook_lag_p50_ms: {statistics.median(lags) * 1e3:.0f}")
+    print(f"events_page_hidden_vs_visible: {hidden['hidden_ms'] / hidden['visible_ms']:.2f}")
+    print(f"loop_block_ms_during_hidden_scan: {hidden['busy_p99_ms']:.1f}")
 
 
 if __name__ == "__main__":

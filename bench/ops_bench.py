@@ -10,8 +10,11 @@
     and their packs), and N orphaned warehouse files removed (files/s).
 (c) Mark cost per live object: gc's mark over a catalog with 10^4 and with
     10^5 live objects (index nodes and values); ratio of the per-object times.
-Ends with ``export_s``, ``import_s``, ``gc_objects_per_s``, ``gc_files_per_s``
-and ``gc_mark_vs_live_objects``.
+(d) Retention: gc (the store's, a dry run) over one catalog of 10^5 commits
+    with a policy on its branch (keep the newest 1,000) against the same gc
+    without it, interleaved; ratio of the medians.
+Ends with ``export_s``, ``import_s``, ``gc_objects_per_s``, ``gc_files_per_s``,
+``gc_mark_vs_live_objects`` and ``retention_gc_vs_plain_gc``.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from catalog.maintenance.gc import collect_files  # noqa: E402
 from core.commits import CommitMeta, Put  # noqa: E402
 from core.content import IcebergTable, Namespace  # noqa: E402
 from core.keys import ContentKey  # noqa: E402
+from core.retention import Policy  # noqa: E402
 from store import Store  # noqa: E402
 from store import gc as gc_mod  # noqa: E402
 from store.dump import export_rows, import_rows  # noqa: E402
@@ -133,6 +137,27 @@ def mark_per_object(tmp: Path, keys: int, rounds: int) -> float:
     return statistics.median(times)
 
 
+def retention_vs_plain(tmp: Path, n: int, rounds: int) -> tuple[float, float, int]:
+    """Median seconds of gc with the policy and without, and the commits it
+    found expired."""
+    s = Store(f"sqlite:///{tmp / 'retention.db'}")
+    s.commit("main", [Put(ContentKey(["ns"]), Namespace())], CommitMeta("ns"))
+    commits(s, "main", n)
+    with_policy, plain, expired = [], [], 0
+    for _ in range(rounds):
+        s.retention.replace([Policy("main", keep_commits=1_000)])
+        t = time.perf_counter()
+        r = gc_mod.collect(s, grace_s=0, dry_run=True)
+        with_policy.append(time.perf_counter() - t)
+        expired = r.expired.get("main", 0)
+        s.retention.replace([])
+        t = time.perf_counter()
+        gc_mod.collect(s, grace_s=0, dry_run=True)
+        plain.append(time.perf_counter() - t)
+    s.close()
+    return statistics.median(with_policy), statistics.median(plain), expired
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -149,12 +174,17 @@ def main() -> None:
     a, b = mark_per_object(tmp, small, rounds), mark_per_object(tmp, large, rounds)
     print(f"(c) mark: {a * 1e6:.2f} µs per live object with ~{small:,} keys, "
           f"{b * 1e6:.2f} µs with ~{large:,} (median of {rounds})")
+    n_ret = 10_000 if args.quick else 100_000
+    ret, plain, expired = retention_vs_plain(tmp, n_ret, rounds)
+    print(f"(d) gc over {n_ret:,} commits: {ret:.2f} s with a policy (expired {expired:,} "
+          f"commits), {plain:.2f} s without (median of {rounds})")
     print()
     print(f"export_s: {export_s:.2f}")
     print(f"import_s: {import_s:.2f}")
     print(f"gc_objects_per_s: {objects:.0f}")
     print(f"gc_files_per_s: {files:.0f}")
     print(f"gc_mark_vs_live_objects: {b / a:.2f}")
+    print(f"retention_gc_vs_plain_gc: {ret / plain:.2f}")
 
 
 if __name__ == "__main__":

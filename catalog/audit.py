@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
+from datetime import datetime
 
 from pyiceberg.view.metadata import ViewMetadata, ViewVersion
 
@@ -26,7 +27,7 @@ from catalog.view_status import status
 from core.commits import Commit, OpKind, ResolvedRef
 from core.content import IcebergView, MaterializedView
 from core.errors import bad_request, no_such_view
-from core.instants import to_micros
+from core.instants import from_micros, to_micros
 from core.keys import ContentKey
 from core.mv.metadata import Refresh
 from core.refs import RefSpec
@@ -78,6 +79,10 @@ class ViewHistory:
     status: ViewStatus
     # A materialized view's refreshes, oldest first (None for a view).
     refreshes: list[Refresh] | None = None
+    # Whether older versions were left out: past every reference's retention
+    # (and from when the ref's own history has expired, when it has a policy).
+    history_expired: bool = False
+    expired_before: datetime | None = None
 
 
 # Versions per page when the caller does not say (at most MAX_PAGE).
@@ -98,6 +103,12 @@ def view_history(catalog: Catalog, ref: RefSpec, key: ContentKey, since_ms: int 
     if not isinstance(view, IcebergView | MaterializedView):
         raise no_such_view(".".join(key.elements))
     commits = list(reversed(store.lineage(f"@{resolved.hash}", view.id)))  # type: ignore[arg-type]
+    # Versions only history past retention held are not read (their files
+    # may be gone): the audit goes back to the cutoff and says so.
+    kept = store.retention.retained_among([c.hash for c in commits])
+    expired = len(kept) < len(commits)
+    if expired:
+        commits = [c for c in commits if c.hash in kept]
     start = 0
     if page_token:
         wanted = decode_token(page_token)
@@ -132,8 +143,11 @@ def view_history(catalog: Catalog, ref: RefSpec, key: ContentKey, since_ms: int 
     # A materialized view's refreshes: every one is kept in the file at the head.
     refreshes = (list(catalog.files.mv(view.metadata_location).refreshes)
                  if isinstance(view, MaterializedView) else None)
+    cutoff = store.retention.cutoff_of(resolved.name) if expired and resolved.name else None
     return ViewHistory(key, view.id, view.type, out, token, resolved,
-                       status(catalog, f"@{resolved.hash}", view), refreshes)
+                       status(catalog, f"@{resolved.hash}", view), refreshes,
+                       history_expired=expired,
+                       expired_before=from_micros(cutoff) if cutoff is not None else None)
 
 
 def _step(catalog: Catalog, commit: Commit, content_id: str) -> _Step | None:

@@ -34,6 +34,16 @@ _WRITES = ("commit", "merge", "transplant")
 MAX_PAGE = 1000
 # Long polls end after this at most (a client asks again).
 MAX_WAIT_S = 60.0
+# Stored events one page looks at, at most: SCAN_PER_RECORD per record asked
+# for, within these bounds. A reader who may see little of the feed gets a
+# page with fewer events (or none) and a cursor past what was looked at,
+# instead of the whole log read on its behalf in one request.
+SCAN_PER_RECORD = 10
+MIN_SCAN = 1000
+MAX_SCAN = 10_000
+# Above this many readable references in one stretch, the others are told
+# apart in Python (in the page's batches) rather than named in the query.
+_MAX_NAMED_REFS = 500
 
 RefFilter = Callable[[str], bool]
 # For a reference: which keys the reader may see (None: all of them).
@@ -61,6 +71,11 @@ class FeedQuery:
             raise InvalidInputError(f"Ask for {LINEAGE} on its own (types={LINEAGE})")
 
 
+def scan_rows(max_records: int) -> int:
+    """How many stored events a page of ``max_records`` looks at, at most."""
+    return max(MIN_SCAN, min(MAX_SCAN, SCAN_PER_RECORD * max_records))
+
+
 def source() -> str:
     """The catalog, as CloudEvents' ``source`` (SAPWOOD_EVENT_SOURCE)."""
     return os.environ.get("SAPWOOD_EVENT_SOURCE") or "urn:sapwood:catalog"
@@ -80,28 +95,52 @@ class Feed:
 
     def page_to(self, q: FeedQuery, may_read_ref: RefFilter | None = None,
                 keys_of: KeyFilter | None = None) -> tuple[list[dict[str, Any]], bool, int]:
-        """``page``, and the last event it looked at (shown or not): a
-        follower that saw nothing may move its cursor there, never further."""
+        """``page``, and the cursor to go on from: the last event shown when
+        the page is full, else the last event looked at (shown or not) — a
+        follower may move its cursor there, never further.
+
+        A page looks at the next ``scan_rows`` stored events at most; the
+        references the reader may not read are left out by the query, keys
+        it may not read in batches that grow, so a page costs a few queries
+        however little of it the reader may see. When the page stops at the
+        end of its stretch with more stored beyond, it says so (``True``)
+        with the cursor at that end."""
         lineage = LINEAGE in q.types
         kinds = list(_WRITES) if lineage else [t.removeprefix(TYPE_PREFIX) for t in q.types]
+        scan = scan_rows(q.max_records)
+        end, beyond = self.events.window(q.after, scan)
+        refs = [q.ref] if q.ref else []
+        if may_read_ref is not None and end > q.after:
+            names = self.events.refs_between(q.after, end, kinds, refs)
+            allowed = [n for n in names if may_read_ref(n)]
+            if not allowed:
+                return [], beyond, end
+            if len(allowed) < len(names) and len(allowed) <= _MAX_NAMED_REFS:
+                refs = allowed
         out: list[dict[str, Any]] = []
         after = q.after
-        while True:
-            stored, more = self.events.page(after, q.max_records, kinds,
-                                            [q.ref] if q.ref else [])
+        batch = q.max_records + 1  # enough when the reader sees everything
+        while after < end:
+            stored, more = self.events.page(after, min(batch, scan), kinds, refs, until=end)
+            hidden = 0
             for e in stored:
                 shown = self._shown(e, q.key, may_read_ref, keys_of)
                 if shown is not None and lineage:
                     shown = self._lineage(e, shown, keys_of)
                 if shown is None:
+                    hidden += 1
                     after = e.seq
                     continue
                 if len(out) == q.max_records:
                     return out, True, int(out[-1]["id"])
                 out.append(shown)
                 after = e.seq
-            if not more or not stored:
-                return out, False, after
+            if not more:
+                break
+            # Keys hidden from the reader (or events of other kinds, for
+            # lineage): look further at once, not one event at a time.
+            batch = batch * 8 if hidden else q.max_records + 1 - len(out)
+        return out, beyond, end
 
     # -- one event ---------------------------------------------------------------------
     def _shown(self, e: StoredEvent, key: ContentKey | None, may_read_ref: RefFilter | None,

@@ -28,6 +28,7 @@ from catalog.limits import (
     unsupported_format,
 )
 from catalog.locations import Locations
+from catalog.maintenance.engine_gc import served
 from catalog.reading import MetadataReader
 from catalog.settings import CatalogSettings
 from core.commits import Put
@@ -123,6 +124,10 @@ class MetadataFiles:
             if meta.format_version not in TABLE_FORMATS:
                 raise bad_request(f"Cannot use table metadata in {location}: "
                                   + unsupported_format(meta.format_version))
+            # As served, once per file: a file without gc.enabled=false (an
+            # older catalog's, a registered one) is answered with it, and the
+            # next file written from it keeps it.
+            meta = served(meta)
             hit = (meta, dump_table(meta, raw))
             self.tables.put(location, hit)
         return hit

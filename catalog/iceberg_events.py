@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from catalog.events import TYPE_PREFIX, Feed, FeedQuery, KeyFilter, RefFilter
+from catalog.events import TYPE_PREFIX, Feed, FeedQuery, KeyFilter, RefFilter, scan_rows
 from core.content import IcebergTable, IcebergView, MaterializedView, Namespace
 from core.errors import InvalidInputError
 from core.instants import parse_instant
@@ -108,8 +108,10 @@ class IcebergEvents:
         highest = q.after_timestamp_ms or 0
         examined = 0
         types = tuple(TYPE_PREFIX + k for k in _KINDS)
-        while examined < MAX_EXAMINED:
-            batch = min(MAX_PAGE, q.page_size * 2)
+        batch = min(MAX_PAGE, q.page_size * 2)
+        # Each round looks at scan_rows(batch) stored events at most.
+        while examined + scan_rows(batch) <= MAX_EXAMINED:
+            start = cursor
             shown, more, last = self.feed.page_to(FeedQuery(cursor, batch, types, ref),
                                                   may_read_ref, keys_of)
             full = False
@@ -123,7 +125,7 @@ class IcebergEvents:
                 highest = max(highest, _ms(e))
             if full:
                 break
-            examined += max(last - cursor, 0) + len(shown)
+            examined += last - start
             cursor = max(cursor, last)
             if not more or len(out) >= q.page_size:
                 break

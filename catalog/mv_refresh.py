@@ -23,6 +23,7 @@ from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.update import update_table_metadata
 
 from catalog.commands import Loaded, TableCommit
+from catalog.maintenance.engine_gc import refuse_turning_on, served
 from catalog.mv_state import bases
 from catalog.mviews import MaterializedViews, content
 from catalog.service import Change, Who
@@ -261,6 +262,7 @@ def _refresh_change(views: MaterializedViews, t: Target, req: TableCommit, p: Pi
     table = table_part(base)
     for r in req.requirements:
         r.validate(table)
+    refuse_turning_on(t.name, req.updates)
     catalog.files.require_snapshots(t.name, req.updates)
     new = update_table_metadata(table, tuple(req.updates),
                                 metadata_location=cur.metadata_location)
@@ -285,7 +287,7 @@ def _refresh_change(views: MaterializedViews, t: Target, req: TableCommit, p: Pi
     value = content(meta, loc, cur.id, (cur.analysis, dict(cur.extensions)))
     return Change([Put(t.key, value, expected=cur)],
                   f"refresh materialized view {t.name} ({kind}, base tables at {pinned[:12]})",
-                  Loaded(loc, table_part(meta).model_dump_json().encode()), [loc])
+                  Loaded(loc, served(table_part(meta)).model_dump_json().encode()), [loc])
 
 
 def _dialect(meta: MaterializedViewMetadata) -> str:

@@ -24,8 +24,11 @@ from pyiceberg.view.metadata import SQLViewRepresentation, ViewMetadata, ViewVer
 from catalog.analysis import Resolver, analyse_version, refuse_cycle, view_relation
 from catalog.claims import claims
 from catalog.commands import Loaded
+from catalog.delegation.definers import vouch, writer
+from catalog.delegation.view_security import asks_definer, check_security, recorded
 from catalog.engine_types import iceberg_type
 from catalog.invalidation import check_changes
+from catalog.maintenance.engine_gc import answer_key, served
 from catalog.mv_state import freshness_at
 from catalog.service import Catalog, Change, Who, refuse_clash, require_namespace
 from catalog.targets import Target, dotted
@@ -148,10 +151,10 @@ class MaterializedViews:
                                     f"{fresh.status}: {'; '.join(fresh.reasons)}; it is "
                                     "read as a view)")
         # The storage form depends on the file alone: encoded once, kept.
-        key = f"table:{loc}"
+        key = f"table:{answer_key(loc)}"
         data = self.files.encoded.get(key)
         if data is None:
-            data = table_part(meta).model_dump_json().encode()
+            data = served(table_part(meta)).model_dump_json().encode()
             self.files.encoded.put(key, data)
         return Loaded(loc, data, key)
 
@@ -188,11 +191,15 @@ class MaterializedViews:
                 representations=[SQLViewRepresentation(type="sql", sql=d.sql,
                                                        dialect=d.dialect)],
                 default_namespace=list(d.default_namespace))
+            check_security(properties)
+            props, vouches = recorded(properties, None, True, writer(who))
             try:
-                meta = new_mv_metadata(location, schema, version, properties, now)
+                meta = new_mv_metadata(location, schema, version, props, now)
             except InvalidInputError as e:
                 raise bad_request(e.message) from None
             analysis = self._analysed(ref, key, view_part(meta), deadline)
+            if vouches:
+                vouch(self.catalog, ref, key, analysis[0], who)
             loc = self.catalog.metadata_file(meta.location, meta.properties, None)
             self.files.write_mv(meta, loc)
             c = content(meta, loc, None, analysis)
@@ -229,17 +236,26 @@ class MaterializedViews:
                             SetCurrentViewVersion(view_version_id=LAST_ADDED)]
             if properties:
                 updates.append(SetProperties(updates=properties))
-            return self.plan_view_updates(head, t, cur, base, updates, deadline)
+            return self.plan_view_updates(head, t, cur, base, updates, who, deadline)
 
         return self.catalog.write_at(t.ref, [t.key], who, plan)
 
     def plan_view_updates(self, head: ResolvedRef, t: Target, cur: MaterializedView,
                           base: MaterializedViewMetadata, updates: list[ViewUpdate],
-                          deadline: Deadline | None = None) -> Change[Described]:
+                          who: Who, deadline: Deadline | None = None) -> Change[Described]:
         """View updates applied to the view half (a replace from the
         versioning API or an Iceberg REST ``replaceView``): a new version is
-        analysed, checked for cycles and against strict dependents."""
-        view = apply_view_updates(view_part(base), updates, self._now_ms())
+        analysed, checked for cycles and against strict dependents; who
+        makes it definer, or gives a definer one a new version, becomes its
+        definer (catalog.delegation.definers)."""
+        was = view_part(base)
+        view = apply_view_updates(was, updates, self._now_ms())
+        check_security(view.properties)
+        props, vouches = recorded(view.properties, was.properties,
+                                  view.current_version_id != was.current_version_id
+                                  or asks_definer(updates), writer(who))
+        if props != view.properties:
+            view = view.model_copy(update={"properties": props})
         try:
             meta = with_view(base, view, self._now_ms())
         except InvalidInputError as e:
@@ -249,6 +265,8 @@ class MaterializedViews:
         replaced = meta.current_version_id != base.current_version_id
         analysis = (self._analysed(t.ref, t.key, view, deadline) if replaced
                     else (cur.analysis, dict(cur.extensions)))
+        if vouches:
+            vouch(self.catalog, t.ref, t.key, analysis[0], who)
         loc = self.catalog.metadata_file(meta.location, meta.properties, cur.metadata_location)
         new = content(meta, loc, cur.id, analysis)
         if replaced:

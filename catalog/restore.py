@@ -44,6 +44,8 @@ from pyiceberg.table.update import (
 )
 
 from catalog.analysis import analyse_version, refuse_cycle, view_relation
+from catalog.delegation.definers import vouch, writer
+from catalog.delegation.view_security import recorded
 from catalog.iceberg_v3.lineage import bring_back
 from catalog.iceberg_v3.metadata import V3
 from catalog.invalidation import Require, check_changes, check_removals
@@ -170,7 +172,7 @@ class Restorer:
                 for key, src in sources.items():
                     op, out, written, rel = self._plan_key(
                         branch, head, key, src, found.get(key), wanted[key], dry_run,
-                        set(sources))
+                        set(sources), who)
                     done.append(out)
                     files += written
                     if op is not None:
@@ -193,7 +195,7 @@ class Restorer:
     # -- one key -----------------------------------------------------------------------
     def _plan_key(self, branch: RefSpec, head: ResolvedRef, key: ContentKey, src: Source,
                   cur: Content | None, old: Content | None, dry_run: bool,
-                  restoring: set[ContentKey]) -> _Planned:
+                  restoring: set[ContentKey], who: Who) -> _Planned:
         if old is None:
             if cur is None:
                 return None, RestoredKey(key, "unchanged", src, None), [], None
@@ -207,7 +209,7 @@ class Restorer:
         action = "restored" if cur is not None else "revived"
         base = cur if cur is not None else self._last_before_drop(head, key, old, restoring)
         if isinstance(old, IcebergView) and isinstance(base, IcebergView):
-            return self._view(branch, key, src, base, old, cur, action, dry_run)
+            return self._view(branch, key, src, base, old, cur, action, dry_run, who)
         if isinstance(old, IcebergTable) and isinstance(base, IcebergTable):
             return self._table(key, src, base, old, cur, action, dry_run)
         if isinstance(old, Namespace | MaterializedView | IcebergView | IcebergTable):
@@ -244,7 +246,8 @@ class Restorer:
         return old
 
     def _view(self, branch: RefSpec, key: ContentKey, src: Source, base: IcebergView,
-              old: IcebergView, cur: Content | None, action: str, dry_run: bool) -> _Planned:
+              old: IcebergView, cur: Content | None, action: str, dry_run: bool,
+              who: Who) -> _Planned:
         before = self.files.view(base.metadata_location)[0]
         then = self.files.view(old.metadata_location)[0]
         version = current_version(then)
@@ -260,8 +263,13 @@ class Restorer:
             AddSchema(schema_=schema), AddViewVersion(view_version=added),
             SetCurrentViewVersion(view_version_id=LAST_ADDED)], self._now_ms(),
             keep_dialects=False)
+        # A new current version: a definer view's restorer becomes its definer.
+        props, vouches = recorded(meta.properties, before.properties, True, writer(who))
+        meta = meta.model_copy(update={"properties": props})
         analysis = analyse_version(self.catalog, branch, meta)
         refuse_cycle(self.catalog, branch, key, analysis[0])
+        if vouches:
+            vouch(self.catalog, branch, key, analysis[0], who)
         loc = self.catalog.metadata_file(meta.location, meta.properties, base.metadata_location)
         new = view_content(meta, loc, old.id, analysis)
         detail = {"sourceVersionId": version.version_id, "versionId": meta.current_version_id}

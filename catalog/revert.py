@@ -6,14 +6,17 @@ A key changed again by a later commit is a conflict, named, unless the
 caller asks per key (or by default) to ``FORCE`` it (reverted anyway,
 the later change undone too) or ``DROP`` it (left as it is). A merge commit
 is reverted against one of its parents: ``parent`` 1 (its target's side,
-the default) undoes everything the merge brought."""
+the default) undoes everything the merge brought.
+
+The caller's grants are asked as soon as the keys the commits changed are
+known, before anything about them (conflicts, values, messages) is worked
+out or answered: an answer names only what the caller may read."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from catalog.invalidation import Require
 from catalog.restore import Restorer, RestoreResult, Source
 from catalog.service import Catalog, Who
 from core.commits import MergeBehavior
@@ -23,6 +26,9 @@ from core.keys import ContentKey
 from core.refs import RefSpec
 
 _PAGE = 1000
+# Checks the caller may read and write every key the commits changed (None:
+# no grants to check); raises the refusal.
+KeysCheck = Callable[[Sequence[ContentKey]], None] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +46,8 @@ class Reverter:
         self.restorer = Restorer(catalog)
 
     def revert(self, branch: RefSpec, req: RevertRequest, who: Who,
-               expected_hash: str | None = None, require: Require = None) -> RestoreResult:
+               expected_hash: str | None = None, check_keys: KeysCheck = None,
+               ) -> RestoreResult:
         if not req.commits:
             raise bad_request("A revert names at least one commit")
         if req.parent < 1:
@@ -64,6 +71,8 @@ class Reverter:
                 after[key] = value
         if not sources:
             raise bad_request("Nothing to revert: the commits changed no key")
+        if check_keys is not None:
+            check_keys(list(sources))
         now = self.store.contents(f"@{head}", list(sources))
         modes = req.modes or {}
         conflicts = []
@@ -91,7 +100,7 @@ class Reverter:
         return self.restorer.apply(branch, sources, who, req.dry_run, message.rstrip(": "), {
             "sapwood.revert.commits": ",".join(r.hash for r in records),
             "sapwood.revert.parent": str(req.parent)}, expected=after,
-            expected_hash=expected_hash, require=require)
+            expected_hash=expected_hash)
 
     def _changes(self, before: str, commit: str) -> list[tuple[ContentKey, Content | None]]:
         """Every key ``commit`` changed against ``before``, with its value after."""

@@ -59,6 +59,10 @@ class Who:
     # The request's Idempotency-Key, its answer made from what the write
     # returns: recorded in the commit's transaction (store.idempotency).
     once: Once | None = None
+    # Whether the caller may read a key on a ref, by its grants (None:
+    # authentication is off). A definer view records its writer as definer
+    # only with it (catalog.delegation.definers).
+    reads: Callable[[RefSpec, tuple[str, ...]], bool] | None = None
 
     def through(self, pick: Callable[[Any], Any]) -> Who:
         """For a write whose value the caller turns into its own with

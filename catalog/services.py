@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from catalog.delegation.service import StorageAccess
 from catalog.delegation.settings import DelegationSettings
 from catalog.files import open_files
+from catalog.maintenance.liveness import Liveness
 from catalog.mviews import MaterializedViews
 from catalog.namespaces import Namespaces
 from catalog.service import Catalog
@@ -35,6 +36,7 @@ def open_services(store: Store, settings: CatalogSettings,
     files = open_files(settings, files_cache_bytes)
     catalog = Catalog(store, files, files.reader.locations)
     mviews = MaterializedViews(catalog)
-    storage = StorageAccess(DelegationSettings.from_env(), settings.warehouse)
+    storage = StorageAccess(DelegationSettings.from_env(), settings.warehouse,
+                            Liveness(store, files))
     return CatalogServices(catalog, Namespaces(catalog), Tables(catalog, mviews),
                            Views(catalog, mviews), mviews, storage, WebhookService(catalog))

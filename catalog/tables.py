@@ -15,6 +15,12 @@ from catalog.commands import Loaded, NewTable, Registration, TableCommit
 from catalog.iceberg_v3.lineage import apply_updates
 from catalog.iceberg_v3.metadata import created, dump
 from catalog.invalidation import check_schema_changes
+from catalog.maintenance.engine_gc import (
+    answer_key,
+    create_properties,
+    refuse_turning_on,
+    served,
+)
 from catalog.mviews import MaterializedViews, ReadOptions
 from catalog.service import (
     Catalog,
@@ -70,14 +76,14 @@ class Tables:
             wanted = {r.snapshot_id for r in meta.refs.values()}
             return Loaded(loc, dump(meta.model_copy(update={"snapshots": [
                 s for s in meta.snapshots if s.snapshot_id in wanted]}), data))
-        return Loaded(loc, data, cache_key=loc)
+        return Loaded(loc, data, cache_key=answer_key(loc))
 
     # -- writes -------------------------------------------------------------------
     def create(self, ref: RefSpec, ns: ContentKey, req: NewTable, who: Who) -> Loaded:
         # A name may carry its own branch (``t@etl``), as it may for reads.
         t = target(ref, ns, req.name)
         ref, key = t.ref, t.key
-        props = dict(req.properties)
+        props = create_properties(t.name, req.properties)
         location = (self.catalog.locations.check(req.location) if req.location
                     else self.catalog.locations.default(ns.elements, key.name))
         meta = created(new_table_metadata(
@@ -94,7 +100,8 @@ class Tables:
             loc = self.catalog.metadata_file(meta.location, meta.properties, None)
             data = self.files.write_table(meta, loc)
             return Change([Put(key, table_content(meta, loc, None))],
-                          f"create table {dotted(key)}", Loaded(loc, data, loc), [loc],
+                          f"create table {dotted(key)}", Loaded(loc, data, answer_key(loc)),
+                          [loc],
                           claims(key, meta.location, meta.properties))
 
         return self.catalog.write(ref, [key, ns], who, plan)
@@ -127,7 +134,7 @@ class Tables:
                         ops.append(op)
                         files.append(loc)
                         taken += self._claims(key, op)
-                    bodies.append(Loaded(loc, data, loc))
+                    bodies.append(Loaded(loc, data, answer_key(loc)))
                 # Inside the plan: a retry re-checks the views at its new head.
                 check_schema_changes(self.catalog, head, {
                     o.key: (o.expected, o.content) for o in ops
@@ -184,9 +191,10 @@ class Tables:
             r.validate(base)
         if cur is not None and base_loc is not None and not req.updates:
             return None, base_loc, self.files.table(base_loc)[1]
+        refuse_turning_on(dotted(key), req.updates)
         self.files.require_snapshots(dotted(key), req.updates)
         # PyIceberg's update logic, with format v3's row lineage around it.
-        new = apply_updates(base, req.updates, base_loc)
+        new = served(apply_updates(base, req.updates, base_loc))
         if base is None or any(isinstance(u, SetLocationUpdate) for u in req.updates):
             checked = self.catalog.locations.check(new.location)
             if checked != new.location:  # keep the spelling that was checked
@@ -209,7 +217,7 @@ class Tables:
             content = table_content(meta, location, cur.id if cur else None)
             # Answered only once it landed: the claims are checked in its commit.
             return Change([Put(t.key, content, expected=cur)], f"register table {t.name}",
-                          Loaded(location, data, location), claims=taken)
+                          Loaded(location, data, answer_key(location)), claims=taken)
 
         return self.catalog.write(t.ref, [t.key, ns], who, plan)
 

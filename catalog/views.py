@@ -10,7 +10,9 @@ from pyiceberg.view.metadata import ViewMetadata
 from catalog.analysis import analyse_version, refuse_cycle, view_relation
 from catalog.claims import claims, moved
 from catalog.commands import Loaded, NewView, Registration, ViewCommit
-from catalog.delegation.view_security import check_security
+from catalog.delegation.definers import adopted as adopted_definer
+from catalog.delegation.definers import vouch, writer
+from catalog.delegation.view_security import asks_definer, check_security, recorded
 from catalog.invalidation import check_changes
 from catalog.service import (
     Catalog,
@@ -94,11 +96,13 @@ class Views:
         def plan(found: dict[ContentKey, Content]) -> Change[Loaded]:
             require_namespace(found, ns)
             refuse_clash(found, key, ContentType.ICEBERG_VIEW)
-            meta = new_view_metadata(location, req.schema, req.version,
-                                     dict(req.properties), self._now_ms())
-            check_security(meta.properties)
+            check_security(req.properties)
+            props, vouches = recorded(req.properties, None, True, writer(who))
+            meta = new_view_metadata(location, req.schema, req.version, props, self._now_ms())
             analysis = analyse_version(self.catalog, ref, meta)
             refuse_cycle(self.catalog, ref, key, analysis[0])
+            if vouches:
+                vouch(self.catalog, ref, key, analysis[0], who)
             loc = self.catalog.metadata_file(meta.location, meta.properties, None)
             data = self.files.write_view(meta, loc)
             return Change([Put(key, view_content(meta, loc, None, analysis))],
@@ -113,13 +117,18 @@ class Views:
         def plan(head: ResolvedRef, found: dict[ContentKey, Content]) -> Change[Loaded]:
             cur = found.get(t.key)
             if isinstance(cur, MaterializedView) and self.materialized is not None:
-                return self._replace_materialized(head, t, cur, req)
+                return self._replace_materialized(head, t, cur, req, who)
             if not isinstance(cur, IcebergView):
                 raise no_such_view(t.name)
             base = self.files.view(cur.metadata_location)[0]
             check_view_requirements(base, req.requirements)
             meta = apply_view_updates(base, req.updates, self._now_ms())
             check_security(meta.properties)
+            replaced = meta.current_version_id != base.current_version_id
+            props, vouches = recorded(meta.properties, base.properties,
+                                      replaced or asks_definer(req.updates), writer(who))
+            if props != meta.properties:
+                meta = meta.model_copy(update={"properties": props})
             if any(isinstance(u, SetLocation) for u in req.updates):
                 checked = self.catalog.locations.check(meta.location)
                 if checked != meta.location:  # keep the spelling that was checked
@@ -127,13 +136,14 @@ class Views:
             if meta == base:
                 loc = cur.metadata_location
                 return Change([], "", Loaded(loc, self.files.view(loc)[1], loc))
-            replaced = meta.current_version_id != base.current_version_id
             # A new version is analysed against the bases at the head; an
             # altered one (properties, location) keeps its analysis.
             analysis = (analyse_version(self.catalog, t.ref, meta)
                         if replaced or cur.analysis is None
                         else (cur.analysis, dict(cur.extensions)))
             refuse_cycle(self.catalog, t.ref, t.key, analysis[0])
+            if vouches:
+                vouch(self.catalog, t.ref, t.key, analysis[0], who)
             loc = self.catalog.metadata_file(meta.location, meta.properties, cur.metadata_location)
             new = view_content(meta, loc, cur.id, analysis)
             if replaced:  # the views that read this one must still hold (strict mode)
@@ -150,7 +160,7 @@ class Views:
         return self.catalog.write_at(t.ref, [t.key], who, plan)
 
     def _replace_materialized(self, head: ResolvedRef, t: Target, cur: MaterializedView,
-                              req: ViewCommit) -> Change[Loaded]:
+                              req: ViewCommit, who: Who) -> Change[Loaded]:
         """``replaceView`` on a materialized view (Spark's CREATE OR REPLACE
         VIEW, ALTER VIEW … SET TBLPROPERTIES): the view half changes, the
         storage stays until the next refresh."""
@@ -160,7 +170,7 @@ class Views:
         if any(isinstance(u, SetLocation) for u in req.updates):
             raise bad_request(f"Cannot move materialized view {t.name}: its storage is there")
         assert mv is not None  # only called with materialized views on
-        change = mv.plan_view_updates(head, t, cur, base, list(req.updates))
+        change = mv.plan_view_updates(head, t, cur, base, list(req.updates), who)
         loc = change.files[0] if change.files else cur.metadata_location
         meta = self.files.mv(loc)
         return Change(change.operations, change.message,
@@ -176,6 +186,7 @@ class Views:
             refuse_clash(found, t.key, ContentType.ICEBERG_VIEW)
             analysis = analyse_version(self.catalog, t.ref, meta)
             refuse_cycle(self.catalog, t.ref, t.key, analysis[0])
+            adopted_definer(self.catalog, t.ref, t.key, meta.properties, analysis[0], who)
             return Change([Put(t.key, view_content(meta, location, None, analysis))],
                           f"register view {t.name}", Loaded(location, data, location),
                           claims=taken)

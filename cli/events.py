@@ -47,6 +47,9 @@ def events(after: Annotated[int, typer.Option("--after", help="Start after this 
             else:
                 echo(_line(e))
             after = int(e["id"])
+        # Past what the server looked at, shown or not (events this caller
+        # may not read included): where the next page starts.
+        after = int(page.get("after", after))
         if not page["hasMore"] and not follow:
             if as_json:
                 print_json({**page, "events": found})

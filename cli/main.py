@@ -119,13 +119,14 @@ def command() -> typer.Typer:
     from cli.database import register as register_database
     from cli.events import register as register_events
     from cli.mviews import register as register_mviews
+    from cli.retention import register as register_retention
     from cli.undo import register as register_undo
     from cli.versioning import register
     from cli.views import register as register_views
 
     if not _registered:
         for add in (register_database, register, register_auth, register_views,
-                    register_mviews, register_events, register_undo):
+                    register_mviews, register_events, register_undo, register_retention):
             add(app)
         _registered.append(True)
     return app

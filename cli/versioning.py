@@ -239,6 +239,10 @@ def view_history(key: str, ref: str = typer.Option("main", "--ref"),
                 ((str(v["versionId"]), v["currentFrom"], v["currentUntil"] or "now",
                   v["commit"]["author"] or "", v["commit"]["hash"], v["commit"]["message"])
                  for v in audit["versions"]))
+    if audit.get("historyExpired"):
+        since = audit.get("historyExpiredBefore")
+        echo("older versions expired (retention)"
+             + (f": history before {since} is gone" if since else ""))
     if show_diff:
         for v in audit["versions"]:
             for dialect, text in v["sqlDiff"].items():

@@ -73,6 +73,11 @@ class Grant:
     def covers_ref(self, ref: str) -> bool:
         return _ref_glob(self.refs).fullmatch(ref) is not None
 
+    def covers_every_ref(self) -> bool:
+        """Whether the glob matches every name (``*``, ``**``), as opposed
+        to matching the name ``*`` (``?``, ``[*]``)."""
+        return bool(self.refs) and set(self.refs) == {"*"}
+
     def covers_key(self, key: tuple[str, ...] | None) -> bool:
         """A grant below a namespace covers only keys under it; ``None`` asks
         about the whole reference (history, merges), which only a grant with
@@ -114,6 +119,12 @@ class Policy:
     def allows(self, who: Principal, privilege: Privilege, ref: str,
                key: tuple[str, ...] | None = None) -> bool:
         return any(g.privilege is privilege and g.covers_ref(ref) and g.covers_key(key)
+                   for name in who.grantees for g in self._by_grantee.get(name, ()))
+
+    def allows_everywhere(self, who: Principal, privilege: Privilege) -> bool:
+        """A grant of ``privilege`` on every reference (refs ``*``) and every key.
+        Not ``allows(…, "*")``: the glob ``?`` matches the *name* ``*``."""
+        return any(g.privilege is privilege and g.covers_every_ref() and not g.namespace
                    for name in who.grantees for g in self._by_grantee.get(name, ()))
 
     def reaches(self, who: Principal, privilege: Privilege, ref: str) -> bool:

@@ -11,6 +11,7 @@ reading a message's text.
     conflict (409)      ConflictError (core.conflicts.CommitConflictError
                         carries the keys and their reasons)
     forbidden (403)     ForbiddenError
+    gone (410)          HistoryExpiredError: past every reference's retention
     unavailable (503)   UnavailableError: try again later
 """
 
@@ -151,6 +152,12 @@ class RequirementFailedError(ConflictError):
 
 class RetryLimitError(ConflictError):
     """The branch moved under us more often than the retry budget allows."""
+
+
+# -- gone (410) --------------------------------------------------------------
+class HistoryExpiredError(SapwoodError):
+    """A read at a commit no reference retains any more (core.retention):
+    its files may be gone, so nothing is answered from it."""
 
 
 # -- refused (403) -----------------------------------------------------------

@@ -136,11 +136,16 @@ class EventLog:
             return int(cur.rowcount)
 
     def page(self, after: int, limit: int, kinds: Sequence[str] = (),
-             refs: Sequence[str] = ()) -> tuple[list[StoredEvent], bool]:
+             refs: Sequence[str] = (), until: int | None = None,
+             ) -> tuple[list[StoredEvent], bool]:
         """Events after ``after`` (a seq), oldest first, at most ``limit``;
-        and whether more follow."""
-        self.sequence()
+        and whether more follow. With ``until`` (the end of a ``window``,
+        whose events are numbered already) only events up to it."""
+        if until is None:
+            self.sequence()
         q = select(EVENTS).where(EVENTS.c.seq > after)
+        if until is not None:
+            q = q.where(EVENTS.c.seq <= until)
         if kinds:
             q = q.where(EVENTS.c.kind.in_(list(kinds)))
         if refs:
@@ -151,6 +156,35 @@ class EventLog:
         events = [StoredEvent(r.seq, r.kind, r.ref, RefType(r.ref_type), r.old_hash, r.new_hash,
                               r.at_us, r.principal, json.loads(r.data)) for r in rows[:limit]]
         return events, len(rows) > limit
+
+    def window(self, after: int, rows: int) -> tuple[int, bool]:
+        """The next ``rows`` events after ``after``, as the seq of the last
+        of them (``after`` when there are none), and whether more follow:
+        a bounded stretch of the feed for one page to look at, counted on
+        the seq index alone whatever the page filters by."""
+        self.sequence()
+        next_rows = (select(EVENTS.c.seq).where(EVENTS.c.seq > after)
+                     .order_by(EVENTS.c.seq).limit(rows + 1).subquery())
+        with self.db.read() as conn:
+            count, top = conn.execute(select(func.count(), func.max(next_rows.c.seq))).one()
+        if not count:
+            return after, False
+        if count > rows:
+            # Nothing lies between the window's last event and the one after it.
+            return int(top) - 1, True
+        return int(top), False
+
+    def refs_between(self, after: int, until: int, kinds: Sequence[str] = (),
+                     refs: Sequence[str] = ()) -> list[str]:
+        """The references events after ``after`` and up to ``until`` are on
+        (of those kinds and references), each once."""
+        q = select(EVENTS.c.ref).distinct().where(EVENTS.c.seq > after, EVENTS.c.seq <= until)
+        if kinds:
+            q = q.where(EVENTS.c.kind.in_(list(kinds)))
+        if refs:
+            q = q.where(EVENTS.c.ref.in_(list(refs)))
+        with self.db.read() as conn:
+            return [str(r) for r in conn.execute(q).scalars()]
 
     def last(self) -> int:
         """The newest event's seq (0: none)."""

@@ -22,31 +22,28 @@ swept and the next run starts over. So a commit in flight is never broken.
 
 from __future__ import annotations
 
-import gc as pygc
 import math
 import os
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from sqlalchemy import bindparam, func, select, text
+from sqlalchemy import func, select, text
 
-from core.commits import NO_ANCESTOR, IndexEntry
+from core.commits import NO_ANCESTOR
 from core.content import Content
 from core.errors import InvalidInputError
+from core.retention import DEFAULT_GRACE_S, MAX_GRACE_S
 from core.settings import number_setting
 from store.changes import change_rows, put_ids
-from store.nodes import StoredRef, value_hash_of
-from store.objects import COMMIT_COLUMNS, CommitRecord, ObjectReader, loc_of, record_from_row
+from store.mark import SELECT, load, mark, reach
+from store.objects import CommitRecord, ObjectReader, loc_of, record_from_row
 from store.schema import COMMITS, REFLOG, REFS
 from store.store import Store
 
 _BATCH = 500
-_SELECT = select(*COMMIT_COLUMNS).where(COMMITS.c.hash.in_(bindparam("hashes", expanding=True)))
-DEFAULT_GRACE_S = 7 * 24 * 3600
 # A grace period longer than a century keeps everything; past it the
-# arithmetic on microseconds would overflow.
-MAX_GRACE_S = 100 * 365 * 24 * 3600
+# arithmetic on microseconds would overflow (core.retention holds both).
 
 
 def check_grace(grace_s: float, what: str = "grace period") -> float:
@@ -62,6 +59,15 @@ class GcReport:
     dry_run: bool
     live_commits: int = 0
     live_objects: int = 0  # index nodes and content values reached
+    # Live commits some reference retains (retention policies: the others
+    # stay in the store, but a read of them is refused and their files go).
+    retained_commits: int = 0
+    # Per branch under a policy: commits of its chain no reference retains.
+    expired: dict[str, int] = field(default_factory=dict)
+    # Per branch under a policy: snapshots expired per table, and the commit
+    # that did it (set by the catalog's gc, catalog.maintenance.expiry).
+    snapshots_expired: dict[str, dict[str, int]] = field(default_factory=dict)
+    expiry_commits: dict[str, str] = field(default_factory=dict)
     unreachable_commits: int = 0
     # Unreachable but kept: younger than the grace period, or their pack
     # holds live objects.
@@ -88,7 +94,8 @@ class GcReport:
 
     def __str__(self) -> str:
         verb = "would remove" if self.dry_run else "removed"
-        out = (f"{self.live_commits} live commits, {self.live_objects} live objects; "
+        out = (f"{self.live_commits} live commits ({self.retained_commits} retained), "
+               f"{self.live_objects} live objects; "
                f"{self.unreachable_commits} unreachable commits, {self.kept_commits} kept; "
                f"{verb} {self.removed_commits} commits and {self.removed_packs} overflow "
                f"packs ({self.removed_bytes:,} bytes); mark {self.mark_s:.2f} s, "
@@ -96,6 +103,14 @@ class GcReport:
         if not self.dry_run:  # a dry run does not look for them
             out += (f"; {self.expired_keys} expired idempotency keys and "
                     f"{self.expired_events} events past their retention removed")
+        if self.snapshots_expired:
+            verb_s = "would expire" if self.dry_run else "expired"
+            out += f"; snapshots {verb_s}: " + "; ".join(
+                f"{branch}: " + ", ".join(f"{t} ({n})" for t, n in sorted(tables.items()))
+                for branch, tables in sorted(self.snapshots_expired.items()))
+        if self.expired:
+            out += "; history expired: " + ", ".join(
+                f"{n} commits of {ref}" for ref, n in sorted(self.expired.items()))
         return out + (f"; aborted: {self.aborted}" if self.aborted else "")
 
 
@@ -116,7 +131,7 @@ def collect(store: Store, grace_s: float = DEFAULT_GRACE_S, dry_run: bool = Fals
     """Collect the store's garbage; ``contents``, when given, receives every
     content value the mark found live (what the warehouse must keep), so the
     warehouse step needs no second mark."""
-    now_us = now_us if now_us is not None else time.time_ns() // 1000
+    now_us = now_us if now_us is not None else store.clock()
     horizon = now_us - int(check_grace(grace_s) * 1_000_000)
     report = GcReport(dry_run)
     # Cold and private (the server's caches stay as they are), and large: a
@@ -128,15 +143,19 @@ def collect(store: Store, grace_s: float = DEFAULT_GRACE_S, dry_run: bool = Fals
     with store.db.read() as conn:
         mark_reflog = conn.execute(text("SELECT max(id) FROM reflog")).scalar() or 0
     report.mark_reflog = mark_reflog
-    live, live_locs, entries, nodes = _mark(store, reader, _roots(store, horizon))
+    marked = mark(store, reader, horizon, store.retention.gc_cuts(grace_s))
+    live = marked.live
     report.live = set(live)
     report.live_commits = len(live)
-    report.live_objects = len(entries) + nodes
+    report.live_objects = marked.objects
+    report.retained_commits = (len(marked.retained) if marked.retained is not None
+                               else len(live))
+    report.expired = marked.expired
     if contents is not None:
-        contents += _load(reader, entries)
+        contents += load(reader, marked.kept)
     report.mark_s = time.perf_counter() - t
     t = time.perf_counter()
-    candidates = _candidates(store, live, horizon, live_locs, report)
+    candidates = _candidates(store, live, horizon, marked.locs, report)
     if candidates and not dry_run:
         _sweep(store, reader, candidates, live, mark_reflog, report)
     elif candidates:
@@ -154,102 +173,6 @@ def collect(store: Store, grace_s: float = DEFAULT_GRACE_S, dry_run: bool = Fals
         store.stats.add("gc_runs")
         store.stats.add("gc_removed_commits", report.removed_commits)
     return report
-
-
-def _roots(store: Store, horizon: int) -> set[str]:
-    """Every reference head, and every commit a reflog entry within the
-    grace period names."""
-    with store.db.read() as conn:
-        heads = {h for (h,) in conn.execute(select(REFS.c.head))}
-        recent = conn.execute(select(REFLOG.c.old_hash, REFLOG.c.new_hash)
-                              .where(REFLOG.c.at_us >= horizon)).all()
-    return heads | {h for row in recent for h in row if h} | {NO_ANCESTOR}
-
-
-def _mark(store: Store, reader: ObjectReader, roots: set[str],
-          ) -> tuple[dict[str, CommitRecord], set[str], dict[str, tuple[str, str | None]],
-                     int]:
-    """The live commits, the packs (locations) of every live object, every
-    live entry, and the number of live index nodes."""
-    live: dict[str, CommitRecord] = {}
-    queued = set(roots)
-    collector_was_on = pygc.isenabled()
-    # A mark allocates one small object per live object and frees none:
-    # Python's cycle collector would rescan the growing heap again and again.
-    pygc.disable()
-    try:
-        return _mark_all(store, reader, live, queued)
-    finally:
-        if collector_was_on:
-            pygc.enable()
-
-
-def _mark_all(store: Store, reader: ObjectReader, live: dict[str, CommitRecord],
-              queued: set[str]) -> tuple[dict[str, CommitRecord], set[str],
-                                         dict[str, tuple[str, str | None]], int]:
-    todo = list(queued)
-    while todo:
-        batch, todo = todo[:_BATCH], todo[_BATCH:]
-        with store.db.read() as conn:
-            rows = conn.execute(_SELECT, {"hashes": batch}).all()
-        for row in rows:
-            rec = record_from_row(row)
-            live[rec.hash] = rec
-            fresh = [p for p in rec.parents if p not in queued]
-            queued.update(fresh)
-            todo += fresh
-    locs, entries, nodes = _reach(reader, live)
-    return live, locs, entries, nodes
-
-
-def _reach(reader: ObjectReader, live: dict[str, CommitRecord],
-           ) -> tuple[set[str], dict[str, tuple[str, str | None]], int]:
-    """The packs of every object the live commits reach, every entry they
-    reach (value hash → identity and location: no objects built, the mark
-    stays linear), and how many index nodes."""
-    locs: set[str] = set()
-    entries: dict[str, tuple[str, str | None]] = {}
-    refs: list[StoredRef] = []
-    for rec in live.values():
-        if rec.root is not None:
-            refs.append(rec.root)
-        if rec.depth == 0 and rec.root is not None:
-            # Its index was written out whole: its own values are under its
-            # root (and a bulk commit's operations can be large to decode).
-            continue
-        for op in rec.operations:
-            if op.entry is not None:
-                entries.setdefault(op.entry.value_hash, (op.entry.identity, op.entry.loc))
-                if op.entry.loc:
-                    locs.add(op.entry.loc)
-    seen: set[str] = set()
-    while refs:
-        reader.prefetch_nodes(refs)
-        nxt: list[StoredRef] = []
-        for ref in refs:
-            if ref[0] in seen:
-                continue
-            seen.add(ref[0])
-            if ref[1]:
-                locs.add(ref[1])
-            node = reader.load_node(ref)
-            locs.update(loc for loc in node.locs if loc)
-            for ident, loc in zip(node.idents, node.locs, strict=True):
-                entries.setdefault(value_hash_of(ident), (ident, loc))
-            nxt += [k for k in node.kids if isinstance(k, tuple) and k[0] not in seen]
-        refs = nxt
-    return locs, entries, len(seen)
-
-
-def _load(reader: ObjectReader, entries: dict[str, tuple[str, str | None]],
-          ) -> list[Content]:
-    """The content values of live entries (every version of every table and
-    view still in history)."""
-    out: list[Content] = []
-    values = [IndexEntry.from_identity(ident, loc) for ident, loc in entries.values()]
-    for i in range(0, len(values), _BATCH):
-        out += reader.load_contents(values[i:i + _BATCH]).values()
-    return out
 
 
 def _candidates(store: Store, live: dict[str, CommitRecord], horizon: int,
@@ -318,7 +241,7 @@ def _records(store: Store, hashes: list[str]) -> dict[str, CommitRecord]:
     for i in range(0, len(hashes), _BATCH):
         with store.db.read() as conn:
             out.update((r.hash, record_from_row(r))
-                       for r in conn.execute(_SELECT, {"hashes": hashes[i:i + _BATCH]}))
+                       for r in conn.execute(SELECT, {"hashes": hashes[i:i + _BATCH]}))
     return out
 
 
@@ -377,15 +300,14 @@ def contents_since(store: Store, report: GcReport) -> list[Content]:
             if op.entry is not None:
                 entries.setdefault(op.entry.value_hash, (op.entry.identity, op.entry.loc))
     if bulk:
-        entries.update(_reach(reader, bulk)[1])
-    return _load(reader, entries) if entries else []
+        reach(reader, bulk, set(), set(), entries)
+    return load(reader, entries) if entries else []
 
 
 def live_contents(store: Store, grace_s: float = DEFAULT_GRACE_S) -> list[Content]:
-    """Every content value a live commit reaches (from every reference head,
-    and every commit a reflog entry within the grace names): gc's mark,
-    reading only (fsck --files checks their files)."""
-    horizon = time.time_ns() // 1000 - int(check_grace(grace_s) * 1_000_000)
+    """The content values the warehouse must hold whole (gc's mark, reading
+    only; fsck --files checks their files): every version a retained commit
+    holds — every live commit's, while no retention policy is set."""
+    horizon = store.clock() - int(check_grace(grace_s) * 1_000_000)
     reader = ObjectReader(store.db, node_cache_size=200_000)
-    _, _, entries, _ = _mark(store, reader, _roots(store, horizon))
-    return _load(reader, entries)
+    return load(reader, mark(store, reader, horizon, store.retention.gc_cuts(grace_s)).kept)

@@ -107,6 +107,17 @@ class LocationIndex:
                     f"OR (path > {p} AND path < {p})", (*up, path + "/", path + "0"))
         return {cid for (cid,) in cur.fetchall()}
 
+    def holding(self, paths: Iterable[str]) -> set[str]:
+        """The objects whose claimed locations hold one of ``paths`` (or are
+        one): whose files those may be, on any reference (signing a DELETE)."""
+        wanted = sorted({a for p in paths for a in ancestors(p)})
+        found: set[str] = set()
+        with self.db.read() as conn:
+            for i in range(0, len(wanted), 500):
+                found.update(conn.execute(select(LOCATIONS.c.content_id).where(
+                    LOCATIONS.c.path.in_(wanted[i:i + 500]))).scalars())
+        return found
+
     # -- for gc ---------------------------------------------------------------------------
     def owners(self) -> dict[str, set[str]]:
         """Every claim: content id -> paths."""

@@ -18,10 +18,10 @@ from sqlalchemy import Select, and_, bindparam, or_, select, text
 
 from core.commits import Commit, CommitOperation, IndexEntry, OpKind
 from core.content import Content, ContentType, parse_content_json
-from core.errors import CommitNotFoundError
 from core.instants import from_micros
 from core.keys import ContentKey
 from core.lru import LRU
+from core.missing import no_such_commit
 from store.db import Database
 from store.nodes import Node, StoredRef, decode_node, encode_node
 from store.schema import COMMITS, PACKS
@@ -351,7 +351,7 @@ class ObjectReader:
         with self.db.read() as conn:
             row = conn.execute(_SELECT_COMMIT, {"h": hash_}).first()
         if row is None:
-            raise CommitNotFoundError(f"commit {hash_} does not exist")
+            raise no_such_commit(hash_)
         rec = record_from_row(row)
         self.commits.put(hash_, rec)
         return rec
@@ -364,7 +364,7 @@ class ObjectReader:
         with self.db.read() as conn:
             row = conn.execute(_SELECT_LIGHT, {"h": hash_}).first()
         if row is None:
-            raise CommitNotFoundError(f"commit {hash_} does not exist")
+            raise no_such_commit(hash_)
         return record_from_row(row)
 
     def commits_light(self, hashes: Iterable[str]) -> dict[str, CommitRecord]:
@@ -403,7 +403,7 @@ class ObjectReader:
                 loaded = self._load_chain(h)
                 parent = loaded.get(h)
                 if parent is None:
-                    raise CommitNotFoundError(f"commit {h} does not exist")
+                    raise no_such_commit(h)
             if parent.state is not None:
                 break
             chain.append(parent)

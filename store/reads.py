@@ -3,7 +3,8 @@ at whatever commit a spec names."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from contextvars import ContextVar
 
 from sqlalchemy import select
 
@@ -17,9 +18,10 @@ from core.commits import (
     ResolvedRef,
 )
 from core.content import Content, ContentType
-from core.errors import AmbiguousHashError, CommitNotFoundError, ContentNotFoundError
+from core.errors import CommitNotFoundError, ContentNotFoundError
 from core.instants import to_micros
 from core.keys import SEP, ContentKey
+from core.missing import ambiguous_prefix, no_such_commit
 from core.refs import HASH_LENGTH, Ancestor, AtInstant, Parent, RefSpec, parse_ref
 from store.changes import ChangeIndex
 from store.db import Database
@@ -28,15 +30,26 @@ from store.index import KeyIndex
 from store.indexed_history import chain_log, reached_puts
 from store.objects import ObjectReader
 from store.refs import Refs, clamp_page_size, decode_token, encode_token
+from store.retention import Retention
 from store.schema import COMMITS
 from store.state import IndexState, StateIndex
+
+# Which commits a hash prefix may name while one caller is served (the API
+# sets it, per request, to the commits that caller may see): a prefix
+# resolves as if no other commit existed. Unset, every commit counts.
+PREFIX_SCOPE: ContextVar[Callable[[str], bool] | None] = ContextVar(
+    "sapwood_prefix_scope", default=None)
+# How many commits sharing a prefix are weighed; in a store with fewer than
+# 2^32 commits, 8 hex characters are shared by a handful at most.
+PREFIX_MATCHES = 64
 
 
 class Reads:
     def __init__(self, db: Database, reader: ObjectReader, index: KeyIndex, refs: Refs,
-                 history: History, changes: ChangeIndex) -> None:
+                 history: History, changes: ChangeIndex, retention: Retention) -> None:
         self.db = db
         self.changes = changes
+        self.retention = retention
         self.reader = reader
         self.index = index  # the tree
         self.states = StateIndex(index)  # tree + a commit's delta
@@ -49,9 +62,11 @@ class Reads:
             spec = parse_ref(spec)
         parts = list(spec.parts)
         ref_type: RefType | None = None
+        head: str | None = None
         if spec.hash is not None:
             if spec.name is not None:
-                ref_type = self.refs.get(spec.name).type
+                ref = self.refs.get(spec.name)
+                ref_type, head = ref.type, ref.hash
             h = self.full_hash(spec.hash)
         elif spec.reflog_instant is not None:
             h, ref_type = self.refs.head_at(spec.name, to_micros(spec.reflog_instant))  # type: ignore[arg-type]
@@ -59,8 +74,13 @@ class Reads:
         else:
             ref = self.refs.get(spec.name)  # type: ignore[arg-type]
             h, ref_type = ref.hash, ref.type
+            head = h
         for part in parts:
             h = self._step(spec, h, part)
+        if h != head:
+            # Anything but a head is read only while some reference retains it
+            # (store.retention; free while no policy is set).
+            self.retention.check(h, spec.name)
         return ResolvedRef(h, spec.name, ref_type,
                            writable=spec.is_plain and ref_type is RefType.BRANCH)
 
@@ -88,16 +108,30 @@ class Reads:
         if len(prefix) == HASH_LENGTH:
             self.reader.commit(prefix)
             return prefix
+        seen = PREFIX_SCOPE.get()
+        found = self.hashes_with_prefix(prefix, 2 if seen is None else PREFIX_MATCHES)
+        if seen is not None:
+            found = [h for h in found if seen(h)]
+        if not found:
+            raise no_such_commit(prefix)
+        if len(found) > 1:
+            raise ambiguous_prefix(prefix)
+        return found[0]
+
+    def hashes_with_prefix(self, prefix: str, limit: int = PREFIX_MATCHES) -> list[str]:
+        """The commits whose hash starts with ``prefix`` (a full hash: that
+        one, if it exists), at most ``limit`` of them."""
+        if len(prefix) == HASH_LENGTH:
+            try:
+                self.reader.commit(prefix)  # cached: clients pin the same few hashes
+            except CommitNotFoundError:
+                return []
+            return [prefix]
         q = (select(COMMITS.c.hash)
              .where(COMMITS.c.hash >= prefix, COMMITS.c.hash < prefix + "g")
-             .order_by(COMMITS.c.hash).limit(2))
+             .order_by(COMMITS.c.hash).limit(limit))
         with self.db.read() as conn:
-            found: list[str] = list(conn.execute(q).scalars().all())
-        if not found:
-            raise CommitNotFoundError(f"no commit hash starts with {prefix}")
-        if len(found) > 1:
-            raise AmbiguousHashError(f"hash prefix {prefix} matches more than one commit")
-        return found[0]
+            return list(conn.execute(q).scalars().all())
 
     def state_of(self, spec: str | RefSpec) -> tuple[ResolvedRef, IndexState]:
         resolved = self.resolve(spec)
@@ -167,6 +201,16 @@ class Reads:
         values = self.reader.load_contents(e for e in entries.values() if e)
         return resolved, {k: values[e.value_hash] for k in keys
                           if (e := entries[k.internal]) is not None}
+
+    def contents_at(self, h: str, keys: Iterable[ContentKey]) -> dict[ContentKey, Content]:
+        """The values at commit ``h``, whatever retention says: for a merge
+        base, which may lie in expired history while both heads are retained
+        (its files may be gone; the caller says so if it needs them)."""
+        state = self.reader.state(self.reader.commit(h))
+        keys = list(keys)
+        entries = self.states.get_many(state, (k.internal for k in keys))
+        values = self.reader.load_contents(e for e in entries.values() if e)
+        return {k: values[e.value_hash] for k in keys if (e := entries[k.internal]) is not None}
 
     def content(self, spec: str | RefSpec, key: ContentKey) -> Content:
         found = self.contents(spec, [key])

@@ -11,15 +11,13 @@ from sqlalchemy.exc import IntegrityError
 
 from core.commits import DEFAULT_BRANCH, Page, Reference, ReflogEntry, RefType
 from core.errors import (
-    CommitNotFoundError,
     InvalidInputError,
-    NoSuchRefAtInstantError,
     ProtectedReferenceError,
     ReferenceAlreadyExistsError,
     ReferenceConflictError,
-    ReferenceNotFoundError,
 )
-from core.instants import format_instant, from_micros
+from core.instants import from_micros
+from core.missing import no_such_commit, no_such_ref_at, no_such_reference
 from core.refs import validate_ref_name
 from store.db import Database
 from store.events import EventLog
@@ -54,7 +52,7 @@ class Refs:
                 return hit[1]
         rows = self.db.raw_read(self._select_ref, (name,))
         if not rows:
-            raise ReferenceNotFoundError(f"reference '{name}' does not exist")
+            raise no_such_reference(name)
         ref = Reference(name, _TYPES[rows[0][0]], rows[0][1])
         if token is not None:
             if len(self._heads) >= _HEADS_KEPT:
@@ -67,7 +65,7 @@ class Refs:
         row = conn.execute(select(REFS.c.type, REFS.c.head).where(REFS.c.name == name)
                            .with_for_update()).first()
         if row is None:
-            raise ReferenceNotFoundError(f"reference '{name}' does not exist")
+            raise no_such_reference(name)
         return Reference(name, RefType(row.type), row.head)
 
     def page(self, page_token: str | None = None, page_size: int | None = None,
@@ -100,7 +98,7 @@ class Refs:
             with self.db.write() as conn:
                 exists = conn.execute(select(COMMITS.c.hash).where(COMMITS.c.hash == hash_)).first()
                 if exists is None:
-                    raise CommitNotFoundError(f"commit {hash_} does not exist")
+                    raise no_such_commit(hash_)
                 conn.execute(insert(REFS).values(name=name, type=ref_type.value, head=hash_,
                                                  created_us=now))
                 self.journal(conn, name, ref_type, None, hash_, now, principal, reason)
@@ -115,7 +113,7 @@ class Refs:
         now = self.clock()
         with self.db.write() as conn:
             if conn.execute(select(COMMITS.c.hash).where(COMMITS.c.hash == new)).first() is None:
-                raise CommitNotFoundError(f"commit {new} does not exist")
+                raise no_such_commit(new)
             current = self._check(conn, name, expected, ref_type)
             conn.execute(update(REFS).where(REFS.c.name == name, REFS.c.head == expected)
                          .values(head=new))
@@ -174,11 +172,8 @@ class Refs:
              .order_by(REFLOG.c.at_us.desc(), REFLOG.c.id.desc()).limit(1))
         with self.db.read() as conn:
             row = conn.execute(q).first()
-        when = format_instant(from_micros(at_us))
-        if row is None:
-            raise NoSuchRefAtInstantError(f"no such ref '{name}' at {when}: it did not exist yet")
-        if row.new_hash is None:
-            raise NoSuchRefAtInstantError(f"no such ref '{name}' at {when}: it had been deleted")
+        if row is None or row.new_hash is None:
+            raise no_such_ref_at(name, at_us, deleted=row is not None)
         return row.new_hash, RefType(row.ref_type)
 
     def reflog(self, name: str, limit: int = 100) -> list[ReflogEntry]:

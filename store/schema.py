@@ -75,7 +75,13 @@ class ReflogRow(Base):
     principal: Mapped[str | None] = mapped_column(Text)
     reason: Mapped[str] = mapped_column(Text)
 
-    __table_args__ = (Index("ix_reflog_ref_at", "ref", "at_us", "id"),)
+    __table_args__ = (
+        Index("ix_reflog_ref_at", "ref", "at_us", "id"),
+        # Deletions only (a handful): the references deleted within gc's
+        # grace period, which still retain their history (store.retention).
+        Index("ix_reflog_deleted", "at_us", sqlite_where=text("new_hash IS NULL"),
+              postgresql_where=text("new_hash IS NULL")),
+    )
 
 
 COMMITS = _table(CommitRow)
@@ -260,6 +266,16 @@ class EventRow(Base):
 EVENTS = _table(EventRow)
 
 
+class RetentionRow(Base):
+    """Retention policies (core.retention), in the order they are matched."""
+
+    __tablename__ = "retention_policies"
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    refs: Mapped[str] = mapped_column(REF_NAME)
+    keep: Mapped[str | None] = mapped_column(String(64))  # ISO-8601, as given
+    keep_commits: Mapped[int | None] = mapped_column(Integer)
+
+
 class WebhookRow(Base):
     """A webhook (catalog.webhooks): where the feed's events go, which ones,
     as whom, and how far delivery got. ``lease_*``: the process delivering
@@ -286,3 +302,4 @@ class WebhookRow(Base):
 
 
 WEBHOOKS = _table(WebhookRow)
+RETENTION = _table(RetentionRow)

@@ -42,6 +42,7 @@ from store.migrate import bootstrap, schema_problem, upgrade
 from store.objects import ObjectReader
 from store.reads import Reads
 from store.refs import Refs
+from store.retention import Retention
 from store.stats import StoreStats
 from store.webhooks import Webhooks
 from store.writes import BranchWriter, WriteSet
@@ -66,7 +67,9 @@ class Store(Reads):
         self.webhooks = Webhooks(db)
         refs = Refs(db, clock, keys, self.events)
         history = History(db, reader)
-        super().__init__(db, reader, index, refs, history, ChangeIndex(db))
+        changes = ChangeIndex(db)
+        super().__init__(db, reader, index, refs, history, changes,
+                         Retention(db, changes, clock))
         self.clock = clock
         self.stats = StoreStats()
         self.locations = LocationIndex(db, self.live_anywhere)

@@ -28,11 +28,11 @@ from core.commits import (
     RefType,
 )
 from core.errors import (
-    ReferenceNotFoundError,
     RetryLimitError,
     SapwoodError,
 )
 from core.keys import ContentKey
+from core.missing import no_such_reference
 from core.refs import branch_to_write, parse_ref
 from store.changes import Ancestry, ChangeIndex
 from store.db import Database
@@ -302,7 +302,7 @@ class BranchWriter:
                     cur.execute(self._sql_head, (branch,))
                     row = cur.fetchone()
                     if row is None:
-                        raise ReferenceNotFoundError(f"reference '{branch}' does not exist")
+                        raise no_such_reference(branch)
                     head = Reference(branch, RefType(row[0]), row[1])
                     _require_branch(head)
                     ws = plan(head)

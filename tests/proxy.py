@@ -2,7 +2,8 @@
 server and relays the answer, except for requests a rule picks, whose
 answer it reads from the server and then drops (the client's connection is
 closed with nothing sent), as a timeout, a dropped connection or a proxy
-restart would. ``dropped`` keeps what the server had answered."""
+restart would. ``dropped`` keeps what the server had answered. It can also
+hold the requests another rule picks until the test releases them."""
 
 from __future__ import annotations
 
@@ -43,6 +44,12 @@ class LossyProxy:
     bodies: list[bytes] = field(default_factory=list)
     # Every answer passed on: (method, path, status, headers by lower-case name).
     relayed: list[tuple[str, str, int, dict[str, str]]] = field(default_factory=list)
+    # Requests a rule picks wait, before they are forwarded, until ``release``
+    # is set; ``holding`` is set when one arrives (a store that is slow to
+    # answer, for as long as a test needs).
+    hold: Rule | None = None
+    holding: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)
     _server: ThreadingHTTPServer | None = None
 
     @property
@@ -66,6 +73,9 @@ class LossyProxy:
                 proxy.received.append((self.command, self.path,
                                        {k.lower(): v for k, v in headers.items()}))
                 proxy.bodies.append(body)
+                if proxy.hold is not None and proxy.hold(self.command, self.path):
+                    proxy.holding.set()
+                    proxy.release.wait(120)
                 drop = len(proxy.dropped) < proxy.times and proxy.rule(self.command, self.path)
                 conn = http.client.HTTPConnection(proxy.upstream, timeout=60)
                 conn.request(self.command, self.path, body=body or None, headers=headers)
@@ -90,7 +100,9 @@ class LossyProxy:
                 for k, v in r.getheaders():
                     if k.lower() not in _HOP and k.lower() != "content-length":
                         self.send_header(k, v)
-                self.send_header("Content-Length", str(len(data)))
+                # A HEAD's answer has no body but tells the body's length.
+                self.send_header("Content-Length", r.getheader("Content-Length", "0")
+                                 if self.command == "HEAD" else str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
 

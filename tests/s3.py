@@ -159,6 +159,16 @@ class SecuredS3:
             Bucket=BUCKET, Prefix=prefix)
         return {o["Key"]: o["ETag"] for page in pages for o in page.get("Contents", [])}
 
+    def age(self, prefix: str, seconds: float) -> int:
+        """Make the objects below ``prefix`` look ``seconds`` older (a hook of
+        tests.moto_secured): how many there were."""
+        import httpx
+
+        r = httpx.post(f"{self.endpoint}/_sapwood/age",
+                       params={"prefix": prefix, "seconds": str(seconds)})
+        r.raise_for_status()
+        return int(r.text)
+
     def stop(self) -> None:
         self.proc.kill()  # type: ignore[attr-defined]
         self.proc.wait()  # type: ignore[attr-defined]

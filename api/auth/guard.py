@@ -24,14 +24,17 @@ from api.auth.errors import Forbidden, OAuthError, Unauthorized
 from api.auth.policy import RULES, Rule
 from api.auth.tokens import InvalidToken, Verifier, mint, token_response
 from api.paths import namespace_key, ref_param, request_ref
-from catalog.delegation.via_views import parse_chain
+from catalog.delegation.via_views import NotLent, parse_chain
 from catalog.targets import target
 from core.auth import Principal, Privilege
+from core.errors import SapwoodError
 from core.keys import ContentKey
+from core.missing import ambiguous_prefix, missing_reference, no_such_commit
 from core.refs import RefSpec, parse_ref
 from core.secrets import verify_secret
 from store import Store
 from store.auth import AuthData
+from store.reads import PREFIX_SCOPE
 
 PRINCIPAL = "sapwood.principal"
 _DATA = "sapwood.auth"
@@ -51,8 +54,11 @@ class Guard:
         self._raw_keys: dict[bytes, str] = {}
         self._lock = threading.Lock()
         self.inline = store.db.dialect == "sqlite"
-        # Checks a referenced-by chain (ref, views, key); set by the app.
-        self.views_check: Callable[[RefSpec, list[ContentKey], ContentKey], None] | None = None
+        # Checks a referenced-by chain (ref, views, key, what the caller may
+        # read, what a principal may read); set by the app.
+        self.views_check: Callable[[RefSpec, list[ContentKey], ContentKey,
+                                    Callable[[tuple[str, ...]], bool],
+                                    Callable[[str, tuple[str, ...]], bool]], None] | None = None
 
     # -- authentication ------------------------------------------------------------
     def authenticate(self, authorization: str | None) -> tuple[Principal, AuthData]:
@@ -167,7 +173,7 @@ class Guard:
                                 "privilege on every reference")
             return
         if rule.ref == "all":
-            if not data.policy.allows(who, rule.privilege, "*", None):
+            if not data.policy.allows_everywhere(who, rule.privilege):
                 raise Forbidden(f"Principal '{who.name}' lacks the '{rule.privilege.value}' "
                                 "privilege on every reference ('*')")
             return
@@ -180,37 +186,80 @@ class Guard:
             raise Forbidden(
                 f"Branch '{spec.name}' is protected: direct commits are refused; commit on "
                 f"another branch and merge it into '{spec.name}' (needs merge-into)")
+        # A reference the request creates is not read: refusing it says
+        # nothing of what exists.
+        hide = not rule.ref.startswith("query:")
         if rule.key == "handler" or (rule.listing and key is None):
             if not self._reaches(who, data, rule.privilege, spec):
-                raise _forbidden(who, rule.privilege, spec, None)
+                raise self._refusal(who, data, rule.privilege, spec, None, hide)
             return
         try:
-            self._allow(who, data, rule.privilege, spec, key)
-        except Forbidden:
+            self._allow(who, data, rule.privilege, spec, key, hide)
+        except Forbidden as refused:
             chain = request.query_params.get("referenced-by") if rule.via_views else None
             if not chain or key is None:
                 raise
-            self._through_views(request, who, data, spec, key, chain)
+            try:
+                self._through_views(request, who, data, spec, key, chain)
+            except NotLent:
+                raise refused from None
 
     def _through_views(self, request: Request, who: Principal, data: AuthData, spec: RefSpec,
                        key: tuple[str, ...], chain_text: str) -> None:
         """A read let in by the spec's ``referenced-by``: the caller reads the
         outermost view, and each view of the chain is a definer view that
-        reads the next (catalog.delegation.via_views). Read only."""
+        reads the next and whose definer may read what it reads, by the
+        grants of this request's moment (catalog.delegation.via_views).
+        Read only."""
         chain = parse_chain(chain_text)
         self._allow(who, data, Privilege.READ, spec, chain[0].elements)
         if self.views_check is None:
             raise _forbidden(who, Privilege.READ, spec, key)
-        self.views_check(spec, chain, ContentKey(key))
+
+        def caller_reads(k: tuple[str, ...]) -> bool:
+            return self._reads(who, data, spec, k)
+
+        self.views_check(spec, chain, ContentKey(key), caller_reads, self._grants(data, spec))
         request.scope[VIA_VIEWS] = tuple(str(k) for k in chain)
+
+    def _reads(self, who: Principal, data: AuthData, spec: RefSpec, key: tuple[str, ...],
+               ) -> bool:
+        return any(data.policy.allows(who, Privilege.READ, name, key)
+                   for name in self._names(who, data, Privilege.READ, spec))
+
+    def _grants(self, data: AuthData, spec: RefSpec) -> Callable[[str, tuple[str, ...]], bool]:
+        """Whether a principal, by name, may read a key at ``spec`` with the
+        grants of ``data``: a definer's. Its roles are those the catalog
+        records; a revoked principal, or one the catalog does not know (an
+        identity provider's alone), may read nothing."""
+        known: dict[str, tuple[Principal, list[str]] | None] = {}
+
+        def may_read(name: str, key: tuple[str, ...]) -> bool:
+            if name not in known:
+                rec = data.principals.get(name)
+                p = Principal(name, frozenset(rec.roles)) if rec is not None and rec.active \
+                    else None
+                known[name] = None if p is None else (
+                    p, self._names(p, data, Privilege.READ, spec))
+            hit = known[name]
+            return hit is not None and any(
+                data.policy.allows(hit[0], Privilege.READ, n, key) for n in hit[1])
+
+        return may_read
 
     async def check_async(self, request: Request, rule: Rule) -> None:
         """``check`` from the event loop: inline when the auth data is cached
-        in process, else in the thread pool (it reads the database)."""
+        in process, else in the thread pool (it reads the database). Then,
+        for the rest of the request (its task, and the threads it hands work
+        to), a hash prefix names only commits the caller sees."""
         if self.inline:
             self.check(request, rule)
         else:
             await run_in_threadpool(self.check, request, rule)
+        privilege = rule.privilege
+        if privilege is not None:
+            who, data = request.scope[PRINCIPAL], request.scope[_DATA]
+            PREFIX_SCOPE.set(lambda h: bool(self._holders(who, data, privilege, h)))
 
     def _addressed(self, request: Request, rule: Rule,
                    ) -> tuple[RefSpec, tuple[str, ...] | None]:
@@ -235,10 +284,27 @@ class Guard:
         return spec, key
 
     def _allow(self, who: Principal, data: AuthData, privilege: Privilege, spec: RefSpec,
-               key: tuple[str, ...] | None) -> None:
+               key: tuple[str, ...] | None, hide: bool = True) -> None:
         if not any(data.policy.allows(who, privilege, name, key)
                    for name in self._names(who, data, privilege, spec)):
-            raise _forbidden(who, privilege, spec, key)
+            raise self._refusal(who, data, privilege, spec, key, hide)
+
+    def _refusal(self, who: Principal, data: AuthData, privilege: Privilege, spec: RefSpec,
+                 key: tuple[str, ...] | None, hide: bool = True) -> SapwoodError:
+        """Why ``spec`` is refused: a reference or commit the caller does not
+        see answers exactly as one that does not exist (it learns nothing of
+        what exists from the answer); one it sees, 403 naming the privilege."""
+        # (A hash got this far only if it names a commit the caller sees: _names.)
+        if hide and spec.name is not None and not self._sees(who, data, privilege, spec.name):
+            return missing_reference(spec)
+        return _forbidden(who, privilege, spec, key)
+
+    @staticmethod
+    def _sees(who: Principal, data: AuthData, privilege: Privilege, name: str) -> bool:
+        """Whether the caller may know of reference ``name``: it may read it
+        (a listing of references shows it), or holds the privilege asked on it."""
+        return data.policy.reaches(who, Privilege.READ, name) or \
+            data.policy.reaches(who, privilege, name)
 
     def _reaches(self, who: Principal, data: AuthData, privilege: Privilege,
                  spec: RefSpec) -> bool:
@@ -250,26 +316,50 @@ class Guard:
         """The reference names whose grants decide about ``spec``. A spec that
         starts from a name (``main``, ``main*T``, ``main~2``) is that name's
         history. A hash is readable through any reference that contains it
-        (``name@hash`` only through ``name`` when that holds it)."""
+        (``name@hash`` only through ``name`` when that holds it). The name is
+        looked at before the hash, as the store resolves them; a hash names
+        only commits the caller sees, any other answers as missing."""
         if spec.hash is None:
             return [spec.name] if spec.name else []
         store = self.store
-        h = store.full_hash(spec.hash)
-        candidates = [spec.name] if spec.name else [
-            r.name for r in _all_refs(store) if data.policy.reaches(who, privilege, r.name)]
-        out = []
-        for name in candidates:
-            head = store.get_reference(name).hash
-            if store.history.is_ancestor(h, head):
-                out.append(name)
-        return out
+        if spec.name is not None:
+            if not self._sees(who, data, privilege, spec.name):
+                raise missing_reference(spec)
+            head = store.get_reference(spec.name).hash
+            found = store.hashes_with_prefix(spec.hash)
+            if len(found) == 1 and store.history.is_ancestor(found[0], head):
+                return [spec.name]  # the usual case, answered without the other refs
+        holders = self._holding(who, data, privilege, spec.hash)
+        if spec.name is None:
+            return [name for name in holders if data.policy.reaches(who, privilege, name)]
+        return [spec.name] if spec.name in holders else []
+
+    def _holding(self, who: Principal, data: AuthData, privilege: Privilege,
+                 text: str) -> list[str]:
+        """The references the caller sees that hold the one commit ``text``
+        (a hash or a prefix of one) names among the commits they hold; else
+        the store's answer for a hash that names no commit, or several."""
+        visible = [names for h in self.store.hashes_with_prefix(text)
+                   if (names := self._holders(who, data, privilege, h))]
+        if not visible:
+            raise no_such_commit(text)
+        if len(visible) > 1:
+            raise ambiguous_prefix(text)
+        return visible[0]
+
+    def _holders(self, who: Principal, data: AuthData, privilege: Privilege,
+                 h: str) -> list[str]:
+        """The references the caller sees whose history holds commit ``h``."""
+        store = self.store
+        return [r.name for r in _all_refs(store) if self._sees(who, data, privilege, r.name)
+                and store.history.is_ancestor(h, r.hash)]
 
     # -- for handlers ------------------------------------------------------------------
     def allows_everywhere(self, request: Request, privilege: Privilege) -> bool:
         """The privilege on every reference (``*``), as ``ref="all"`` rules ask."""
         who: Principal = request.scope[PRINCIPAL]
         data: AuthData = request.scope[_DATA]
-        return data.policy.allows(who, privilege, "*", None)
+        return data.policy.allows_everywhere(who, privilege)
 
     def allows(self, request: Request, privilege: Privilege, spec: RefSpec,
                key: tuple[str, ...] | None) -> bool:
@@ -284,6 +374,16 @@ class Guard:
         data: AuthData = request.scope[_DATA]
         self._allow(who, data, privilege, parse_ref(spec) if isinstance(spec, str) else spec,
                     key)
+
+    def require_some(self, request: Request, privilege: Privilege, spec: RefSpec | str) -> None:
+        """The privilege on some part of ``spec`` (as ``key="handler"`` rules
+        ask): a reference or commit the caller does not see answers as a
+        missing one."""
+        who: Principal = request.scope[PRINCIPAL]
+        data: AuthData = request.scope[_DATA]
+        spec = parse_ref(spec) if isinstance(spec, str) else spec
+        if not self._reaches(who, data, privilege, spec):
+            raise self._refusal(who, data, privilege, spec, None)
 
     def key_filter(self, request: Request, spec: RefSpec,
                    ) -> Callable[[tuple[str, ...]], bool] | None:

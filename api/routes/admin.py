@@ -15,8 +15,8 @@ from catalog.maintenance.fsck_files import FilesCheck, check_files
 from catalog.maintenance.gc import MIN_WRITE_WINDOW_S, collect_all
 from catalog.maintenance.reports import fsck_json, gc_json
 from catalog.service import Catalog
+from core.retention import DEFAULT_GRACE_S, MAX_GRACE_S
 from store.fsck import FsckReport, fsck
-from store.gc import DEFAULT_GRACE_S, MAX_GRACE_S
 
 router = APIRouter(prefix="/api/v2/admin")
 

@@ -1,5 +1,5 @@
 """The change feed: ``GET /api/v2/events`` pages CloudEvents oldest first
-from a cursor (the last event's id), and long-polls with ``wait``
+from a cursor (the answer's ``after``), and long-polls with ``wait``
 (catalog.events). A caller sees only events on references it may read,
 with the keys it may not read removed. ``POST /iceberg/v1/{prefix}/events``
 is the proposed Iceberg REST shape of the same feed (catalog.iceberg_events)."""
@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
+from starlette.concurrency import run_in_threadpool
 
 from api.auth.guard import guard_of
 from api.deps import Call, json_response
 from api.models import QueryEventsRequest
-from catalog.events import MAX_WAIT_S, Feed, FeedQuery
+from catalog.events import MAX_WAIT_S, Feed, FeedQuery, KeyFilter, RefFilter
 from catalog.iceberg_events import EventsQuery, IcebergEvents
 from core.errors import InvalidInputError
 from core.keys import ContentKey
@@ -36,23 +39,32 @@ async def list_events(request: Request,
                   tuple(t.strip() for t in (types or "").split(",") if t.strip()),
                   ref or None, ContentKey.parse(key) if key else None)
     feed = Feed(c.svc.catalog)
-    guard = guard_of(request)
-    may_read_ref = guard.ref_filter(request) if guard is not None else None
-    keys_of = None
-    if guard is not None:
-        def keys_of(name: str):  # type: ignore[no-untyped-def]
-            return guard.key_filter(request, parse_ref(name))
-    events, more = await c.read(feed.page, q, may_read_ref, keys_of)
+    may_read_ref, keys_of = _grants(request)
+    # In the thread pool on every backend: a page looks at up to thousands of
+    # stored events, which must not hold up the event loop's other requests.
+    events, more, cursor = await run_in_threadpool(feed.page_to, q, may_read_ref, keys_of)
     deadline = time.monotonic() + wait
-    while not events and time.monotonic() < deadline:
-        # A long poll: look again when something was committed (cheap on
-        # SQLite: the database's change counter), off the event loop's time.
+    while not events and not more and time.monotonic() < deadline:
+        # A long poll, caught up: look again when something was committed
+        # (cheap on SQLite: the database's change counter), and then only at
+        # what landed since the last look, hidden or not.
         await asyncio.sleep(0.05)
-        if await c.read(feed.events.last) > q.after:
-            events, more = await c.read(feed.page, q, may_read_ref, keys_of)
-            if not events:  # nothing this caller may see: the cursor stays
-                continue
-    return json_response({"events": events, "hasMore": more})
+        if await c.read(feed.events.last) > cursor:
+            events, more, cursor = await run_in_threadpool(
+                feed.page_to, replace(q, after=cursor), may_read_ref, keys_of)
+    return json_response({"events": events, "hasMore": more, "after": cursor})
+
+
+def _grants(request: Request) -> tuple[RefFilter | None, KeyFilter | None]:
+    """The feed's filters for the caller (None: authentication is off)."""
+    guard = guard_of(request)
+    if guard is None:
+        return None, None
+
+    def keys_of(name: str) -> Callable[[tuple[str, ...]], bool] | None:
+        return guard.key_filter(request, parse_ref(name))
+
+    return guard.ref_filter(request), keys_of
 
 
 @router.post("/iceberg/v1/events")
@@ -69,10 +81,7 @@ async def query_events(request: Request, body: QueryEventsRequest) -> Response:
                     tuple(tuple(n) for n in body.catalog_objects_by_name),
                     tuple(o.uuid for o in body.catalog_objects_by_id),
                     tuple(body.object_types), dict(body.custom_filters))
-    guard = guard_of(request)
-    keys_of = None
-    if guard is not None:
-        def keys_of(name: str):  # type: ignore[no-untyped-def]
-            return guard.key_filter(request, parse_ref(name))
+    # The prefix's reference is readable (the route's rule): keys are filtered.
+    _, keys_of = _grants(request)
     events = IcebergEvents(Feed(c.svc.catalog))
-    return json_response(await c.read(events.query, c.ref.name, q, None, keys_of))
+    return json_response(await run_in_threadpool(events.query, c.ref.name, q, None, keys_of))

@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Query, Request, Response
 
 from api.auth.guard import guard_of
-from api.deps import MaxRecords, commit_author, json_response, principal
+from api.deps import MaxRecords, commit_author, json_response, principal, reads_of
 from api.idempotency import answering, once_of
 from api.paths import ref_param
 from api.routes.trees import name_and_hash, require, require_on_protected, store_of
@@ -15,8 +15,9 @@ from api.v2.requests import CommitBody, MergeBody, OperationBody, TransplantBody
 from api.v2.shapes import key_json, log_entry_json, merge_json, page_json, reference_json
 from catalog import merging
 from catalog.analysis import with_analysis
+from catalog.delegation.definers import put_by
 from catalog.merge_impact import InvalidatedView
-from catalog.service import Catalog
+from catalog.service import Catalog, Who
 from core.auth import Privilege
 from core.commits import (
     CommitMeta,
@@ -33,9 +34,10 @@ from core.commits import (
 )
 from core.content import Content, parse_content
 from core.errors import bad_request
-from core.instants import parse_instant, to_micros
+from core.instants import format_instant, from_micros, parse_instant, to_micros
 from core.keys import ContentKey
 from core.numbers import out_of_range
+from core.refs import parse_ref
 from core.sql.budget import Deadline
 
 router = APIRouter(prefix="/api/v2/trees/{ref}/history")
@@ -52,14 +54,29 @@ def history(request: Request, ref: str,
     ``since``/``until`` instants filter it."""
     if fetch not in (None, "MINIMAL", "ALL"):
         raise bad_request(f"Invalid fetch option {fetch!r}: expected MINIMAL or ALL")
-    page = store_of(request).log(
-        ref_param(ref), page_token, max_records,
+    store = store_of(request)
+    spec = ref_param(ref)
+    page = store.log(
+        spec, page_token, max_records,
         key=ContentKey.parse(key) if key else None, author=author,
         since_us=to_micros(parse_instant(since)) if since else None,
         until_us=to_micros(parse_instant(until)) if until else None,
         operations=fetch == "ALL")
-    entries = [log_entry_json(c, fetch == "ALL") for c in page.items]
-    return json_response(page_json("logEntries", entries, page.next_token))
+    items, token, expired = page.items, page.next_token, None
+    # A branch's log goes back as far as its retention: the commits before
+    # its cutoff are past it (a read of one is refused), and the answer says
+    # from when (store.retention).
+    cutoff = store.retention.cutoff_of(spec.name) if spec.name else None
+    if cutoff is not None:
+        kept = [c for c in items if to_micros(c.created_at) >= cutoff]
+        if len(kept) < len(items) or not items:
+            items, token = kept, None
+        expired = format_instant(from_micros(cutoff))
+    entries = [log_entry_json(c, fetch == "ALL") for c in items]
+    body = page_json("logEntries", entries, token)
+    if expired is not None:
+        body["historyExpiredBefore"] = expired
+    return json_response(body)
 
 
 def _operation(op: OperationBody) -> Operation:
@@ -87,13 +104,18 @@ def _content(payload: dict[str, Any], field: str) -> Content:
     return content
 
 
-def _analysed(catalog: Catalog, branch: str, op: Operation, deadline: Deadline) -> Operation:
+def _analysed(catalog: Catalog, branch: str, op: Operation, deadline: Deadline,
+              who: Who) -> Operation:
     """A view put by a commit is analysed at the branch head, as one written
-    through the Iceberg API is (all of a commit's views within one budget)."""
+    through the Iceberg API is (all of a commit's views within one budget);
+    a definer view's file names no definer or the committer, who must then
+    hold read on what it reads (catalog.delegation.definers)."""
     if isinstance(op, Put):
         catalog.files.require_put(op)
-        return Put(op.key, with_analysis(catalog, branch, op.key, op.content, deadline),
-                   op.expected)
+        put = Put(op.key, with_analysis(catalog, branch, op.key, op.content, deadline),
+                  op.expected)
+        put_by(catalog, parse_ref(branch), put, who)
+        return put
     return op
 
 
@@ -108,7 +130,8 @@ def commit(request: Request, ref: str, body: CommitBody) -> Response:
         for op in parsed:
             guard.require(request, Privilege.WRITE, branch, op.key.elements)
     deadline = Deadline()
-    operations = [_analysed(catalog, branch, op, deadline) for op in parsed]
+    who = Who(principal(request), reads=reads_of(request))
+    operations = [_analysed(catalog, branch, op, deadline, who) for op in parsed]
     meta = CommitMeta(body.commit_meta.message,
                       commit_author(request, body.commit_meta.first_author, branch),
                       properties=dict(body.commit_meta.properties))

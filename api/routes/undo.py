@@ -5,11 +5,13 @@ the same without writing."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
 from pydantic import Field
 
+from api.auth.errors import Forbidden
 from api.auth.guard import guard_of
 from api.deps import Call, json_response
 from api.idempotency import answering
@@ -17,9 +19,10 @@ from api.routes.trees import name_and_hash, require
 from api.v2.requests import KeyBody, _MergeOptions
 from api.v2.shapes import key_json, reference_json
 from catalog.restore import Restorer, RestoreResult
-from catalog.revert import Reverter, RevertRequest
+from catalog.revert import KeysCheck, Reverter, RevertRequest
 from core.auth import Privilege
 from core.commits import Reference, RefType
+from core.keys import ContentKey
 from core.refs import parse_ref
 
 router = APIRouter(prefix="/api/v2/trees/{ref}/history")
@@ -53,6 +56,25 @@ def _writer(request: Request, branch: str) -> Any:
     return lambda key: guard.require(request, Privilege.WRITE, branch, key.elements)
 
 
+def _reverter_check(request: Request, branch: str) -> KeysCheck:
+    """Checks the caller may read every key the commits changed (a refusal
+    that names none of them: some may be hidden from it) and write each."""
+    guard = guard_of(request)
+    if guard is None:
+        return None
+    spec = parse_ref(branch)
+
+    def check(keys: Sequence[ContentKey]) -> None:
+        if not all(guard.allows(request, Privilege.READ, spec, k.elements) for k in keys):
+            raise Forbidden(f"Principal '{guard.principal_of(request).name}' lacks the 'read' "
+                            f"privilege on some of the keys these commits changed on "
+                            f"reference '{branch}'")
+        for k in keys:
+            guard.require(request, Privilege.WRITE, spec, k.elements)
+
+    return check
+
+
 @router.post("/restore")
 def restore_keys(request: Request, ref: str, body: RestoreBody) -> Response:
     branch, expected = name_and_hash(ref, "A restore")
@@ -69,10 +91,14 @@ def restore_keys(request: Request, ref: str, body: RestoreBody) -> Response:
 @router.post("/revert")
 def revert_commits(request: Request, ref: str, body: RevertBody) -> Response:
     branch, expected = name_and_hash(ref, "A revert")
+    guard = guard_of(request)
+    if guard is not None:  # a commit the caller may not read is one it has never heard of
+        for h in body.commits:
+            guard.require_some(request, Privilege.READ, f"@{h}")
     c = Call(request)
     req = RevertRequest(body.commits, body.parent, body.default_key_merge_mode,
                         body.modes(), body.dry_run)
     answer = answering(request, lambda r: json_response(result_json(branch, r)))
     return answer(Reverter(c.svc.catalog).revert(parse_ref(branch), req, c.who, expected,
-                                                 _writer(request, branch)))
+                                                 _reverter_check(request, branch)))
 

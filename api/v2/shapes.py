@@ -132,6 +132,11 @@ def view_history_json(h: ViewHistory) -> dict[str, Any]:
         **status_json(h.status),
         "versions": [audit_entry_json(e) for e in h.versions],
         "hasMore": h.token is not None, "token": h.token}
+    if h.history_expired:
+        # Older versions were left out: past retention (docs/operations.md).
+        out["historyExpired"] = True
+        if h.expired_before is not None:
+            out["historyExpiredBefore"] = format_instant(h.expired_before)
     if h.refreshes is not None:
         out["refreshes"] = [{
             "refreshId": r.refresh_id, "versionId": r.version_id,

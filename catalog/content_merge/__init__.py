@@ -21,6 +21,7 @@ from catalog.views import view_content
 from core.commits import Combiner, KeyMergeDetail, KeyOutcome, MergeResult, Resolution
 from core.conflicts import Conflict, ConflictType
 from core.content import Content, IcebergTable, IcebergView, Namespace
+from core.errors import FileNotFoundInWarehouseError
 from core.keys import ContentKey
 
 
@@ -46,7 +47,7 @@ def combine(catalog: Catalog, preview: MergeResult, write: bool) -> Combined:
         out.reasons.update((k, "the two branches share no history to merge from") for k in keys)
         return out
     store = catalog.store
-    base = store.contents(f"@{preview.common_ancestor}", keys)
+    base = store.contents_at(preview.common_ancestor, keys)
     source = store.contents(f"@{preview.source_hash}", keys)
     target = store.contents(f"@{preview.expected_target_hash}", keys)
     for key in keys:
@@ -57,6 +58,9 @@ def combine(catalog: Catalog, preview: MergeResult, write: bool) -> Combined:
             continue
         try:
             content, combined = _combine(catalog, b, s, t, write, out.files)  # type: ignore[arg-type]
+        except FileNotFoundInWarehouseError as e:
+            out.reasons[key] = _gone(e)
+            continue
         except NotMergeable as e:
             out.reasons[key] = str(e)
             if e.details:
@@ -68,6 +72,15 @@ def combine(catalog: Catalog, preview: MergeResult, write: bool) -> Combined:
             out.reasons[key] = (f"a {t.type} changed on both sides is not combined "  # type: ignore[union-attr]
                                 "(only tables, views and namespaces are)")
     return out
+
+
+def _gone(e: FileNotFoundInWarehouseError) -> str:
+    """Why a version's files cannot be read: where the branches forked lies
+    in history past every reference's retention, whose files gc deleted."""
+    return (f"a version the merge needs cannot be read ({e.message}): the branches "
+            "forked in history past retention, so both sides' changes cannot be "
+            "combined; resolve the key with force (take the source's) or drop (keep the "
+            "target's)")
 
 
 def _not_one_object(b: Content | None, s: Content | None, t: Content | None) -> str | None:
@@ -95,6 +108,8 @@ def combiner(catalog: Catalog, write: bool, files: list[str]) -> Combiner:
             return None
         try:
             content, combined = _combine(catalog, b, s, t, write, files)
+        except FileNotFoundInWarehouseError as e:
+            return _gone(e)
         except NotMergeable as e:
             return str(e)
         return (content, combined) if content is not None else None

@@ -4,7 +4,8 @@ A view: a new version on one side and only properties on the other keep
 both; both sides adding a version with the same SQL in every dialect is one
 version (the target's); different SQL is a conflict that carries both texts
 and their diff. Properties merge key by key, as a namespace's do: the same
-key set to different values is a conflict."""
+key set to different values is a conflict. A definer view's recorded
+definer is kept only with the version it was recorded for."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import Any
 from pyiceberg.view.metadata import ViewMetadata
 
 from catalog.content_merge.tables import NotMergeable
+from catalog.delegation.view_security import kept_with_version
 from core.views import current_version, sql_representations
 
 
@@ -63,4 +65,6 @@ def merge_views(base: ViewMetadata, source: ViewMetadata, target: ViewMetadata,
     combined: dict[str, Any] = {"version": side}
     if taken:
         combined["propertiesFromSource"] = taken
+    # A definer recorded on one side vouched for that side's version only.
+    props = kept_with_version(props, meta.properties)
     return meta.model_copy(update={"properties": props}), side, combined

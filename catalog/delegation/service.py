@@ -5,14 +5,17 @@ The caller (the API) says what the principal may do with the table on the
 ref it addressed — read, or read and write — after the grants are checked;
 this decides what that allows in the bucket: only objects under the
 table's location in the warehouse bucket, writes only for a writer, and a
-delete only of an object the same principal wrote (each object a signed
-request creates is marked with its writer).
+delete only of an object no retained commit on any reference references
+(catalog.maintenance.liveness: what gc itself could delete) that the same
+principal wrote (each object a signed request creates is marked with its
+writer) or that is older than gc's write window.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,7 +26,13 @@ from catalog.delegation.s3_requests import Access, S3Request, parse, refuse, und
 from catalog.delegation.settings import MODES, SIGNING, VENDING, DelegationSettings
 from catalog.delegation.signing import WRITER_HEADER, Signer
 from catalog.delegation.vending import Vended, Vendor
+from catalog.maintenance.gc import write_window
+from catalog.maintenance.liveness import Liveness
+from catalog.targets import dotted
 from core.errors import InvalidInputError
+from core.keys import ContentKey
+from core.refs import RefSpec
+from store.held import Held, Holding
 
 LOCAL_NOTE = ("unavailable: the warehouse is not on S3, so there is nothing to delegate; "
               "clients read and write its files directly")
@@ -42,6 +51,17 @@ class SignRequest:
 
 
 @dataclass(frozen=True)
+class Deleting:
+    """What a DELETE is checked against: the table the request names, where,
+    and which references and keys the caller may read (a refusal names a
+    reference only then; None: every one)."""
+
+    ref: RefSpec
+    key: ContentKey
+    sees: Callable[[str, ContentKey], bool] | None = None
+
+
+@dataclass(frozen=True)
 class Decision:
     """One signing or vending decision, for the metrics and the access log."""
 
@@ -52,8 +72,11 @@ class Decision:
 
 
 class StorageAccess:
-    def __init__(self, settings: DelegationSettings, warehouse: str) -> None:
+    def __init__(self, settings: DelegationSettings, warehouse: str,
+                 liveness: Liveness | None = None) -> None:
         self.settings = settings
+        # What retained history references (None: no DELETE is signed).
+        self.liveness = liveness
         self.on_s3 = urlsplit(warehouse).scheme in ("s3", "s3a")
         self.signer = Signer() if self.on_s3 else None
         self.vendor = Vendor(settings) if self.on_s3 and settings.role_arn else None
@@ -103,10 +126,12 @@ class StorageAccess:
 
     # -- remote signing ----------------------------------------------------------------
     def sign(self, who: str, location: str, may: Callable[[], frozenset[Access]],
-             request: SignRequest) -> tuple[dict[str, list[str]], Decision]:
+             request: SignRequest, deleting: Deleting | None = None,
+             ) -> tuple[dict[str, list[str]], Decision]:
         """The headers that sign ``request`` for ``who``; ForbiddenError
         naming what was refused. ``may`` says what the principal may do with
-        the table; asked only for a write (reading it was checked already)."""
+        the table; asked only for a write (reading it was checked already).
+        ``deleting``: the table as the request names it, for a DELETE."""
         if self.signer is None:
             raise refuse(LOCAL_NOTE)
         s3 = parse(request.method, request.uri, self._endpoint_host)
@@ -122,13 +147,14 @@ class StorageAccess:
             raise refuse(f"principal '{who}' may not {s3.access.value} this table on this "
                          f"reference ({action})")
         if s3.deletes:
-            self._check_deletes(who, location, s3, request.body)
+            self._check_deletes(who, location, s3, request.body, deleting)
         headers = self.signer.sign(s3.method, request.uri, request.headers, request.region,
                                    who if s3.creates else None)
         reason = "delete" if s3.deletes else s3.access.value
         return headers, Decision("sign", True, reason, action)
 
-    def _check_deletes(self, who: str, location: str, s3: S3Request, body: str | None) -> None:
+    def _check_deletes(self, who: str, location: str, s3: S3Request, body: str | None,
+                       deleting: Deleting | None) -> None:
         if s3.key:
             keys = [s3.key]
         else:  # DeleteObjects: the keys are in the body, which must then be signed too
@@ -139,16 +165,47 @@ class StorageAccess:
                 if not under(location, s3.bucket, k):
                     raise refuse(f"s3://{s3.bucket}/{k} is not under the table's location "
                                  f"{location}")
+        if self.liveness is None or deleting is None:
+            raise refuse("this catalog cannot tell whether history references the object")
+        self._check_unreferenced(s3.bucket, keys, deleting)
+        window = write_window()
         for k in keys:
-            writer = self._writer_of(s3.bucket, k)
-            if writer is not None and writer != who:
-                raise refuse(f"s3://{s3.bucket}/{k} was not written by principal '{who}': "
-                             "only a file's own writer may delete it")
+            found = self._object(s3.bucket, k)
+            if found is None:
+                continue  # nothing to delete
+            writer, age_s = found
+            if writer != who and age_s < window:
+                raise refuse(
+                    f"s3://{s3.bucket}/{k} was not written by principal '{who}' and is younger "
+                    f"than gc's write window ({window:g} s, SAPWOOD_GC_WRITE_WINDOW_S): it may "
+                    "belong to a commit in flight, so only its writer may delete it until then")
 
-    def _writer_of(self, bucket: str, key: str) -> str | None:
-        """The principal that wrote the object; None when it does not exist.
-        An object written without the catalog's signature has no writer, and
-        counts as someone else's."""
+    def _check_unreferenced(self, bucket: str, keys: list[str], deleting: Deleting) -> None:
+        """Refused when a commit some reference retains references one of
+        the objects: gc keeps it, and so does signing."""
+        assert self.liveness is not None
+        cid = self.liveness.content_id(deleting.ref, deleting.key)
+        if cid is None:
+            raise refuse(f"{dotted(deleting.key)} is not a table on this reference")
+        uris = [f"s3://{bucket}/{k}" for k in keys]
+        sees = deleting.sees
+
+        def shown(h: Held) -> bool:
+            return sees is None or sees(h.ref, h.key)
+
+        held = self.liveness.holders(self.liveness.owners(cid, uris), uris, shown)
+        for uri in uris:
+            h = held.get(uri)
+            if h is None:
+                continue
+            said = _holder(h) if shown(h) else "a retained commit of another reference"
+            raise refuse(f"{uri} is referenced by history that is retained ({said}): gc "
+                         "deletes it once no retained commit references it (docs/operations.md)")
+
+    def _object(self, bucket: str, key: str) -> tuple[str, float] | None:
+        """The principal that wrote the object, and its age in seconds; None
+        when it does not exist. An object written without the catalog's
+        signature has no writer, and counts as someone else's."""
         client = self._client()
         try:
             head = client.head_object(Bucket=bucket, Key=key)
@@ -156,8 +213,11 @@ class StorageAccess:
             if e.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
                 return None
             raise
-        return str(head.get("Metadata", {}).get(WRITER_HEADER.removeprefix("x-amz-meta-"),
-                                                "(unknown)"))
+        writer = str(head.get("Metadata", {}).get(WRITER_HEADER.removeprefix("x-amz-meta-"),
+                                                  "(unknown)"))
+        modified = head.get("LastModified")
+        age_s = time.time() - modified.timestamp() if modified is not None else 0.0
+        return writer, age_s
 
     def _client(self) -> Any:
         if self._s3 is None:
@@ -198,6 +258,15 @@ class StorageAccess:
         elif vended is not None:
             config.update(credential_config(vended, self.settings.region))
         return config
+
+
+def _holder(h: Held) -> str:
+    """Which retained commit references a file, as a refusal says it."""
+    by = {Holding.BRANCH: f"by branch '{h.ref}'", Holding.TAG: f"by tag '{h.ref}'",
+          Holding.DELETED: f"by branch '{h.ref}' (deleted within gc's grace period)",
+          Holding.EARLIER: f"through an earlier head of '{h.ref}' (within gc's grace period)"}
+    return (f"commit {h.commit[:12]}, retained {by[h.holding]}, holds a version of "
+            f"{dotted(h.key)} that references it")
 
 
 def credential_config(v: Vended, region: str) -> dict[str, str]:

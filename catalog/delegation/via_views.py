@@ -8,20 +8,23 @@ A view is *invoker* unless it says otherwise (the rule before this
 existed: a reader needs its own grants on everything a view reads). The
 chain the client names is checked link by link against each view's
 recorded dependencies (core.sql analysis), so a view can only open the
-objects its own SQL reads; setting the property needs write on the view's
-namespace, as any change of the view does.
+objects its own SQL reads, and only while its recorded definer may read
+everything it reads (catalog.delegation.definers); setting the property
+needs write on the view's namespace, as any change of the view does.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from urllib.parse import unquote
 
+from catalog.delegation.definers import Grants, lends
 from catalog.delegation.view_security import DEFINER, INVOKER, SECURITY
 from catalog.views import Views
 from core.content import IcebergView, MaterializedView
 from core.errors import ForbiddenError, InvalidInputError
 from core.keys import ContentKey
-from core.refs import RefSpec
+from core.refs import RefSpec, parse_ref
 
 _MAX_CHAIN = 16
 
@@ -46,21 +49,39 @@ def parse_chain(text: str) -> list[ContentKey]:
     return chain
 
 
-def check_chain(views: Views, ref: RefSpec, chain: list[ContentKey], key: ContentKey) -> None:
+class NotLent(ForbiddenError):
+    """The chain lends nothing, for a reason the caller is not told: a
+    definer who may not read (now) what its view reads, or anything about a
+    view of the chain the caller may not read itself. The read is answered
+    as it would be without the chain."""
+
+
+def check_chain(views: Views, ref: RefSpec, chain: list[ContentKey], key: ContentKey,
+                caller_reads: Callable[[tuple[str, ...]], bool], may_read: Grants) -> None:
     """ForbiddenError naming the link that fails, unless each view of
     ``chain`` (at ``ref``) is a definer view that reads the next, the last
-    one ``key``."""
-    found = views.catalog.store.lookup(ref, chain)[1]
+    one ``key``, and whose definer may read everything it reads with its
+    grants now (``may_read``; catalog.delegation.definers). NotLent when
+    what fails is not the caller's to know (``caller_reads``: what the
+    caller may read itself; the outermost view it may, the guard checked)."""
+    resolved, found = views.catalog.store.lookup(ref, chain)
+    at = parse_ref(f"@{resolved.hash}")  # every link and what it reads at one commit
     for i, view in enumerate(chain):
+        shown = i == 0 or caller_reads(view.elements)
+
+        def refused(why: str, shown: bool = shown) -> ForbiddenError:
+            return ForbiddenError(f"referenced-by: {why}") if shown else NotLent(why)
+
         content = found.get(view)
         if not isinstance(content, IcebergView | MaterializedView):
-            raise ForbiddenError(f"referenced-by: {view} is not a view on '{ref}'")
-        meta, _ = views.files.view(content.metadata_location)
-        if (meta.properties or {}).get(SECURITY, INVOKER) != DEFINER:
-            raise ForbiddenError(
-                f"referenced-by: view {view} runs with its reader's rights ({SECURITY} is not "
-                f"'{DEFINER}'): reading what it reads needs the reader's own grants")
+            raise refused(f"{view} is not a view on '{ref}'")
+        properties = views.files.view_of(content).properties or {}
+        if properties.get(SECURITY, INVOKER) != DEFINER:
+            raise refused(f"view {view} runs with its reader's rights ({SECURITY} is not "
+                          f"'{DEFINER}'): reading what it reads needs the reader's own grants")
         nxt = chain[i + 1] if i + 1 < len(chain) else key
         reads = {tuple(d.key) for a in content.analysis or [] for d in a.dependencies}
         if nxt.elements not in reads:
-            raise ForbiddenError(f"referenced-by: view {view} does not read {nxt}")
+            raise refused(f"view {view} does not read {nxt}")
+        if not lends(views.catalog, at, content, properties, may_read):
+            raise NotLent(f"the definer of view {view} may not read what it reads")

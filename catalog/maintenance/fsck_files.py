@@ -21,8 +21,9 @@ import fsspec
 
 from catalog.files import MetadataFiles
 from catalog.maintenance.referenced import Need, references
+from core.retention import DEFAULT_GRACE_S
 from store import Store
-from store.gc import DEFAULT_GRACE_S, live_contents
+from store.gc import live_contents
 
 # What a report names at most per missing file (snapshots, keys, references).
 _SHOWN = 20

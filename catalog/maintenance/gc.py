@@ -41,11 +41,16 @@ import fsspec
 
 from catalog.claims import places
 from catalog.files import MetadataFiles
+from catalog.locations import Locations
+from catalog.maintenance.expiry import Expired, expire_branch
 from catalog.maintenance.referenced import references, storage_fields
+from catalog.service import Catalog
+from core.commits import RefType
 from core.content import Content
 from core.errors import InvalidInputError, SapwoodError
+from core.retention import DEFAULT_GRACE_S, MAX_GRACE_S, policy_of
 from store import Store
-from store.gc import DEFAULT_GRACE_S, MAX_GRACE_S, GcReport, check_grace, collect, contents_since
+from store.gc import GcReport, check_grace, collect, contents_since
 
 # The longest a writer may take between writing a file and committing it
 # (docs/operations.md): an hour by default; never below the floor, which is
@@ -145,7 +150,13 @@ def collect_all(store: Store, files: MetadataFiles, warehouse: str,
         grace_s = float(os.environ.get("SAPWOOD_GC_GRACE_S", DEFAULT_GRACE_S))
     window = write_window(window_s)
     live: list[Content] = []
+    expiries = expire_snapshots(store, files, warehouse, dry_run)
     report = collect(store, grace_s=check_grace(grace_s), dry_run=dry_run, contents=live)
+    for e in expiries:
+        if e.snapshots:
+            report.snapshots_expired[e.branch] = dict(e.snapshots)
+        if e.commit:
+            report.expiry_commits[e.branch] = e.commit
     if report.aborted:
         return report, None
     out = collect_files(files, warehouse, live, grace_s, dry_run,
@@ -155,6 +166,25 @@ def collect_all(store: Store, files: MetadataFiles, warehouse: str,
         store.stats.add("gc_removed_files", out.removed_files)
         keep_claims(store, files, live)
     return report, out
+
+
+def expire_snapshots(store: Store, files: MetadataFiles, warehouse: str,
+                     dry_run: bool) -> list[Expired]:
+    """Snapshot expiry on every branch a retention policy covers (one commit
+    each, catalog.maintenance.expiry), before the mark."""
+    items = store.retention.policies()
+    if not items:
+        return []
+    # Each table's next metadata file goes beside its current one, wherever
+    # the table was allowed to live.
+    catalog = Catalog(store, files, Locations(warehouse, allow_external=True))
+    now_ms = int(time.time() * 1000)
+    out = []
+    for head in store.retention.heads():
+        p = policy_of(items, head.name)
+        if p is not None and head.type is RefType.BRANCH:
+            out.append(expire_branch(catalog, head.name, p, now_ms, dry_run))
+    return out
 
 
 def keep_claims(store: Store, files: MetadataFiles, live: list[Content]) -> None:

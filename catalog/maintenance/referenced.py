@@ -17,6 +17,7 @@ from pyiceberg.manifest import (
     DataFileContent,
     FileFormat,
     ManifestEntry,
+    ManifestEntryStatus,
     ManifestFile,
     read_manifest_list,
 )
@@ -93,6 +94,11 @@ def _manifests(io: FileIO, listed: list[tuple[str, ManifestFile | None]], need: 
         except FileNotFoundError:
             continue
         for e in entries:
+            if e.status == ManifestEntryStatus.DELETED:
+                # A tombstone: the snapshot removed the file; only snapshots
+                # before it need it, and they list it themselves (as Iceberg's
+                # own expiry reads it).
+                continue
             yield _kind(e), norm(e.data_file.file_path), need, path
 
 

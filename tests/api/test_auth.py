@@ -220,11 +220,17 @@ def test_reading_at_a_hash_needs_read_on_a_ref_that_holds_it(server, http, peopl
     assert r.status_code == 200
     secret = head(http, people, "secret_work")
     on_main = head(http, people, "main")
-    assert http.get(f"/api/v2/trees/@{secret}/entries", headers=mine).status_code == 403
-    assert http.get(f"/api/v2/trees/main@{secret}/entries", headers=mine).status_code == 403
-    assert http.get(f"/iceberg/%40{secret}/v1/namespaces", headers=mine).status_code == 403
+    # A commit (or reference) it may not read answers as one that does not exist.
+    for path in (f"/api/v2/trees/@{secret}/entries", f"/api/v2/trees/main@{secret}/entries"):
+        r = http.get(path, headers=mine)
+        assert r.status_code == 404, r.text
+        assert r.json()["message"] == f"commit {secret} does not exist", r.text
+    r = http.get(f"/iceberg/%40{secret}/v1/namespaces", headers=mine)
+    assert r.status_code == 404 and r.json()["error"]["type"] == "NotFoundException", r.text
     assert http.get(f"/api/v2/trees/@{on_main}/entries", headers=mine).status_code == 200
-    assert http.get("/api/v2/trees/secret_work", headers=mine).status_code == 403
+    r = http.get("/api/v2/trees/secret_work", headers=mine)
+    assert r.status_code == 404, r.text
+    assert r.json()["message"] == "reference 'secret_work' does not exist", r.text
     refs = http.get("/api/v2/trees", headers=mine).json()["references"]
     assert [r["name"] for r in refs] == ["main"]
 

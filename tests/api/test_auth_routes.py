@@ -86,8 +86,23 @@ def test_without_the_privilege(server, http, name: str, method: str, path: str) 
     rule = RULES[name]
     if rule.privilege is None:
         return
-    if name == "list_references":  # a listing: shows nothing rather than refusing
+    if name in ("list_references", "retention_cutoffs"):  # a listing: shows nothing
         assert r.status_code == 200 and r.json()["references"] == [], r.text
+        return
+    if rule.ref not in ("*", "any", "all") and not rule.ref.startswith("query:") \
+            and not rule.direct_write:
+        # 'nobody' may read no reference: 'main' answers exactly as one that
+        # does not exist (tests/api/test_hidden_as_missing.py). (Protection
+        # answers a direct write first, whatever the caller's grants.)
+        assert r.status_code == 404, (name, r.status_code, r.text)
+        if method != "HEAD":
+            body = r.json()
+            if path.startswith("/api/"):
+                assert body["errorCode"] == "REFERENCE_NOT_FOUND", body
+                assert body["message"] == "reference 'main' does not exist", body
+            else:
+                assert body["error"]["type"] == "NoSuchReferenceException", body
+                assert body["error"]["message"] == "reference 'main' does not exist", body
         return
     assert r.status_code == 403, (name, r.status_code, r.text)
     if method != "HEAD":

@@ -22,6 +22,8 @@ import httpx
 import pytest
 from pyiceberg.exceptions import BadRequestError
 
+from core.retention import Policy
+from store import Store
 from tests.api.test_gc_warehouse import _files, _gc, _path, age
 from tests.api.test_pyiceberg import SCHEMA, rows
 from tests.fixtures import WITH_S3, server_fixture
@@ -143,18 +145,25 @@ def test_gc_looping_beside_writers_loses_nothing(tmp_path: Path) -> None:
     """Three PyIceberg writers append to ns.t0..t2 on main, a fourth makes a
     branch, appends to ns.t0 on it and deletes it, over and over; `sapwood
     gc` loops with grace 0 and the smallest write window it accepts (10 s),
-    killed with SIGKILL at random 60 % of the time. After each run every
-    acknowledged append reads on main; after the five, and a last gc, too,
-    and fsck --files is clean (a file gone in any run would still be
-    missing); gc did remove the deleted branches' files."""
+    killed with SIGKILL at random 60 % of the time, with a retention policy
+    on main (keep PT5S: gc expires its snapshots and its history's files as
+    the writers commit). After each run every acknowledged append reads on
+    main; after the five, and a last gc, too, and fsck --files is clean (a
+    file gone in any run would still be missing); gc did remove the deleted
+    branches' files; and storage stops growing across rounds: what history
+    holds (metadata files) stays bounded while the appended data grows."""
     with serving(f"sqlite:///{tmp_path / 'sapwood.db'}", tmp_path) as server:
         http = httpx.Client(base_url=server.base, timeout=30)
         cat = server.catalog()
         cat.create_namespace("ns")
         for i in range(3):
             cat.create_table(f"ns.t{i}", SCHEMA).append(rows(1, start=0))
+        store = Store(server.database_url)
+        store.retention.replace([Policy("main", "PT5S")])
+        store.close()
         acked: dict[int, set[int]] = {i: {0} for i in range(3)}
         removed = 0
+        rounds: list[dict[str, int]] = []
         rng = random.Random(22)
         for run in range(RUNS):
             stop = threading.Event()
@@ -185,17 +194,38 @@ def test_gc_looping_beside_writers_loses_nothing(tmp_path: Path) -> None:
                 t.join(timeout=120)
             assert not errors, errors
             _all_read(server, acked, run)
+            settled = subprocess.run(_gc_command(server), capture_output=True, text=True,
+                                     timeout=120)
+            assert settled.returncode in (0, 2), settled.stdout + settled.stderr
+            removed += _removed(settled.stdout)
+            rounds.append(_storage(server))
         final = subprocess.run(_gc_command(server), capture_output=True, text=True,
                                timeout=120)
         assert final.returncode in (0, 2), final.stdout + final.stderr
         removed += _removed(final.stdout)
         _all_read(server, acked, RUNS)
+        print("warehouse per round:", rounds)
+        # Without retention every commit's metadata file stays: round five
+        # would hold about five times round one's. With it, what the last
+        # five seconds wrote.
+        assert rounds[-1]["metadata_files"] < 2 * rounds[0]["metadata_files"], rounds
+        assert rounds[-1]["data_bytes"] > rounds[0]["data_bytes"], rounds
         check = subprocess.run([*sapwood_command(), "fsck", "--database", server.database_url,
                                 "--warehouse", server.warehouse, "--files", "--grace", "0"],
                                capture_output=True, text=True, timeout=120)
         assert check.returncode == 0, check.stdout + check.stderr
         assert removed > 0, "gc never removed a deleted branch's files"
         assert sum(len(a) for a in acked.values()) > 3 * RUNS
+
+
+def _storage(server: Server) -> dict[str, int]:
+    """The warehouse's bytes: in all, in data files, and how many metadata
+    files (one per table version history still holds)."""
+    root = Path(_path(server.warehouse))
+    found = [p for p in root.rglob("*") if p.is_file()]
+    return {"bytes": sum(p.stat().st_size for p in found),
+            "data_bytes": sum(p.stat().st_size for p in found if p.suffix == ".parquet"),
+            "metadata_files": sum(1 for p in found if p.name.endswith(".metadata.json"))}
 
 
 def _all_read(server: Server, acked: dict[int, set[int]], run: int) -> None:

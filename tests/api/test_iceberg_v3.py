@@ -71,6 +71,7 @@ def test_pyiceberg_creates_a_v3_table_with_a_nanosecond_column(server: Server, h
     assert t.format_version == 3 and t.metadata.next_row_id == 0
     meta = _table(http, ns, "events")
     assert meta["format-version"] == 3 and meta["next-row-id"] == 0
+    assert meta["properties"]["gc.enabled"] == "false"  # as every table the catalog serves
     assert [f["type"] for f in meta["schemas"][0]["fields"]] == ["long", "timestamp_ns"]
     # Read back by PyIceberg, and changed by it (a schema update with a default).
     t = cat.load_table(f"{ns}.events")
@@ -214,7 +215,8 @@ def test_fields_pyiceberg_does_not_model_survive_commits(server: Server, http, n
                 requirements=[{"type": "assert-table-uuid", "uuid": doc["table-uuid"]}])
     assert r.status_code == 200, r.text
     meta = _table(http, ns, "reg")
-    assert meta["properties"] == {"owner": "etl"}
+    # A registered file is served and written on with gc.enabled=false, as every table.
+    assert meta["properties"] == {"owner": "etl", "gc.enabled": "false"}
     assert meta["encryption-keys"] == keys and meta["snapshots"][0]["key-id"] == "k1"
     assert meta["next-row-id"] == 7 and meta["snapshots"][0]["first-row-id"] == 0
     at = meta["schemas"][0]["fields"][1]

@@ -8,8 +8,11 @@ principal may do with the table on that ref."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,11 +32,14 @@ from tests.server import Server, serving
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False)])
 GRANTS: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
-    "admin": [(p, "*", ()) for p in ("read", "write")],
+    "admin": [(p, "*", ()) for p in ("read", "write", "create-reference", "delete-reference",
+                                     "manage-grants")],
     "etl": [("read", "*", ("sales",)), ("write", "*", ("sales",))],
     "etl2": [("read", "*", ("sales",)), ("write", "*", ("sales",))],
     "reader": [("read", "*", ("sales",))],
     "analyst": [("read", "*", ("reports",))],
+    # Writes sales on main, and reads no other reference.
+    "mainonly": [("read", "main", ("sales",)), ("write", "main", ("sales",))],
 }
 
 
@@ -88,6 +94,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         with LossyProxy(f"{host}:{port}", rule=lambda m, p: False) as sts:
             env = {**s3.server_env(), "SAPWOOD_AUTH": "1", "SAPWOOD_VEND_ROLE_ARN": VEND_ROLE,
                    "AWS_ENDPOINT_URL_STS": sts.base,
+                   # A deleted branch retains nothing (store.retention), and
+                   # gc's write window is its default (an hour).
+                   "SAPWOOD_GC_GRACE_S": "0",
                    # botocore's default checksums are not verified by moto's signature check.
                    "AWS_REQUEST_CHECKSUM_CALCULATION": "when_required",
                    "AWS_RESPONSE_CHECKSUM_VALIDATION": "when_required"}
@@ -100,6 +109,29 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
                 yield w
     finally:
         s3.stop()
+
+
+def _signed(w: World, who: str, method: str, uri: str, table: str = "t",
+            body: bytes = b"", headers: dict[str, str] | None = None) -> httpx.Response:
+    """The request made with the catalog's signature (403 if refused)."""
+    r = w.http(who).post(f"/iceberg/v1/namespaces/sales/tables/{table}/sign", json={
+        "method": method, "region": "us-east-1", "uri": uri,
+        "headers": {k: [v] for k, v in (headers or {}).items()},
+        "body": body.decode() if body else None})
+    if r.status_code != 200:
+        return r
+    sent = {**(headers or {}), **{k: v[0] for k, v in r.json()["headers"].items()}}
+    return httpx.request(method, uri, content=body, headers=sent)
+
+
+def _put(w: World, who: str, key: str, table: str = "t") -> None:
+    r = _signed(w, who, "PUT", f"{w.s3.endpoint}/{BUCKET}/{key}", table, b"stray")
+    assert r.status_code == 200, r.text
+
+
+def _delete_objects(keys: list[str]) -> bytes:
+    return ("<Delete>" + "".join(f"<Object><Key>{k}</Key></Object>" for k in keys)
+            + "</Delete>").encode()
 
 
 def _files(w: World, table: str) -> list[str]:
@@ -150,12 +182,19 @@ def test_signing_refuses_what_the_table_does_not_hold(world: World) -> None:
         r = w.sign("reader", *args)
         assert r.status_code == 403, (args, r.text)
         assert why in r.json()["error"]["message"], (args, r.text)
-    # A writer may delete only what it wrote itself.
-    r = w.sign("etl2", "DELETE", own)
-    assert r.status_code == 403 and "was not written by principal 'etl2'" in r.text
-    ok = w.sign("etl", "DELETE", own)
+    # A file the table's current version references is deleted by no one.
+    for who in ("etl", "etl2"):
+        r = w.sign(who, "DELETE", own)
+        assert r.status_code == 403 and "retained by branch 'main'" in r.text, r.text
+    # One nothing references: by its writer only, while it is young.
+    stray = f"{table_dir}/data/stray-{uuid.uuid4().hex}.parquet"
+    _put(w, "etl", stray)
+    before = w.s3.keys()
+    r = w.sign("etl2", "DELETE", stray)
+    assert r.status_code == 403 and "was not written by principal 'etl2'" in r.text, r.text
+    ok = w.sign("etl", "DELETE", stray)
     assert ok.status_code == 200 and ok.headers["cache-control"] == "no-cache"
-    assert w.s3.keys() == before
+    assert w.s3.keys() == before  # signing did nothing itself
     # Every decision is counted and logged.
     metrics = httpx.get(f"{w.server.base}/metrics").text
     assert re.search(r'sapwood_storage_access_total\{kind="sign",outcome="refused",'
@@ -300,3 +339,111 @@ def test_a_local_warehouse_says_there_is_nothing_to_delegate(tmp_path: Path) -> 
         assert sign.status_code == 403 and "not on S3" in sign.text
         creds = http.get("/iceberg/v1/namespaces/ns/tables/t/credentials")
         assert creds.status_code == 400 and "not on S3" in creds.text
+
+
+def test_deletes_are_signed_only_for_files_no_retained_commit_references(world: World) -> None:
+    """An engine's maintenance (Iceberg's expire_snapshots, remove_orphan_files)
+    deletes through the catalog's signatures: it may delete what gc itself
+    could, and nothing any reference's retained history needs (issue 35)."""
+    w = world
+    admin = w.http("admin")
+    etl = w.catalog("etl", "remote-signing")
+    t = etl.create_table("sales.kept", SCHEMA)
+    t.append(pa.table({"id": [1]}, schema=SCHEMA))
+    a_commit = admin.get("/api/v2/trees/main").json()["reference"]["hash"]
+    a_files = set(_files(w, "kept"))
+    t = etl.load_table("sales.kept")
+    t.overwrite(pa.table({"id": [2]}, schema=SCHEMA))
+    # main's current version stops listing A's snapshot (the table's own
+    # expiry): A's files are referenced only by main's history now.
+    t = etl.load_table("sales.kept")
+    t.maintenance.expire_snapshots().by_ids(
+        [s.snapshot_id for s in t.metadata.snapshots
+         if s.snapshot_id != t.metadata.current_snapshot_id]).commit()
+    assert len(etl.load_table("sales.kept").metadata.snapshots) == 1
+    a_data = next(k for k in a_files if "/data/" in k)
+    a_manifest = next(k for k in a_files if k.endswith("-m0.avro"))
+    a_list = next(k for k in a_files if "/snap-" in k)
+    head_data = next(k for k in set(_files(w, "kept")) - a_files if "/data/" in k)
+    uri = f"{w.s3.endpoint}/{BUCKET}"
+
+    def delete(who: str, key: str) -> httpx.Response:
+        return w.sign(who, "DELETE", key, "kept")
+
+    def bulk(who: str, keys: list[str]) -> httpx.Response:
+        return w.http(who).post("/iceberg/v1/namespaces/sales/tables/kept/sign", json={
+            "method": "POST", "region": "us-east-1", "uri": f"{uri}?delete",
+            "headers": {}, "body": _delete_objects(keys).decode()})
+
+    def refused(r: httpx.Response, *why: str) -> None:
+        assert r.status_code == 403, r.text
+        for part in why:
+            assert part in r.json()["error"]["message"], r.text
+
+    try:
+        # No policy: history is retained whole, so what it references stays.
+        refused(delete("etl", a_data), "is referenced by history that is retained",
+                "retained by branch 'main', holds a version of sales.kept that references it")
+        refused(bulk("etl", [a_manifest, a_list]), "retained by branch 'main'")
+        # `keep` holds A; main keeps only its head from now on.
+        r = admin.post("/api/v2/trees", params={"name": "keep", "type": "BRANCH"},
+                       json={"type": "BRANCH", "name": "main", "hash": a_commit})
+        assert r.status_code == 200, r.text
+        r = admin.put("/api/v2/retention",
+                      json={"policies": [{"refs": "main", "keepCommits": 1}]})
+        assert r.status_code == 200, r.text
+        for who in ("etl", "etl2"):
+            refused(delete(who, a_data), f"commit {a_commit[:12]}, retained by branch 'keep'")
+            refused(bulk(who, [head_data.replace("/data/", "/data/x"), a_list]),
+                    f"s3://{BUCKET}/{a_list} is referenced", "retained by branch 'keep'")
+        # Who may not read `keep` learns nothing of it.
+        hidden = delete("mainonly", a_data)
+        refused(hidden, "a retained commit of another reference")
+        assert "keep" not in hidden.text and a_commit[:12] not in hidden.text
+        # The head's files, whoever asks.
+        refused(delete("etl", head_data), "retained by branch 'main'")
+        refused(bulk("mainonly", [head_data]), "retained by branch 'main'")
+        assert (w.s3.client().head_object(Bucket=BUCKET, Key=a_data)["ContentLength"])
+
+        # Once `keep` is gone, only expired history references A's files.
+        r = admin.delete(f"/api/v2/trees/keep@{a_commit}")
+        assert r.status_code == 200, r.text
+        # Young files: by their writer only (a commit in flight may need them).
+        refused(delete("etl2", a_data), "was not written by principal 'etl2'",
+                "gc's write window")
+        refused(bulk("etl2", [a_manifest]), "was not written by principal 'etl2'")
+        assert _signed(w, "etl", "DELETE", f"{uri}/{a_data}", "kept").status_code == 204
+        assert a_data not in w.s3.keys("wh/sales/")
+        body = _delete_objects([a_manifest])
+        md5 = {"content-md5": base64.b64encode(hashlib.md5(body).digest()).decode()}
+        assert bulk("etl", [a_manifest]).status_code == 200
+        assert _signed(w, "etl", "POST", f"{uri}?delete", "kept", body, md5).status_code == 200
+        assert a_manifest not in w.s3.keys("wh/sales/")
+        # Past the write window, anyone who may write the table may delete them.
+        assert w.s3.age(a_list, 2 * 3600) == 1
+        assert delete("etl2", a_list).status_code == 200
+        assert bulk("mainonly", [a_list]).status_code == 200
+        # main's head still holds its own files.
+        w.s3.age(head_data, 2 * 3600)
+        refused(delete("etl2", head_data), "retained by branch 'main'")
+        assert head_data in w.s3.keys("wh/sales/")
+        assert etl.load_table("sales.kept").scan().to_arrow()["id"].to_pylist() == [2]
+    finally:
+        assert admin.put("/api/v2/retention", json={"policies": []}).status_code == 200
+
+
+def test_a_table_made_again_where_a_dropped_one_lived_deletes_none_of_its_history(
+        world: World) -> None:
+    """A table dropped and made again at its old location (allowed once it is
+    gone from every head): the old table's files there are still history's."""
+    w = world
+    etl = w.catalog("etl", "remote-signing")
+    where = f"s3://{BUCKET}/wh/sales/reused"
+    etl.create_table("sales.old", SCHEMA, location=where).append(
+        pa.table({"id": [1]}, schema=SCHEMA))
+    old_data = next(k for k in w.s3.keys("wh/sales/reused/") if "/data/" in k)
+    etl.drop_table("sales.old")
+    etl.create_table("sales.new", SCHEMA, location=where)
+    r = w.sign("etl", "DELETE", old_data, "new")
+    assert r.status_code == 403, r.text
+    assert "retained by branch 'main', holds a version of sales.old" in r.text, r.text

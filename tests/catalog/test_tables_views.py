@@ -13,6 +13,7 @@ from pyiceberg.types import LongType, NestedField
 from pyiceberg.view.metadata import SQLViewRepresentation, ViewVersion
 
 from catalog.commands import NewTable, NewView, Registration, TableCommit, ViewCommit
+from catalog.maintenance.engine_gc import answer_key
 from catalog.service import Who
 from catalog.services import CatalogServices
 from catalog.targets import target
@@ -44,7 +45,7 @@ def test_a_table_is_created_changed_and_loaded(services: CatalogServices) -> Non
         services.tables.create(MAIN, NS, NewTable("t", SCHEMA), WHO)
     services.namespaces.create(MAIN, NS, {}, WHO)
     made = services.tables.create(MAIN, NS, NewTable("t", SCHEMA), WHO)
-    assert made.location is not None and made.cache_key == made.location
+    assert made.location is not None and made.cache_key == answer_key(made.location)
     t = target(MAIN, NS, "t")
     assert services.tables.load(t) == made
     changed = services.tables.commit(t, TableCommit(

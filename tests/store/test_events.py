@@ -133,3 +133,29 @@ def test_gc_removes_events_past_their_retention(store: Store) -> None:
     report = collect(store, grace_s=0, now_us=10**18, event_retention_s=3600)
     assert report.expired_events == last - 1 and "events past their retention" in str(report)
     assert [e.seq for e in store.events.page(0, 10)[0]] == [last]
+
+
+def test_a_window_counts_stored_events_and_names_their_references(store: Store) -> None:
+    """A page's stretch of the feed (``window``) is a number of stored
+    events, wherever retention left the numbering; ``refs_between`` names
+    each reference in it once."""
+    with_ns(store, "main", "ns")
+    store.create_reference("dev")
+    for i in range(3):
+        put_new(store, "dev" if i % 2 else "main", (f"ns.t{i}", table(f"m{i}")))
+    last = store.events.last()
+    assert last == 6
+    assert store.events.window(0, 4) == (4, True)
+    assert store.events.window(4, 2) == (6, False)
+    assert store.events.window(4, 5) == (6, False)
+    assert store.events.window(last, 5) == (last, False)
+    assert sorted(store.events.refs_between(0, last)) == ["dev", "main"]
+    assert store.events.refs_between(0, last, kinds=["reference.created"],
+                                     refs=["dev"]) == ["dev"]
+    assert store.events.refs_between(4, 4) == []
+    # Only the events up to the window's end are read, with the filters.
+    events, more = store.events.page(0, 10, refs=["main"], until=4)
+    assert [e.seq for e in events] == [1, 2, 4] and not more
+    # Retention removes the oldest: a stretch still holds that many events.
+    store.events.purge(10**18)
+    assert store.events.window(0, 4) == (last, False)

@@ -99,6 +99,8 @@ def test_the_change_index_is_filled_for_a_catalog_written_before_it(store_url: s
             conn.execute(text("DROP TABLE idempotency"))  # revision 0007's
             conn.execute(text("DROP TABLE events"))  # revision 0008's
             conn.execute(text("DROP TABLE webhooks"))  # revision 0009's
+            conn.execute(text("DROP TABLE retention_policies"))  # revision 0010's
+            conn.execute(text("DROP INDEX ix_reflog_deleted"))  # revision 0010's
             conn.execute(text("UPDATE alembic_version SET version_num = '0004'"))
     finally:
         s.close()

@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 import httpx
+import pyarrow as pa
 import pytest
 from pyiceberg.exceptions import BadRequestError
 from pyiceberg.schema import Schema
@@ -245,6 +246,36 @@ def test_what_is_refused(http, ns: str) -> None:
     assert r.json()["metadata"]["schemas"][0]["fields"][0]["type"] == \
         "geography(srid:4326, karney)"
     assert http.get(f"{V1}/namespaces/{ns}/tables/v").status_code == 404
+    # A default PyIceberg 0.12 cannot read, in a request (one in a file is kept).
+    ts = "2017-11-16T22:31:08.123456789"
+    r = http.post(f"{V1}/namespaces/{ns}/tables", json={
+        "name": "d", "properties": {"format-version": "3"}, "schema": {
+            "type": "struct", "fields": [{"id": 1, "name": "at", "type": "timestamp_ns",
+                                          "required": False, "initial-default": ts}]}})
+    assert r.status_code == 400
+    assert "Cannot deserialize bytes, type timestamp_ns not supported" in \
+        r.json()["error"]["message"]
+    # Multi-argument transforms (PyIceberg has none).
+    r = http.post(f"{V1}/namespaces/{ns}/tables", json={
+        **sb.create_table("p"), "properties": {"format-version": "3"},
+        "partition-spec": {"spec-id": 0, "fields": [
+            {"source-ids": [1, 2], "field-id": 1000, "name": "b", "transform": "bucket[4]"}]}})
+    assert r.status_code == 400
+    assert "Multi argument transforms are not yet supported" in r.json()["error"]["message"]
+    # Encryption keys are carried, never changed (not in PyIceberg's update model).
+    r = http.post(f"{V1}/namespaces/{ns}/tables",
+                  json={**sb.create_table("e"), "properties": {"format-version": "3"}})
+    assert r.status_code == 200, r.text
+    for update in ({"action": "add-encryption-key",
+                    "encryption-key": {"key-id": "k", "encrypted-key-metadata": "AA"}},
+                   {"action": "remove-encryption-key", "key-id": "k"}):
+        r = _commit(http, ns, "e", update)
+        assert r.status_code == 400
+        assert f"Input tag '{update['action']}' found using 'action' does not match" in \
+            r.json()["error"]["message"]
+    assert "encryption-keys" not in _table(http, ns, "e")
+    for name in ("d", "p"):
+        assert http.get(f"{V1}/namespaces/{ns}/tables/{name}").status_code == 404
 
 
 def test_pyiceberg_reads_a_v3_table_as_v3(server: Server, ns: str) -> None:
@@ -253,3 +284,7 @@ def test_pyiceberg_reads_a_v3_table_as_v3(server: Server, ns: str) -> None:
                      properties={"format-version": "3"})
     t = cat.load_table(f"{ns}.s")
     assert t.format_version == 3 and t.scan().to_arrow().num_rows == 0
+    # Its writer stops at v2 manifests, in the client: nothing reaches the catalog.
+    with pytest.raises(ValueError, match="Cannot write manifest for table version: 3"):
+        t.append(pa.table({"s": pa.array(["a"], pa.string())}))
+    assert cat.load_table(f"{ns}.s").metadata.snapshots == []

@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from catalog.content_merge.tables import NotMergeable, merge_tables
+from catalog.content_merge.not_mergeable import NotMergeable
+from catalog.content_merge.tables import merge_tables
 from catalog.content_merge.views import merge_properties, merge_views
 from catalog.service import Catalog
 from catalog.tables import table_content

@@ -2,9 +2,10 @@
 only added data: the target's metadata plus one ``append`` snapshot on top
 of the target's current one, adding exactly the data files the source
 added. The source's manifests that hold only its added files are reused as
-they are (no data written, no unchanged manifest rewritten); the new
-manifest list is the target's plus those. The source's own snapshots join
-the snapshot list, so time travel to either parent still reads.
+they are (no data written, no unchanged manifest rewritten:
+catalog.content_merge.additions); the new manifest list is the target's
+plus those. The source's own snapshots join the snapshot list, so time
+travel to either parent still reads.
 
 Anything else stays a conflict, with the reason: a snapshot that removed
 data or added delete files or deletion vectors (read from the summaries and
@@ -29,20 +30,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pyiceberg.io import FileIO
-from pyiceberg.manifest import (
-    DataFile,
-    ManifestContent,
-    ManifestEntry,
-    ManifestEntryStatus,
-    ManifestFile,
-    write_manifest,
-    write_manifest_list,
-)
+from pyiceberg.manifest import ManifestFile, write_manifest_list
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.refs import MAIN_BRANCH, SnapshotRef, SnapshotRefType
 from pyiceberg.table.snapshots import Operation, Snapshot, SnapshotLogEntry, Summary
 
+from catalog.content_merge.additions import Additions, source_additions
 from catalog.content_merge.deletes import DeletesNotMergeable, SourceDeletes, source_deletes
+from catalog.content_merge.not_mergeable import NotMergeable
 from catalog.fileio import file_io
 from catalog.iceberg_v3 import manifests as v3
 from catalog.iceberg_v3.lineage import merged_row_ids
@@ -57,15 +52,6 @@ _REMOVING = ("deleted-data-files", "deleted-records", "removed-delete-files",
 _DELETION_VECTORS = ("added-delete-files", "added-dvs", "added-position-deletes",
                      "added-position-delete-files", "removed-delete-files", "removed-dvs",
                      "removed-position-deletes", "removed-files-size")
-
-
-class NotMergeable(Exception):
-    """Why the two sides cannot be combined (the conflict's reason, one
-    line), and what was found, for the merge's details."""
-
-    def __init__(self, message: str, details: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.details = details
 
 
 @dataclass
@@ -100,10 +86,11 @@ def merge_tables(base: TableMetadata, source: TableMetadata, target: TableMetada
     src_only = [s for s in source.snapshots if s.snapshot_id not in target_ids]
     snap_id = _new_id(target_ids | {s.snapshot_id for s in src_only})
     location = manifest_list_location(snap_id)
-    added = _source_additions(io, source, target_manifests, target_ids, snap_id, location,
-                              write, target.format_version)
+    source_manifests = _manifests(io, source)
+    added = source_additions(io, source, source_manifests, target_manifests, target_ids,
+                             snap_id, location, write, target.format_version)
     try:
-        dels = source_deletes(io, base, source, _manifests(io, source), target_manifests,
+        dels = source_deletes(io, base, source, source_manifests, target_manifests,
                               target_ids, snap_id, location.rsplit("/", 1)[0], write)
     except DeletesNotMergeable as e:
         raise NotMergeable(str(e)) from None
@@ -141,51 +128,9 @@ def merge_tables(base: TableMetadata, source: TableMetadata, target: TableMetada
     return TableMerge(meta, location, combined, written)
 
 
-@dataclass
-class _Additions:
-    """What the source added since the base, as manifests of the new snapshot."""
-
-    manifests: list[ManifestFile] = field(default_factory=list)
-    rewritten: int = 0
-    files: int = 0
-    rows: int = 0
-
-
-def _source_additions(io: FileIO, source: TableMetadata, target_manifests: list[ManifestFile],
-                      target_ids: set[int], snap_id: int, location: str,
-                      write: bool, version: int) -> _Additions:
-    """The source's manifests the target does not hold (by path) that a
-    snapshot the target does not know wrote (the base's were written by the
-    base's snapshots, which the target keeps), each holding only data files
-    it added; one the engine merged with older files is rewritten with the
-    new ones only."""
-    out = _Additions()
-    skip = {m.manifest_path for m in target_manifests}
-    for m in _manifests(io, source):
-        if m.manifest_path in skip or m.added_snapshot_id in target_ids:
-            continue
-        if version >= v3.V3 and m.content == ManifestContent.DELETES:
-            continue  # deletion vectors: content_merge.deletes
-        if _only_added_files(m):
-            # v3: numbered afresh by the combined snapshot's manifest list.
-            out.manifests.append(v3.without_row_ids(m) if version >= v3.V3 else m)
-            out.files += m.added_files_count or 0
-            out.rows += m.added_rows_count or 0
-            continue
-        kept = _new_files(io, m, target_ids, version)
-        if kept:
-            out.rewritten += 1
-            out.files += len(kept)
-            out.rows += sum(f.record_count for f in kept)
-            if write:
-                out.manifests.append(_write_manifest(io, m, kept, source, snap_id, location,
-                                                     version))
-    return out
-
-
 def _combined_metadata(target: TableMetadata, source: TableMetadata, updates: dict[str, Any],
                        src_only: list[Snapshot], snap_id: int, seq: int, location: str,
-                       added: _Additions, rows: tuple[int, int] | None,
+                       added: Additions, rows: tuple[int, int] | None,
                        dels: SourceDeletes) -> TableMetadata:
     """The target's metadata with the source's snapshots and one append
     snapshot adding exactly the source's files, current on main."""
@@ -279,54 +224,6 @@ def _only_adds(side: str, snap: Snapshot, version: int) -> None:
     if removing:
         raise NotMergeable(f"the {side}'s append {snap.snapshot_id} also removes or deletes "
                            f"({', '.join(sorted(removing))})")
-
-
-def _only_added_files(m: ManifestFile) -> bool:
-    """Whether a manifest the source added holds only data files it added
-    (checked on the manifest list's counts, whatever the summaries said);
-    delete files refuse the merge."""
-    if m.content != ManifestContent.DATA:
-        raise NotMergeable("the source added delete files or deletion vectors "
-                           f"({m.manifest_path})")
-    return not (m.deleted_files_count or 0) and not (m.existing_files_count or 0)
-
-
-def _new_files(io: FileIO, m: ManifestFile, target_ids: set[int],
-               version: int) -> list[DataFile]:
-    """The files of a manifest the engine merged (Iceberg's merge-append
-    folds small manifests together, older files as EXISTING) that snapshots
-    the target does not know added. A file such a snapshot marks deleted
-    refuses the merge."""
-    keep = []
-    entries = (v3.read_entries(io, m) if version >= v3.V3
-               else m.fetch_manifest_entry(io, discard_deleted=False))
-    for e in entries:
-        new = e.snapshot_id not in target_ids
-        if e.status == ManifestEntryStatus.DELETED:
-            if new:
-                raise NotMergeable(f"the source removed {e.data_file.file_path}")
-            continue
-        if new:
-            keep.append(v3.new_file(e.data_file) if version >= v3.V3 else e.data_file)
-    return keep
-
-
-def _write_manifest(io: FileIO, m: ManifestFile, files: list[DataFile],
-                    source: TableMetadata, snap_id: int, list_location: str,
-                    version: int) -> ManifestFile:
-    """Those files as a new manifest of the combined snapshot."""
-    spec = next(p for p in source.partition_specs if p.spec_id == m.partition_spec_id)
-    path = f"{list_location.rsplit('/', 1)[0]}/{uuid.uuid4()}-m0.avro"
-    output = io.new_output(path)
-    with (v3.ManifestWriterV3(spec, source.schema(), output, snap_id, "deflate")
-          if version >= v3.V3 else
-          write_manifest(format_version=source.format_version, spec=spec,
-                         schema=source.schema(), output_file=output, snapshot_id=snap_id,
-                         avro_compression="deflate")) as w:
-        for f in files:
-            w.add_entry(ManifestEntry.from_args(status=ManifestEntryStatus.ADDED,
-                                                snapshot_id=snap_id, data_file=f))
-    return w.to_manifest_file()
 
 
 def _metadata_changes(base: TableMetadata, source: TableMetadata, target: TableMetadata,

@@ -1,17 +1,16 @@
 """Format v3 tables with real Spark (Iceberg 1.10) through the REST catalog
 on branches: deletion vectors written on a branch and read there, as of an
-earlier instant and on main after the merge; row lineage that survives
-content-aware merges of appends on three branches (the ranges of main's
-snapshots disjoint, Spark's ``_row_id`` unique); a v2 table with data
-upgraded by ``ALTER TABLE``; and gc, fsck --files, restore and revert on a
-v3 table with deletion vectors, on SQLite and PostgreSQL."""
+earlier instant and on main after the merge; a v2 table with data upgraded
+by ``ALTER TABLE`` (on main, and on a branch merged into main); and, on
+SQLite and PostgreSQL, row lineage that survives content-aware merges of
+appends on three branches and a transplant (the ranges of main's snapshots
+disjoint, Spark's ``_row_id`` unique), and gc, fsck --files, restore and
+revert on a v3 table with deletion vectors."""
 
 from __future__ import annotations
 
 import itertools
-import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +18,7 @@ import httpx
 import pytest
 
 import spark as sw
+from tests.api.test_gc_warehouse import age
 from tests.fixtures import BACKENDS, server_fixture
 from tests.server import Server
 from tests.spark.conftest import module_session, rows
@@ -50,11 +50,12 @@ def _meta(http: httpx.Client, ref: str, table: str) -> dict[str, Any]:
     return r.json()["metadata"]
 
 
-def _now() -> str:
-    time.sleep(0.01)  # the instant falls strictly between two commits
-    t = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    time.sleep(0.01)
-    return t
+def _head_time(http: httpx.Client, ref: str) -> str:
+    """The instant of ``ref``'s head commit (microseconds): ``ref*instant``
+    reads exactly that commit."""
+    r = http.get(f"/api/v2/trees/{ref}/history", params={"maxRecords": 1})
+    assert r.status_code == 200, r.text
+    return str(r.json()["logEntries"][0]["commitMeta"]["commitTime"])
 
 
 def _lineage(meta: dict[str, Any]) -> list[dict[str, Any]]:
@@ -77,7 +78,7 @@ def test_deletion_vectors_on_a_branch(spark: SparkSession, server: Server,
     spark.sql("CREATE NAMESPACE dv.dvs")
     spark.sql(f"CREATE TABLE dv.dvs.t (id BIGINT, s STRING) {V3_MOR}")
     spark.sql("INSERT INTO dv.dvs.t VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd'), (5, 'e')")
-    before = _now()
+    before = _head_time(http, "dv")
     spark.sql("DELETE FROM dv.dvs.t WHERE id IN (2, 4)")
     deletes = rows(spark, "SELECT content, file_format, record_count FROM dv.dvs.t.delete_files")
     # One vector per data file it deletes from (Spark may write the rows in two files).
@@ -125,54 +126,6 @@ def test_duckdb_reads_the_v3_table_spark_wrote_on_a_branch(spark: SparkSession,
     con.execute(f"ATTACH '' AS cat (TYPE iceberg, ENDPOINT '{server.base}/iceberg/duck', "
                 "AUTHORIZATION_TYPE 'none')")
     assert sorted(con.execute("SELECT id FROM cat.ducks.t").fetchall()) == [(1,), (3,)]
-
-
-def test_row_lineage_survives_merges(spark: SparkSession, server: Server,
-                                     http: httpx.Client) -> None:
-    """Acceptance 3: main and branches a and b each append to one v3 table
-    (each numbering from the next-row-id they forked with); both merged into
-    main: main's snapshots number disjoint ranges, next-row-id is past them,
-    and Spark's ``_row_id`` is unique over the rows."""
-    spark.sql("CREATE NAMESPACE sapwood.lin")
-    spark.sql("CREATE TABLE sapwood.lin.t (id BIGINT) USING iceberg "
-              "TBLPROPERTIES ('format-version'='3')")
-    spark.sql("INSERT INTO sapwood.lin.t VALUES (1), (2), (3)")
-    for b in ("lin_a", "lin_b"):
-        sw.create_branch(server.base, b)
-        sw.add_catalog(spark, b, server.base, b)
-    spark.sql("INSERT INTO lin_a.lin.t VALUES (10), (11)")
-    spark.sql("INSERT INTO lin_b.lin.t VALUES (20), (21), (22)")
-    spark.sql("INSERT INTO sapwood.lin.t VALUES (4)")
-    # Before the merges, the three sides numbered the same ids from 3.
-    assert {(_lineage(_meta(http, ref, "lin.t"))[0]["first-row-id"])
-            for ref in ("main", "lin_a", "lin_b")} == {3}
-    for b in ("lin_a", "lin_b"):
-        d = next(x for x in _merge(http, b)["details"] if x["key"]["elements"] == ["lin", "t"])
-        assert d["outcome"] == "MERGED", d
-    assert d["combined"]["rowIds"] == {"first": 7, "added": 3}, d
-    meta = _meta(http, "main", "lin.t")
-    ranges = sorted((s["first-row-id"], s["first-row-id"] + s["added-rows"])
-                    for s in _lineage(meta))
-    assert ranges == [(0, 3), (3, 4), (5, 7), (7, 10)]
-    assert all(a[1] <= b[0] for a, b in itertools.pairwise(ranges))
-    assert meta["next-row-id"] == 10
-    ids = rows(spark, "SELECT _row_id, id FROM sapwood.lin.t")
-    assert sorted(i for _, i in ids) == [1, 2, 3, 4, 10, 11, 20, 21, 22]
-    assert len({r for r, _ in ids}) == 9
-    assert sorted(ids) == [(0, 1), (1, 2), (2, 3), (3, 4), (5, 10), (6, 11),
-                           (7, 20), (8, 21), (9, 22)]
-    # Spark writes on from there.
-    spark.sql("INSERT INTO sapwood.lin.t VALUES (5)")
-    assert _meta(http, "main", "lin.t")["next-row-id"] == 11
-    assert rows(spark, "SELECT _row_id FROM sapwood.lin.t WHERE id = 5") == [(10,)]
-    # A transplant re-bases alike: lin_a's later append, picked onto main.
-    spark.sql("INSERT INTO lin_a.lin.t VALUES (12)")
-    r = http.post(f"/api/v2/trees/main@{_head(http)}/history/transplant",
-                  json={"hashesToTransplant": [_head(http, "lin_a")]})
-    assert r.status_code == 200 and r.json()["wasApplied"], r.text
-    assert rows(spark, "SELECT _row_id FROM sapwood.lin.t WHERE id = 12") == [(11,)]
-    assert _meta(http, "main", "lin.t")["next-row-id"] == 12
-    assert len({r for (r,) in rows(spark, "SELECT _row_id FROM sapwood.lin.t")}) == 11
 
 
 def test_deletion_vectors_merge_unless_both_sides_changed_the_file(
@@ -225,10 +178,12 @@ def test_deletion_vectors_merge_unless_both_sides_changed_the_file(
     assert rows(spark, f"SELECT id FROM {t}") == [(i,) for i in (2, 3, 5, 6, 7, 8, 9)]
 
 
-def test_upgrade_a_v2_table_with_data(spark: SparkSession, http: httpx.Client) -> None:
+def test_upgrade_a_v2_table_with_data(spark: SparkSession, server: Server,
+                                      http: httpx.Client) -> None:
     """Acceptance 4: ``ALTER TABLE … SET TBLPROPERTIES ('format-version'='3')``
     keeps the rows (without row ids), sets next-row-id, and later appends
-    (numbering the older rows too, as the spec says) read."""
+    (numbering the older rows too, as the spec says) read. Upgraded on a
+    branch while main appends as v2, the merge makes main's table v3."""
     spark.sql("CREATE NAMESPACE sapwood.up")
     spark.sql("CREATE TABLE sapwood.up.t (id BIGINT) USING iceberg "
               "TBLPROPERTIES ('format-version'='2')")
@@ -244,14 +199,81 @@ def test_upgrade_a_v2_table_with_data(spark: SparkSession, http: httpx.Client) -
     assert rows(spark, "SELECT id FROM sapwood.up.t") == [(1,), (2,), (3,)]
     assert len({r for (r,) in rows(spark, "SELECT _row_id FROM sapwood.up.t")}) == 3
 
+    spark.sql("CREATE TABLE sapwood.up.b (id BIGINT) USING iceberg "
+              "TBLPROPERTIES ('format-version'='2')")
+    spark.sql("INSERT INTO sapwood.up.b VALUES (1), (2)")
+    sw.create_branch(server.base, "up_b")
+    sw.add_catalog(spark, "up_b", server.base, "up_b")
+    spark.sql("ALTER TABLE up_b.up.b SET TBLPROPERTIES ('format-version'='3')")
+    spark.sql("INSERT INTO up_b.up.b VALUES (3)")  # numbers rows 0-2 on the branch
+    spark.sql("INSERT INTO sapwood.up.b VALUES (4)")  # v2: no row ids
+    d = next(x for x in _merge(http, "up_b")["details"] if x["key"]["elements"] == ["up", "b"])
+    # Every row main holds unnumbered (1, 2, 4) and the branch's (3), past the branch's ids.
+    assert d["outcome"] == "MERGED" and d["combined"]["rowIds"] == {"first": 3, "added": 4}, d
+    meta = _meta(http, "main", "up.b")
+    assert meta["format-version"] == 3 and meta["next-row-id"] == 7
+    got = rows(spark, "SELECT id, _row_id FROM sapwood.up.b")
+    assert [i for i, _ in got] == [1, 2, 3, 4]
+    assert sorted(r for _, r in got) == [3, 4, 5, 6]
 
-# -- acceptance 5: maintenance on both backends -------------------------------------------------
+
+# -- acceptance 3 and 5: merges and maintenance on both backends --------------------------------
 backend_server = server_fixture(BACKENDS, prefix="v3-maint")
 
 
 @pytest.fixture(scope="module")
 def maint(spark_jvm: SparkSession, backend_server: Server) -> Iterator[SparkSession]:
     yield module_session(spark_jvm, backend_server.base, catalog="maint")
+
+
+def test_row_lineage_survives_merges(maint: SparkSession, backend_server: Server) -> None:
+    """Acceptance 3: main and branches a and b each append to one v3 table
+    (each numbering from the next-row-id they forked with); both merged into
+    main: main's snapshots number disjoint ranges, next-row-id is past them,
+    and Spark's ``_row_id`` is unique over the rows."""
+    spark, server = maint, backend_server
+    http = httpx.Client(base_url=server.base, timeout=60)
+    spark.sql("CREATE NAMESPACE maint.lin")
+    spark.sql("CREATE TABLE maint.lin.t (id BIGINT) USING iceberg "
+              "TBLPROPERTIES ('format-version'='3')")
+    spark.sql("INSERT INTO maint.lin.t VALUES (1), (2), (3)")
+    for b in ("lin_a", "lin_b"):
+        sw.create_branch(server.base, b)
+        sw.add_catalog(spark, b, server.base, b)
+    spark.sql("INSERT INTO lin_a.lin.t VALUES (10), (11)")
+    spark.sql("INSERT INTO lin_b.lin.t VALUES (20), (21), (22)")
+    spark.sql("INSERT INTO maint.lin.t VALUES (4)")
+    # Before the merges, the three sides numbered the same ids from 3.
+    assert {(_lineage(_meta(http, ref, "lin.t"))[0]["first-row-id"])
+            for ref in ("main", "lin_a", "lin_b")} == {3}
+    for b in ("lin_a", "lin_b"):
+        d = next(x for x in _merge(http, b)["details"] if x["key"]["elements"] == ["lin", "t"])
+        assert d["outcome"] == "MERGED", d
+    assert d["combined"]["rowIds"] == {"first": 7, "added": 3}, d
+    meta = _meta(http, "main", "lin.t")
+    ranges = sorted((s["first-row-id"], s["first-row-id"] + s["added-rows"])
+                    for s in _lineage(meta))
+    assert ranges == [(0, 3), (3, 4), (5, 7), (7, 10)]
+    assert all(a[1] <= b[0] for a, b in itertools.pairwise(ranges))
+    assert meta["next-row-id"] == 10
+    ids = rows(spark, "SELECT _row_id, id FROM maint.lin.t")
+    assert sorted(i for _, i in ids) == [1, 2, 3, 4, 10, 11, 20, 21, 22]
+    assert len({r for r, _ in ids}) == 9
+    assert sorted(ids) == [(0, 1), (1, 2), (2, 3), (3, 4), (5, 10), (6, 11),
+                           (7, 20), (8, 21), (9, 22)]
+    # Spark writes on from there.
+    spark.sql("INSERT INTO maint.lin.t VALUES (5)")
+    assert _meta(http, "main", "lin.t")["next-row-id"] == 11
+    assert rows(spark, "SELECT _row_id FROM maint.lin.t WHERE id = 5") == [(10,)]
+    # A transplant re-bases alike: lin_a's later append, picked onto main.
+    spark.sql("INSERT INTO lin_a.lin.t VALUES (12)")
+    r = http.post(f"/api/v2/trees/main@{_head(http)}/history/transplant",
+                  json={"hashesToTransplant": [_head(http, "lin_a")]})
+    assert r.status_code == 200 and r.json()["wasApplied"], r.text
+    assert rows(spark, "SELECT _row_id FROM maint.lin.t WHERE id = 12") == [(11,)]
+    assert _meta(http, "main", "lin.t")["next-row-id"] == 12
+    assert len({r for (r,) in rows(spark, "SELECT _row_id FROM maint.lin.t")}) == 11
+    http.close()
 
 
 def _puffins(location: str) -> set[str]:
@@ -302,12 +324,7 @@ def test_gc_fsck_restore_revert_keep_deletion_vectors(maint: SparkSession,
     scratch = server.catalog(store_side).create_table(
         "mnt.scratch", server.catalog().load_table("mnt.t").schema())
     http.delete(f"/api/v2/trees/{store_side}@{_head(http, store_side)}")
-    for p in Path(server.warehouse.removeprefix("file://")).rglob("*"):
-        if p.is_file():
-            st = p.stat()
-            import os
-
-            os.utime(p, (st.st_atime - 7200, st.st_mtime - 7200))
+    age(server, 7200)  # every file past gc's write window
     r = http.post("/api/v2/admin/gc", params={"graceSeconds": 0, "writeWindowSeconds": 10})
     assert r.status_code == 200 and r.json()["warehouse"]["removed_files"] > 0, r.text
     assert not Path(scratch.location().removeprefix("file://")).exists() or not any(

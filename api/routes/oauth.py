@@ -27,7 +27,7 @@ async def oauth_tokens(request: Request) -> Response:
         raise OAuthError("invalid_request", "The body must be a form "
                          "(application/x-www-form-urlencoded)") from None
     # scrypt takes tens of milliseconds: keep it off the event loop.
-    answer = await run_in_threadpool(guard.issue, form, request.headers.get("authorization"))
+    answer = await run_in_threadpool(guard.authn.issue, form, request.headers.get("authorization"))
     resp = json_response(answer)
     resp.headers["Cache-Control"] = "no-store"
     return resp

@@ -46,11 +46,13 @@ BUCKET = "warehouse"  # what their tests' paths and MinIO's compose file name
 KEYS = {"AWS_ACCESS_KEY_ID": "admin", "AWS_SECRET_ACCESS_KEY": "password",
         "AWS_REGION": "us-east-1", "AWS_DEFAULT_REGION": "us-east-1"}
 
-# Their configuration turns every warning into an error. Two come from the
+# Their configuration turns every warning into an error. These come from the
 # stand-ins here, not from the catalog or PyIceberg: PySpark 3.5 (they run a
-# Spark 4 Connect server) uses distutils' version classes, and the
-# in-process Spark and moto leave sockets for the garbage collector.
+# Spark 4 Connect server) uses distutils' version classes and, in toPandas,
+# an API pandas 3 deprecates; the in-process Spark and moto leave sockets for
+# the garbage collector.
 QUIET = ("-W", "ignore:distutils Version classes are deprecated:DeprecationWarning",
+         "-W", "ignore:is_datetime64tz_dtype is deprecated",
          "-W", "ignore::pytest.PytestUnraisableExceptionWarning")
 
 # Written into their tests/integration/: their ``spark`` fixture connects to
@@ -180,7 +182,10 @@ def _spark_conf(catalog_uri: str, s3: str) -> dict[str, str]:
             f"{key}.s3.access-key-id": KEYS["AWS_ACCESS_KEY_ID"],
             f"{key}.s3.secret-access-key": KEYS["AWS_SECRET_ACCESS_KEY"],
             f"{key}.client.region": KEYS["AWS_REGION"],
-            "spark.sql.defaultCatalog": "rest", "spark.sql.ansi.enabled": "false"}
+            "spark.sql.defaultCatalog": "rest", "spark.sql.ansi.enabled": "false",
+            # toPandas gives a struct as a dict, as Spark Connect's does (PySpark
+            # 3.5's own default is a Row, which their comparisons do not expect).
+            "spark.sql.execution.pandas.structHandlingMode": "dict"}
 
 
 def _outcomes(junit: Path) -> tuple[dict[str, str], dict[str, str]]:

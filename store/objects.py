@@ -270,6 +270,18 @@ class ObjectReader:
             self.nodes.put(ref[0], n)
         return n
 
+    def walk_node(self, ref: StoredRef) -> Node:
+        """A node for a walk that visits each node once (gc's mark): decoded
+        but not kept, so the walk does not pay for filling, sizing and
+        evicting a cache it never reads again."""
+        n = self.nodes.get(ref[0])
+        if n is not None:
+            return n
+        raw = self.raw.get(ref[0])
+        if raw is None:
+            return self.load_node(ref)
+        return decode_node(ref[0], raw[1], raw[2])
+
     def prefetch_nodes(self, refs: Iterable[StoredRef]) -> None:
         self._load_packs({loc for h, loc in refs
                           if loc and h not in self.nodes and h not in self.raw})

@@ -261,6 +261,11 @@ def test_row_lineage_survives_merges(maint: SparkSession, backend_server: Server
     assert len({r for r, _ in ids}) == 9
     assert sorted(ids) == [(0, 1), (1, 2), (2, 3), (3, 4), (5, 10), (6, 11),
                            (7, 20), (8, 21), (9, 22)]
+    # A branch's own snapshot joins main's list as it was, and reads as it did there.
+    a_snap = _lineage(_meta(http, "lin_a", "lin.t"))[0]
+    assert a_snap in meta["snapshots"]
+    assert rows(spark, f"SELECT _row_id, id FROM maint.lin.t VERSION AS OF "
+                       f"{a_snap['snapshot-id']}") == [(0, 1), (1, 2), (2, 3), (3, 10), (4, 11)]
     # Spark writes on from there.
     spark.sql("INSERT INTO maint.lin.t VALUES (5)")
     assert _meta(http, "main", "lin.t")["next-row-id"] == 11

@@ -18,8 +18,9 @@ from sqlalchemy import bindparam, select
 
 from core.commits import NO_ANCESTOR, IndexEntry
 from core.content import Content
+from store.commit_records import COMMIT_COLUMNS, CommitRecord, record_from_row
 from store.nodes import StoredRef
-from store.objects import COMMIT_COLUMNS, CommitRecord, ObjectReader, record_from_row
+from store.objects import ObjectReader
 from store.retained import Entries, retained
 from store.retention import Cutoff
 from store.schema import COMMITS, REFLOG, REFS

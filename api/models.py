@@ -39,6 +39,7 @@ from catalog.commands import (
     ViewCommit,
 )
 from catalog.iceberg_events import MAX_PAGE
+from catalog.iceberg_v3.metadata import schema_from_spec
 from core.numbers import INT64_MAX, out_of_range
 from core.views import ViewRequirement, ViewUpdate
 
@@ -101,6 +102,16 @@ def _table_properties(value: dict[str, str]) -> dict[str, str]:
     return value
 
 
+def _spec_updates(value: Any) -> Any:
+    """Schemas an update adds, with types read in the table spec's spelling
+    (catalog.iceberg_v3: geometry, geography; variant refused)."""
+    if not isinstance(value, list):
+        return value
+    return [{**u, "schema": schema_from_spec(u["schema"])}
+            if isinstance(u, dict) and u.get("action") == "add-schema" and "schema" in u else u
+            for u in value]
+
+
 def _table_updates(updates: list[TableUpdate]) -> None:
     check_updates(updates)
     for u in updates:
@@ -154,6 +165,7 @@ class CreateTableRequest(_Request):
     _limits = field_validator("properties")(staticmethod(_table_properties))
     _name = field_validator("name")(staticmethod(_checked_name))
     _location = field_validator("location")(staticmethod(_checked_location))
+    _types = field_validator("schema_", mode="before")(staticmethod(schema_from_spec))
 
     def command(self) -> NewTable:
         return NewTable(self.name, self.schema_, self.location, self.partition_spec,
@@ -164,6 +176,8 @@ class CommitTableRequest(_Request):
     identifier: TableIdentifier | None = None
     requirements: list[TableRequirement] = []
     updates: list[TableUpdate] = []
+
+    _types = field_validator("updates", mode="before")(staticmethod(_spec_updates))
 
     @model_validator(mode="after")
     def _limits(self) -> CommitTableRequest:

@@ -281,6 +281,8 @@ class Feed:
                 if snap is not None and snap.summary is not None:
                     facts["summary"] = {"operation": snap.summary.operation.value,
                                         **snap.summary.additional_properties}
+                if snap is not None and snap.first_row_id is not None:  # format v3
+                    facts["rowIds"] = {"first": snap.first_row_id, "added": snap.added_rows}
             except Exception:
                 pass
             return facts

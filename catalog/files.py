@@ -15,10 +15,12 @@ from typing import Any, TypeVar
 import fsspec
 from pydantic import ValidationError
 from pyiceberg.exceptions import ValidationError as IcebergValidationError
-from pyiceberg.table.metadata import TableMetadata, TableMetadataUtil
+from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.update import AddSnapshotUpdate, TableUpdate
 from pyiceberg.view.metadata import ViewMetadata
 
+from catalog.iceberg_v3.metadata import dump as dump_table
+from catalog.iceberg_v3.metadata import parse as parse_table
 from catalog.limits import (
     DEFAULT_MAX_METADATA_BYTES,
     DEFAULT_READ_TIMEOUT_S,
@@ -112,10 +114,12 @@ class MetadataFiles:
         if hit is None:
             raw = self.reader.read(location)
             try:
-                meta = TableMetadataUtil.parse_raw(raw.decode())
+                meta = parse_table(raw)
+            except SapwoodError as e:  # what this catalog cannot hold (a v3 variant)
+                raise bad_request(f"Cannot use table metadata in {location}: {e.message}") from None
             except IcebergValidationError as e:  # PyIceberg's wrapper of pydantic's error
                 raise _invalid("table", location, e.args[0] if e.args else e) from None
-            except ValueError as e:
+            except (ValueError, TypeError) as e:  # PyIceberg's readers raise both
                 raise _invalid("table", location, e) from None
             if meta.format_version not in TABLE_FORMATS:
                 raise bad_request(f"Cannot use table metadata in {location}: "
@@ -124,7 +128,7 @@ class MetadataFiles:
             # older catalog's, a registered one) is answered with it, and the
             # next file written from it keeps it.
             meta = served(meta)
-            hit = (meta, meta.model_dump_json().encode())
+            hit = (meta, dump_table(meta, raw))
             self.tables.put(location, hit)
         return hit
 
@@ -195,8 +199,11 @@ class MetadataFiles:
         self._write(location, meta.to_json())
         self.mvs.put(location, meta)
 
-    def write_table(self, meta: TableMetadata, location: str) -> bytes:
-        data = meta.model_dump_json().encode()
+    def write_table(self, meta: TableMetadata, location: str,
+                    carried: bytes | None = None) -> bytes:
+        """``carried``: the metadata ``meta`` was made from (format v3 keeps
+        the fields PyIceberg does not model from it: catalog.iceberg_v3)."""
+        data = dump_table(meta, carried)
         self._write(location, data)
         self.tables.put(location, (meta, data))
         return data

@@ -15,9 +15,12 @@ DEFAULT_READ_TIMEOUT_S = 30.0
 # paths, and creating folders that deep would exhaust the stack.
 MAX_PATH_CHARS = 3072
 MAX_PATH_DEPTH = 128
-# Table format versions: PyIceberg 0.12 writes 1 and 2 and refuses to write
-# v3 metadata, so a v3 table could be created but never changed.
-TABLE_FORMATS = (1, 2)
+# Table format versions: 1 and 2 through PyIceberg, 3 through catalog.iceberg_v3
+# (PyIceberg 0.12 models v3 but refuses to write it).
+TABLE_FORMATS = (1, 2, 3)
+
+
 def unsupported_format(version: object) -> str:
+    *first, last = map(str, TABLE_FORMATS)
     return (f"Table format version {version} is not supported: this catalog writes format "
-            f"versions {' and '.join(map(str, TABLE_FORMATS))} (format-version)")
+            f"versions {', '.join(first)} and {last} (format-version)")

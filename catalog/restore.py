@@ -46,6 +46,8 @@ from pyiceberg.table.update import (
 from catalog.analysis import analyse_version, refuse_cycle, view_relation
 from catalog.delegation.definers import vouch, writer
 from catalog.delegation.view_security import recorded
+from catalog.iceberg_v3.lineage import bring_back
+from catalog.iceberg_v3.metadata import V3
 from catalog.invalidation import Require, check_changes, check_removals
 from catalog.service import Catalog, Change, Who
 from catalog.tables import table_content
@@ -288,13 +290,19 @@ class Restorer:
             # Another table under the same content id cannot be; its own file then.
             return (Put(key, old, expected=cur, revive=cur is None),
                     RestoredKey(key, action, src, old.type, detail), [], None)
-        meta = update_table_metadata(before, tuple(_table_updates(before, then)),
+        updates = _table_updates(before, then)
+        if before.format_version >= V3:
+            # A snapshot expired since comes back without renumbering rows.
+            for u in [u for u in updates if isinstance(u, AddSnapshotUpdate)]:
+                before = bring_back(before, u.snapshot)
+                updates.remove(u)
+        meta = update_table_metadata(before, tuple(updates),
                                      metadata_location=base.metadata_location)
         loc = self.catalog.metadata_file(meta.location, meta.properties, base.metadata_location)
         new = table_content(meta, loc, old.id)
         written = []
         if not dry_run:
-            self.files.write_table(meta, loc)
+            self.files.write_table(meta, loc, self.files.table(base.metadata_location)[1])
             written.append(loc)
         schema = meta.schema()
         rel = Relation(key.elements, old.id or "", TABLE,

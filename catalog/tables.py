@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pyiceberg.catalog import MetastoreCatalog
 from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
 from pyiceberg.table.metadata import TableMetadata, new_table_metadata
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
-from pyiceberg.table.update import AssertCreate, SetLocationUpdate, update_table_metadata
+from pyiceberg.table.update import AssertCreate, SetLocationUpdate
 
 from catalog.claims import claims, moved
 from catalog.commands import Loaded, NewTable, Registration, TableCommit
+from catalog.iceberg_v3.lineage import apply_updates
+from catalog.iceberg_v3.metadata import created, dump
 from catalog.invalidation import check_schema_changes
 from catalog.maintenance.engine_gc import (
     answer_key,
@@ -73,8 +74,8 @@ class Tables:
         meta, data = self.files.table(loc)
         if snapshots == "refs":
             wanted = {r.snapshot_id for r in meta.refs.values()}
-            return Loaded(loc, meta.model_copy(update={"snapshots": [
-                s for s in meta.snapshots if s.snapshot_id in wanted]}).model_dump_json().encode())
+            return Loaded(loc, dump(meta.model_copy(update={"snapshots": [
+                s for s in meta.snapshots if s.snapshot_id in wanted]}), data))
         return Loaded(loc, data, cache_key=answer_key(loc))
 
     # -- writes -------------------------------------------------------------------
@@ -85,12 +86,13 @@ class Tables:
         props = create_properties(t.name, req.properties)
         location = (self.catalog.locations.check(req.location) if req.location
                     else self.catalog.locations.default(ns.elements, key.name))
-        meta = new_table_metadata(req.schema, req.partition_spec or UNPARTITIONED_PARTITION_SPEC,
-                                  req.write_order or UNSORTED_SORT_ORDER, location, props)
+        meta = created(new_table_metadata(
+            req.schema, req.partition_spec or UNPARTITIONED_PARTITION_SPEC,
+            req.write_order or UNSORTED_SORT_ORDER, location, props))
         if req.stage_create:
             # Nothing is written: the client commits it later with assert-create.
             self._check_free(ref, key, ns)
-            return Loaded(None, meta.model_dump_json().encode())
+            return Loaded(None, dump(meta))
 
         def plan(found: dict[ContentKey, Content]) -> Change[Loaded]:
             require_namespace(found, ns)
@@ -191,15 +193,15 @@ class Tables:
             return None, base_loc, self.files.table(base_loc)[1]
         refuse_turning_on(dotted(key), req.updates)
         self.files.require_snapshots(dotted(key), req.updates)
-        new = served(update_table_metadata(base or MetastoreCatalog._empty_table_metadata(),
-                                           tuple(req.updates), enforce_validation=base is None,
-                                           metadata_location=base_loc))
+        # PyIceberg's update logic, with format v3's row lineage around it.
+        new = served(apply_updates(base, req.updates, base_loc))
         if base is None or any(isinstance(u, SetLocationUpdate) for u in req.updates):
             checked = self.catalog.locations.check(new.location)
             if checked != new.location:  # keep the spelling that was checked
                 new = new.model_copy(update={"location": checked})
         loc = self.catalog.metadata_file(new.location, new.properties, base_loc)
-        data = self.files.write_table(new, loc)
+        data = self.files.write_table(new, loc,
+                                      self.files.table(base_loc)[1] if base_loc else None)
         content = table_content(new, loc, cur.id if cur else None)
         return Put(key, content, expected=cur), loc, data
 

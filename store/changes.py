@@ -39,9 +39,9 @@ from sqlalchemy import bindparam, select, text
 from core.commits import NO_ANCESTOR, OpKind
 from core.keys import ContentKey
 from core.lru import LRU
+from store.commit_records import CommitRecord
 from store.db import Database
 from store.history import only_in
-from store.objects import CommitRecord
 from store.schema import ANCESTRY
 
 _BATCH = 256

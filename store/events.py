@@ -32,8 +32,8 @@ from typing import Any
 from sqlalchemy import delete, func, select
 
 from core.commits import OpKind, RefType
+from store.commit_records import CommitRecord
 from store.db import Database
-from store.objects import CommitRecord
 from store.schema import EVENTS
 
 # The event kinds, by the reason the reflog gives the change.

@@ -26,16 +26,11 @@ from typing import Any
 from sqlalchemy import bindparam, func, select
 
 from core.commits import NO_ANCESTOR, IndexEntry
+from store.commit_records import COMMIT_COLUMNS, SKELETON_COLUMNS, CommitRecord, record_from_row
 from store.db import Database
 from store.fsck_changes import check_change_index
 from store.nodes import StoredRef, node_identity
-from store.objects import (
-    COMMIT_COLUMNS,
-    SKELETON_COLUMNS,
-    CommitRecord,
-    ObjectReader,
-    record_from_row,
-)
+from store.objects import ObjectReader
 from store.schema import COMMITS
 from store.store import Store
 from store.writes import commit_digest

@@ -20,8 +20,8 @@ from sqlalchemy import Table, bindparam, select, tuple_
 
 from core.lru import LRU
 from store.changes import Ancestry, index_rows
+from store.commit_records import COMMIT_COLUMNS, CommitRecord, record_from_row
 from store.db import Database
-from store.objects import COMMIT_COLUMNS, CommitRecord, record_from_row
 from store.schema import ANCESTRY, CHANGES, COMMITS
 
 # (kind, where, detail) → the report's Problem

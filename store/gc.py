@@ -36,8 +36,9 @@ from core.errors import InvalidInputError
 from core.retention import DEFAULT_GRACE_S, MAX_GRACE_S
 from core.settings import number_setting
 from store.changes import change_rows, put_ids
+from store.commit_records import CommitRecord, record_from_row
 from store.mark import SELECT, load, mark, reach
-from store.objects import CommitRecord, ObjectReader, loc_of, record_from_row
+from store.objects import ObjectReader, loc_of
 from store.schema import COMMITS, REFLOG, REFS
 from store.store import Store
 

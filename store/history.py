@@ -12,14 +12,9 @@ from collections.abc import Callable
 from sqlalchemy import text
 
 from core.commits import NO_ANCESTOR
+from store.commit_records import COMMIT_COLUMNS, LIGHT_COLUMNS, CommitRecord, record_from_row
 from store.db import Database
-from store.objects import (
-    COMMIT_COLUMNS,
-    LIGHT_COLUMNS,
-    CommitRecord,
-    ObjectReader,
-    record_from_row,
-)
+from store.objects import ObjectReader
 
 # First parents from :start, at most :last steps back.
 _WALK = """

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from core.keys import ContentKey
 from store.changes import ChangeIndex, Posting, author_term, id_term, key_term
+from store.commit_records import CommitRecord
 from store.history import History
-from store.objects import CommitRecord, ObjectReader
+from store.objects import ObjectReader
 
 
 def reached_puts(changes: ChangeIndex, reader: ObjectReader, head: str, content_id: str,

@@ -18,8 +18,9 @@ from sqlalchemy import bindparam, select
 
 from core.commits import NO_ANCESTOR, IndexEntry
 from core.content import Content
-from store.nodes import StoredRef, value_hash_of
-from store.objects import COMMIT_COLUMNS, CommitRecord, ObjectReader, record_from_row
+from store.commit_records import COMMIT_COLUMNS, CommitRecord, record_from_row
+from store.nodes import StoredRef
+from store.objects import ObjectReader
 from store.retained import Entries, retained
 from store.retention import Cutoff
 from store.schema import COMMITS, REFLOG, REFS
@@ -127,10 +128,11 @@ def _walk(reader: ObjectReader, refs: list[StoredRef], seen: set[str], locs: set
             seen.add(ref[0])
             if ref[1]:
                 locs.add(ref[1])
-            node = reader.load_node(ref)
+            node = reader.walk_node(ref)
             locs.update(loc for loc in node.locs if loc)
             for ident, loc in zip(node.idents, node.locs, strict=True):
-                entries.setdefault(value_hash_of(ident), (ident, loc))
+                # value_hash_of, inline: this line runs once per live entry
+                entries.setdefault(ident[ident.rindex(":") + 1:], (ident, loc))
             nxt += [k for k in node.kids if isinstance(k, tuple) and k[0] not in seen]
         refs = nxt
 

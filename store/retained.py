@@ -17,8 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from core.retention import MAX_US
+from store.commit_records import CommitRecord
 from store.nodes import StoredRef
-from store.objects import CommitRecord
 from store.state import Delta
 
 # A cutoff: commits of the chain made at or after it are retained (None:

@@ -35,18 +35,13 @@ from core.keys import ContentKey
 from core.missing import no_such_reference
 from core.refs import branch_to_write, parse_ref
 from store.changes import Ancestry, ChangeIndex
+from store.commit_records import CommitRecord
 from store.db import Database
 from store.events import EventLog
 from store.idempotency import Answer, IdempotencyKeys, Once
 from store.locations import LocationIndex
 from store.nodes import Node, stamp
-from store.objects import (
-    CommitRecord,
-    ObjectReader,
-    encode_pack,
-    loc_of,
-    plan_packs,
-)
+from store.objects import ObjectReader, encode_pack, loc_of, plan_packs
 from store.refs import Refs
 from store.state import IndexState
 from store.stats import StoreStats

@@ -11,6 +11,7 @@ from tests.fixtures import database_url, started_postgres
 from tests.pg import TempPostgres
 from tests.s3 import LocalS3
 from tests.server import Server
+from tests.store.helpers import Clock
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +37,19 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 def store(store_url: str) -> Iterator[Store]:
     s = Store(store_url)
     yield s
+    s.close()
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def timed(store_url: str, clock: Clock) -> Iterator[tuple[Store, Clock]]:
+    """A store on ``clock`` (retention's tests move time by hand)."""
+    s = Store(store_url, clock=clock)
+    yield s, clock
     s.close()
 
 

@@ -49,12 +49,16 @@ async def _table(request: Request, api: Api, ref: str, key: str, path: str) -> R
     snaps = [{"id": s["snapshot-id"], "time": s["timestamp-ms"],
               "current": s["snapshot-id"] == meta.get("current-snapshot-id"),
               "operation": s.get("summary", {}).get("operation", ""),
+              # Format v3: the row ids the snapshot numbered, [first, first + added).
+              "rows": (s["first-row-id"], s["first-row-id"] + s.get("added-rows", 0))
+              if "first-row-id" in s else None,
               "summary": {k: v for k, v in s.get("summary", {}).items() if k != "operation"}}
              for s in reversed(meta.get("snapshots") or [])]
     # What reads the table: the views over it, and the views over those.
     readers = (await api.get(f"/api/v2/trees/{seg(ref)}/contents/{seg(key)}/dependents"))
     return page(request, "table.html", ref=ref, key=key, location=loaded["metadata-location"],
                 schema=schema["fields"], spec=spec["fields"], snapshots=snaps,
+                format_version=meta.get("format-version"), next_row_id=meta.get("next-row-id"),
                 properties=meta.get("properties") or {},
                 readers=[{"key": ".".join(d["key"]), "type": d.get("type", ""),
                           "depth": d.get("depth", 1), "via": ".".join(d.get("via") or [])}

@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from catalog.content_merge.tables import NotMergeable, merge_tables
+from catalog.content_merge.not_mergeable import NotMergeable
+from catalog.content_merge.tables import merge_tables
 from catalog.content_merge.views import merge_properties, merge_views
 from catalog.service import Catalog
 from catalog.tables import table_content
@@ -134,7 +135,8 @@ def _combine(catalog: Catalog, b: Content, s: Content, t: Content, write: bool,
         merged = merge_tables(tb, ts, tt, manifest_list, write)
         files.extend(merged.written)
         if write:
-            catalog.files.write_table(merged.metadata, loc)
+            catalog.files.write_table(merged.metadata, loc,
+                                      catalog.files.table(t.metadata_location)[1])
             files.append(loc)
         return table_content(merged.metadata, loc, t.id), merged.combined
     if isinstance(b, IcebergView) and isinstance(s, IcebergView) and isinstance(t, IcebergView):

@@ -2,15 +2,24 @@
 only added data: the target's metadata plus one ``append`` snapshot on top
 of the target's current one, adding exactly the data files the source
 added. The source's manifests that hold only its added files are reused as
-they are (no data written, no unchanged manifest rewritten); the new
-manifest list is the target's plus those. The source's own snapshots join
-the snapshot list, so time travel to either parent still reads.
+they are (no data written, no unchanged manifest rewritten:
+catalog.content_merge.additions); the new manifest list is the target's
+plus those. The source's own snapshots join the snapshot list, so time
+travel to either parent still reads.
 
 Anything else stays a conflict, with the reason: a snapshot that removed
-data or added delete files (read from the summaries and checked against
-the manifest lists, not trusted by name), a rewrite, a history that does not
-continue the merge base's, or the same thing changed differently on both
-sides (schema, partition spec, sort order, a property)."""
+data or added delete files or deletion vectors (read from the summaries and
+checked against the manifest lists, not trusted by name), a rewrite, a
+history that does not continue the merge base's, or the same thing changed
+differently on both sides (schema, partition spec, sort order, a property).
+
+Format v3 (row lineage): both sides numbered their new rows from the
+``next-row-id`` they forked with, so the same ids. The combined snapshot
+numbers the rows it brings in afresh, from past both sides' ``next-row-id``
+(its manifest list gives the source's manifests new ``first_row_id``s; the
+target's keep theirs), and the table's ``next-row-id`` moves past them: no
+two rows of a snapshot share a ``_row_id``. A side that upgraded the table
+to v3 makes the result v3."""
 
 from __future__ import annotations
 
@@ -21,35 +30,28 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pyiceberg.io import FileIO
-from pyiceberg.manifest import (
-    DataFile,
-    ManifestContent,
-    ManifestEntry,
-    ManifestEntryStatus,
-    ManifestFile,
-    write_manifest,
-    write_manifest_list,
-)
+from pyiceberg.manifest import ManifestFile, write_manifest_list
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.refs import MAIN_BRANCH, SnapshotRef, SnapshotRefType
 from pyiceberg.table.snapshots import Operation, Snapshot, SnapshotLogEntry, Summary
 
+from catalog.content_merge.additions import Additions, source_additions
+from catalog.content_merge.deletes import DeletesNotMergeable, SourceDeletes, source_deletes
+from catalog.content_merge.not_mergeable import NotMergeable
 from catalog.fileio import file_io
+from catalog.iceberg_v3 import manifests as v3
+from catalog.iceberg_v3.lineage import merged_row_ids
+from catalog.iceberg_v3.metadata import upgraded
 
 # Summary fields that say a snapshot took something away or added deletes.
 _REMOVING = ("deleted-data-files", "deleted-records", "removed-delete-files",
              "added-delete-files", "added-position-deletes", "added-equality-deletes",
              "removed-files-size", "added-position-delete-files",
-             "added-equality-delete-files")
-
-
-class NotMergeable(Exception):
-    """Why the two sides cannot be combined (the conflict's reason, one
-    line), and what was found, for the merge's details."""
-
-    def __init__(self, message: str, details: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.details = details
+             "added-equality-delete-files", "added-dvs", "removed-dvs")
+# What a v3 snapshot adding deletion vectors (and replacing its own) says.
+_DELETION_VECTORS = ("added-delete-files", "added-dvs", "added-position-deletes",
+                     "added-position-delete-files", "removed-delete-files", "removed-dvs",
+                     "removed-position-deletes", "removed-files-size")
 
 
 @dataclass
@@ -69,11 +71,13 @@ MERGED_FROM = "sapwood.merged-snapshot-id"
 def merge_tables(base: TableMetadata, source: TableMetadata, target: TableMetadata,
                  manifest_list_location: Callable[[int], str], write: bool) -> TableMerge:
     """The combined metadata (its manifest list written when ``write``)."""
+    if source.format_version == v3.V3 > target.format_version:
+        target = upgraded(target)
     src_walk = _since_base(base, source, "source")
     tgt_walk = _since_base(base, target, "target")
     for side, walked in (("source", src_walk), ("target", tgt_walk)):
         for snap in walked:
-            _only_adds(side, snap)
+            _only_adds(side, snap, target.format_version)
     io = file_io(target.location)
     target_manifests = _manifests(io, target)
     target_ids = {s.snapshot_id for s in target.snapshots}
@@ -82,81 +86,67 @@ def merge_tables(base: TableMetadata, source: TableMetadata, target: TableMetada
     src_only = [s for s in source.snapshots if s.snapshot_id not in target_ids]
     snap_id = _new_id(target_ids | {s.snapshot_id for s in src_only})
     location = manifest_list_location(snap_id)
-    added = _source_additions(io, source, target_manifests, target_ids, snap_id, location,
-                              write)
+    source_manifests = _manifests(io, source)
+    added = source_additions(io, source, source_manifests, target_manifests, target_ids,
+                             snap_id, location, write, target.format_version)
+    try:
+        dels = source_deletes(io, base, source, source_manifests, target_manifests,
+                              target_ids, snap_id, location.rsplit("/", 1)[0], write)
+    except DeletesNotMergeable as e:
+        raise NotMergeable(str(e)) from None
+    rows = merged_row_ids(target, source, target_manifests, added.rows)
     if write:
-        with write_manifest_list(format_version=target.format_version,
-                                 output_file=io.new_output(location), snapshot_id=snap_id,
-                                 parent_snapshot_id=target.current_snapshot_id,
-                                 sequence_number=seq, avro_compression="deflate") as w:
-            w.add_manifests([*target_manifests, *added.manifests])
+        manifests = [*target_manifests, *added.manifests, *dels.manifests]
+        if rows is not None:
+            with v3.ManifestListWriterV3(io.new_output(location), snap_id,
+                                         target.current_snapshot_id, seq, rows[0],
+                                         "deflate") as w3:
+                w3.add_manifests(manifests)
+            assert w3.next_row_id == rows[0] + rows[1]
+        else:
+            with write_manifest_list(format_version=target.format_version,
+                                     output_file=io.new_output(location), snapshot_id=snap_id,
+                                     parent_snapshot_id=target.current_snapshot_id,
+                                     sequence_number=seq, avro_compression="deflate") as w:
+                w.add_manifests(manifests)
     meta = _combined_metadata(target, source, updates, src_only, snap_id, seq, location,
-                              added)
+                              added, rows, dels)
     combined = {
         "files": {"source": added.files, "target": _sum(tgt_walk, "added-data-files")},
         "rows": {"source": added.rows, "target": _sum(tgt_walk, "added-records")},
-        "manifestsReused": len(added.manifests) - added.rewritten,
-        **({"manifestsRewritten": added.rewritten} if added.rewritten else {}),
+        **({"rowIds": {"first": rows[0], "added": rows[1]}} if rows is not None else {}),
+        **({"deletionVectors": {"source": dels.vectors, "deletedRows": dels.rows}}
+           if dels.vectors else {}),
+        "manifestsReused": (len(added.manifests) - added.rewritten
+                            + len(dels.manifests) - dels.rewritten),
+        **({"manifestsRewritten": added.rewritten + dels.rewritten}
+           if added.rewritten + dels.rewritten else {}),
         **({"taken": taken} if taken else {}),
     }
-    written = [location, *(m.manifest_path for m in added.manifests
+    written = [location, *(m.manifest_path for m in [*added.manifests, *dels.manifests]
                            if m.added_snapshot_id == snap_id)] if write else []
     return TableMerge(meta, location, combined, written)
 
 
-@dataclass
-class _Additions:
-    """What the source added since the base, as manifests of the new snapshot."""
-
-    manifests: list[ManifestFile] = field(default_factory=list)
-    rewritten: int = 0
-    files: int = 0
-    rows: int = 0
-
-
-def _source_additions(io: FileIO, source: TableMetadata, target_manifests: list[ManifestFile],
-                      target_ids: set[int], snap_id: int, location: str,
-                      write: bool) -> _Additions:
-    """The source's manifests the target does not hold (by path) that a
-    snapshot the target does not know wrote (the base's were written by the
-    base's snapshots, which the target keeps), each holding only data files
-    it added; one the engine merged with older files is rewritten with the
-    new ones only."""
-    out = _Additions()
-    skip = {m.manifest_path for m in target_manifests}
-    for m in _manifests(io, source):
-        if m.manifest_path in skip or m.added_snapshot_id in target_ids:
-            continue
-        if _only_added_files(m):
-            out.manifests.append(m)
-            out.files += m.added_files_count or 0
-            out.rows += m.added_rows_count or 0
-            continue
-        kept = _new_files(io, m, target_ids)
-        if kept:
-            out.rewritten += 1
-            out.files += len(kept)
-            out.rows += sum(f.record_count for f in kept)
-            if write:
-                out.manifests.append(_write_manifest(io, m, kept, source, snap_id, location))
-    return out
-
-
 def _combined_metadata(target: TableMetadata, source: TableMetadata, updates: dict[str, Any],
                        src_only: list[Snapshot], snap_id: int, seq: int, location: str,
-                       added: _Additions) -> TableMetadata:
+                       added: Additions, rows: tuple[int, int] | None,
+                       dels: SourceDeletes) -> TableMetadata:
     """The target's metadata with the source's snapshots and one append
     snapshot adding exactly the source's files, current on main."""
     current = target.snapshot_by_id(target.current_snapshot_id) \
         if target.current_snapshot_id is not None else None
-    totals = _totals(current, added.files, added.rows)
+    totals = _totals(current, added.files, added.rows, dels)
     if source.current_snapshot_id is not None:
         totals[MERGED_FROM] = str(source.current_snapshot_id)
     now_ms = max(int(time.time() * 1000), target.last_updated_ms + 1)
     schema_id = updates.get("current_schema_id", target.current_schema_id)
     snapshot = Snapshot(snapshot_id=snap_id, parent_snapshot_id=target.current_snapshot_id,
                         sequence_number=seq, timestamp_ms=now_ms, manifest_list=location,
-                        summary=Summary(Operation.APPEND, **totals), schema_id=schema_id)
+                        summary=Summary(dels.operation(added.files > 0), **totals),
+                        schema_id=schema_id,
+                        first_row_id=rows[0] if rows else None,
+                        added_rows=rows[1] if rows else None)
     refs = dict(target.refs)
     refs[MAIN_BRANCH] = SnapshotRef(snapshot_id=snap_id, snapshot_ref_type=SnapshotRefType.BRANCH,
                                     min_snapshots_to_keep=None, max_snapshot_age_ms=None,
@@ -170,13 +160,19 @@ def _combined_metadata(target: TableMetadata, source: TableMetadata, updates: di
         "refs": refs,
         "snapshot_log": [*target.snapshot_log,
                          SnapshotLogEntry(snapshot_id=snap_id, timestamp_ms=now_ms)],
+        **({"next_row_id": rows[0] + rows[1]} if rows else {}),
     })
 
 
 def _manifests(io: FileIO, meta: TableMetadata) -> list[ManifestFile]:
+    """The current snapshot's manifests (v3: with their ``first_row_id``)."""
     snap = meta.snapshot_by_id(meta.current_snapshot_id) \
         if meta.current_snapshot_id is not None else None
-    return snap.manifests(io) if snap is not None else []
+    if snap is None:
+        return []
+    if meta.format_version >= v3.V3:
+        return v3.read_manifest_list(io, snap.manifest_list)
+    return snap.manifests(io)
 
 
 def _since_base(base: TableMetadata, side: TableMetadata, name: str) -> list[Snapshot]:
@@ -208,7 +204,9 @@ def _since_base(base: TableMetadata, side: TableMetadata, name: str) -> list[Sna
     return walked
 
 
-def _only_adds(side: str, snap: Snapshot) -> None:
+def _only_adds(side: str, snap: Snapshot, version: int) -> None:
+    """Whether a side's snapshot only added (v3: deletion vectors count as
+    added; content_merge.deletes checks them on the manifests)."""
     summary = snap.summary
     op = summary.operation if summary is not None else None
     props = summary.additional_properties if summary is not None else {}
@@ -217,7 +215,8 @@ def _only_adds(side: str, snap: Snapshot) -> None:
                            "replace, a compaction)")
     if op not in (Operation.APPEND, Operation.OVERWRITE, Operation.DELETE):
         raise NotMergeable(f"the {side}'s snapshot {snap.snapshot_id} has no known operation")
-    removing = {k: v for k, v in props.items() if k in _REMOVING and v not in ("0", "")}
+    removing = {k: v for k, v in props.items() if k in _REMOVING and v not in ("0", "")
+                and not (version >= v3.V3 and k in _DELETION_VECTORS)}
     if op != Operation.APPEND and (removing or not props):
         what = ", ".join(f"{k}={v}" for k, v in sorted(removing.items())) or "no summary"
         raise NotMergeable(f"the {side} removed or rewrote rows (snapshot {snap.snapshot_id}: "
@@ -225,46 +224,6 @@ def _only_adds(side: str, snap: Snapshot) -> None:
     if removing:
         raise NotMergeable(f"the {side}'s append {snap.snapshot_id} also removes or deletes "
                            f"({', '.join(sorted(removing))})")
-
-
-def _only_added_files(m: ManifestFile) -> bool:
-    """Whether a manifest the source added holds only data files it added
-    (checked on the manifest list's counts, whatever the summaries said);
-    delete files refuse the merge."""
-    if m.content != ManifestContent.DATA:
-        raise NotMergeable(f"the source added delete files ({m.manifest_path})")
-    return not (m.deleted_files_count or 0) and not (m.existing_files_count or 0)
-
-
-def _new_files(io: FileIO, m: ManifestFile, target_ids: set[int]) -> list[DataFile]:
-    """The files of a manifest the engine merged (Iceberg's merge-append
-    folds small manifests together, older files as EXISTING) that snapshots
-    the target does not know added. A file such a snapshot marks deleted
-    refuses the merge."""
-    keep = []
-    for e in m.fetch_manifest_entry(io, discard_deleted=False):
-        new = e.snapshot_id not in target_ids
-        if e.status == ManifestEntryStatus.DELETED:
-            if new:
-                raise NotMergeable(f"the source removed {e.data_file.file_path}")
-            continue
-        if new:
-            keep.append(e.data_file)
-    return keep
-
-
-def _write_manifest(io: FileIO, m: ManifestFile, files: list[DataFile],
-                    source: TableMetadata, snap_id: int, list_location: str) -> ManifestFile:
-    """Those files as a new manifest of the combined snapshot."""
-    spec = next(p for p in source.partition_specs if p.spec_id == m.partition_spec_id)
-    path = f"{list_location.rsplit('/', 1)[0]}/{uuid.uuid4()}-m0.avro"
-    with write_manifest(format_version=source.format_version,
-                        spec=spec, schema=source.schema(), output_file=io.new_output(path),
-                        snapshot_id=snap_id, avro_compression="deflate") as w:
-        for f in files:
-            w.add_entry(ManifestEntry.from_args(status=ManifestEntryStatus.ADDED,
-                                                snapshot_id=snap_id, data_file=f))
-    return w.to_manifest_file()
 
 
 def _metadata_changes(base: TableMetadata, source: TableMetadata, target: TableMetadata,
@@ -316,15 +275,20 @@ def _metadata_changes(base: TableMetadata, source: TableMetadata, target: TableM
     return updates, taken
 
 
-def _totals(current: Snapshot | None, files: int, rows: int) -> dict[str, str]:
+def _totals(current: Snapshot | None, files: int, rows: int,
+            dels: SourceDeletes) -> dict[str, str]:
     out: dict[str, str] = {"added-data-files": str(files), "added-records": str(rows)}
+    if dels.vectors:
+        out.update({"added-delete-files": str(dels.vectors), "added-dvs": str(dels.vectors),
+                    "added-position-deletes": str(dels.rows)})
     before = current.summary.additional_properties if current and current.summary else {}
-    for total, add in (("total-data-files", files), ("total-records", rows)):
+    for total, add in (("total-data-files", files), ("total-records", rows),
+                       ("total-delete-files", dels.vectors),
+                       ("total-position-deletes", dels.rows)):
         if total in before:
             out[total] = str(int(before[total]) + add)
-    for k in ("total-delete-files", "total-position-deletes", "total-equality-deletes"):
-        if k in before:
-            out[k] = before[k]
+    if "total-equality-deletes" in before:
+        out["total-equality-deletes"] = before["total-equality-deletes"]
     return out
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from pyiceberg.view.metadata import ViewMetadata
 
-from catalog.content_merge.tables import NotMergeable
+from catalog.content_merge.not_mergeable import NotMergeable
 from catalog.delegation.view_security import kept_with_version
 from core.views import current_version, sql_representations
 

@@ -147,7 +147,7 @@ def expire_branch(catalog: Catalog, branch: str, policy: Policy, now_ms: int,
             new = update_table_metadata(meta, tuple(updates),
                                         metadata_location=c.metadata_location)
             loc = catalog.metadata_file(new.location, new.properties, c.metadata_location)
-            catalog.files.write_table(new, loc)
+            catalog.files.write_table(new, loc, catalog.files.table(c.metadata_location)[1])
             written.append(loc)
             ops.append(Put(key, table_content(new, loc, c.id), expected=c))
         message = ("expire snapshots: " + ", ".join(

@@ -32,7 +32,7 @@ _SHOWN = 20
 @dataclass
 class Missing:
     path: str
-    kind: str  # metadata, manifest-list, manifest, data, delete, statistics
+    kind: str  # metadata, manifest-list, manifest, data, delete, deletion-vector, statistics
     needs: list[Need] = field(default_factory=list)
     manifest: str | None = None  # for data and delete files: the manifest listing it
     keys: list[str] = field(default_factory=list)

@@ -1,8 +1,8 @@
 """The files a table or view version references, read with PyIceberg:
 its metadata file, and for a table (or a materialized view's storage)
 every statistics file, every snapshot's manifest list, every manifest and
-every data and delete file they list. Garbage collection keeps them;
-fsck checks they exist."""
+every data and delete file they list — format v3's deletion vectors (Puffin
+files) among them. Garbage collection keeps them; fsck checks they exist."""
 
 from __future__ import annotations
 
@@ -13,7 +13,14 @@ from typing import Any
 
 import fsspec
 from pyiceberg.io import FileIO
-from pyiceberg.manifest import ManifestEntry, ManifestEntryStatus, ManifestFile, read_manifest_list
+from pyiceberg.manifest import (
+    DataFileContent,
+    FileFormat,
+    ManifestEntry,
+    ManifestEntryStatus,
+    ManifestFile,
+    read_manifest_list,
+)
 
 from catalog.fileio import file_io
 from catalog.files import MetadataFiles
@@ -92,8 +99,16 @@ def _manifests(io: FileIO, listed: list[tuple[str, ManifestFile | None]], need: 
                 # before it need it, and they list it themselves (as Iceberg's
                 # own expiry reads it).
                 continue
-            kind = "data" if e.data_file.content == 0 else "delete"
-            yield kind, norm(e.data_file.file_path), need, path
+            yield _kind(e), norm(e.data_file.file_path), need, path
+
+
+def _kind(e: ManifestEntry) -> str:
+    """data, delete, or deletion-vector: format v3's position deletes are
+    deletion vectors in Puffin files, one file holding the vectors of many
+    data files (each listed, the same path)."""
+    if e.data_file.content == DataFileContent.DATA:
+        return "data"
+    return "deletion-vector" if e.data_file.file_format == FileFormat.PUFFIN else "delete"
 
 
 def read_manifest_entries(io: FileIO, path: str) -> list[ManifestEntry]:

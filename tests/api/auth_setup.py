@@ -48,17 +48,26 @@ STAFF: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
 }
 
 
-def set_up(url: str, protect_main: bool = True) -> People:
+Grants = dict[str, list[tuple[str, str, tuple[str, ...]]]]
+
+
+def with_principals(url: str, staff: Grants, protect: tuple[str, ...] = ()) -> People:
+    """Each principal of ``staff`` with its grants and a key, on the catalog
+    at ``url``; ``protect`` the references only merges may move."""
     s = Store(url)
     try:
         people = People(url)
-        for name, grants in STAFF.items():
+        for name, grants in staff.items():
             s.auth.create_principal(name)
             for privilege, refs, ns in grants:
                 s.auth.add_grant(name, privilege, refs, ns)
             people.keys[name] = create_key(s, name)
-        if protect_main:
-            s.auth.protect("main")
+        for ref in protect:
+            s.auth.protect(ref)
     finally:
         s.close()
     return people
+
+
+def set_up(url: str, protect_main: bool = True) -> People:
+    return with_principals(url, STAFF, ("main",) if protect_main else ())

@@ -22,12 +22,11 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from catalog.access import create_key
 from core.commits import CommitMeta, RefType
 from store import Store
 from store.writes import commit_digest
 from tests.api import spark_bodies as sb
-from tests.api.auth_setup import People
+from tests.api.auth_setup import People, with_principals
 from tests.server import Server
 
 V1 = "/iceberg/v1"
@@ -55,17 +54,7 @@ class Hidden:
 
 
 def set_up(url: str) -> People:
-    s = Store(url)
-    try:
-        people = People(url)
-        for name, grants in GRANTS.items():
-            s.auth.create_principal(name)
-            for privilege, refs, ns in grants:
-                s.auth.add_grant(name, privilege, refs, ns)
-            people.keys[name] = create_key(s, name)
-    finally:
-        s.close()
-    return people
+    return with_principals(url, GRANTS)
 
 
 def build(server: Server) -> Hidden:

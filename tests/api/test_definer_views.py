@@ -20,10 +20,9 @@ from urllib.parse import quote, urlparse
 
 import httpx
 
-from catalog.access import create_key
 from store import Store
 from tests.api import spark_bodies as sb
-from tests.api.auth_setup import People
+from tests.api.auth_setup import People, with_principals
 from tests.fixtures import WITH_S3, server_fixture
 from tests.server import Server
 
@@ -47,17 +46,7 @@ GRANTS: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
 
 
 def prepare(url: str) -> People:
-    s = Store(url)
-    try:
-        people = People(url)
-        for name, grants in GRANTS.items():
-            s.auth.create_principal(name)
-            for privilege, refs, ns in grants:
-                s.auth.add_grant(name, privilege, refs, ns)
-            people.keys[name] = create_key(s, name)
-    finally:
-        s.close()
-    return people
+    return with_principals(url, GRANTS)
 
 
 def build(server: Server) -> None:

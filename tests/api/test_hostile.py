@@ -347,7 +347,7 @@ def test_stored_locations_are_checked_when_read(probe: Probe) -> None:
 
 def test_refs_and_versions(probe: Probe) -> None:
     """Huge ``~n``/``^n`` and odd instants in every place a ref goes; format
-    version 3 on create (raw and PyIceberg), upgrade and register."""
+    version 4 on create (raw and PyIceberg), upgrade and register."""
     huge = ("main~99999999999999999999", "main~1000000001", "main^99999999999999999999",
             "main~" + "9" * 5000, "@" + "f" * 64 + "~99999999999999999999")
     for ref in huge:
@@ -357,26 +357,26 @@ def test_refs_and_versions(probe: Probe) -> None:
     for ref in huge + odd:
         probe.refused("GET", f"/api/v2/trees/{quote(ref, safe='')}")
         probe.refused("GET", f"{V1}/namespaces/{OK}/tables/t@{quote(ref, safe='')}")
-    body = {**sb.create_table(probe.unique("v3")), "properties": {"format-version": "3"}}
+    body = {**sb.create_table(probe.unique("v4")), "properties": {"format-version": "4"}}
     msg = probe.refused("POST", f"{V1}/namespaces/{OK}/tables", json=body)
-    assert "1" in msg and "2" in msg and "format" in msg.lower()
+    assert "1, 2 and 3" in msg and "format" in msg.lower()
     t = probe.unique("t")
     probe.send("POST", f"{V1}/namespaces/{OK}/tables", json=sb.create_table(t))
     probe.refused("POST", f"{V1}/namespaces/{OK}/tables/{t}",
-                  json={"updates": [{"action": "upgrade-format-version", "format-version": 3}]})
-    v3 = probe.warehouse / f"v3{probe.tok}.metadata.json"
+                  json={"updates": [{"action": "upgrade-format-version", "format-version": 4}]})
+    v4 = probe.warehouse / f"v4{probe.tok}.metadata.json"
     meta = probe.send("GET", f"{V1}/namespaces/{OK}/tables/{t}").json()["metadata"]
-    v3.write_text(json.dumps({**meta, "format-version": 3, "next-row-id": 0}))
+    v4.write_text(json.dumps({**meta, "format-version": 4, "next-row-id": 0}))
     probe.refused("POST", f"{V1}/namespaces/{OK}/register",
-                  json={"name": probe.unique("r"), "metadata-location": str(v3)})
+                  json={"name": probe.unique("r"), "metadata-location": str(v4)})
     from pyiceberg.exceptions import BadRequestError
     from pyiceberg.schema import Schema
     from pyiceberg.types import LongType, NestedField
 
     with pytest.raises(BadRequestError, match="format"):
         probe.server.catalog().create_table(
-            (OK, probe.unique("pyv3")), Schema(NestedField(1, "n", LongType(), required=False)),
-            properties={"format-version": "3"})
+            (OK, probe.unique("pyv4")), Schema(NestedField(1, "n", LongType(), required=False)),
+            properties={"format-version": "4"})
 
 
 def test_only_configured_hosts_are_served(probe: Probe) -> None:

@@ -4,8 +4,6 @@ each reference retains is said as the API, the CLI and the UI show it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from catalog.maintenance import retention
@@ -14,26 +12,12 @@ from core.commits import RefType
 from core.errors import InvalidInputError
 from core.retention import Policy
 from store import Store
-from tests.store.helpers import with_ns
-
-MINUTE = 60_000_000  # µs
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_800_000_000_000_000  # 2027-01-15T08:00:00Z
-
-    def __call__(self) -> int:
-        self.now += 1  # never two commits at one instant
-        return self.now
+from tests.store.helpers import MINUTE, Clock, with_ns
 
 
 @pytest.fixture
-def timed(store_url: str) -> Iterator[tuple[Store, Clock]]:
-    clock = Clock()
-    s = Store(store_url, clock=clock)
-    yield s, clock
-    s.close()
+def clock() -> Clock:
+    return Clock(step=1)  # never two commits at one instant
 
 
 def test_a_list_is_checked_whole_before_it_replaces_the_old(store: Store) -> None:

@@ -5,6 +5,25 @@ from core.content import IcebergTable, IcebergView, Namespace
 from core.keys import ContentKey
 from store import Store
 
+MINUTE = 60_000_000  # µs
+
+
+class Clock:
+    """The store's clock, in µs, moved by hand: retention's cutoffs are
+    tested at exact instants. ``step`` moves it on every reading too (never
+    two commits at one instant)."""
+
+    def __init__(self, step: int = 0) -> None:
+        self.now = 1_800_000_000_000_000  # 2027-01-15T08:00:00Z
+        self.step = step
+
+    def __call__(self) -> int:
+        self.now += self.step
+        return self.now
+
+    def tick(self, us: int = MINUTE) -> None:
+        self.now += us
+
 
 def K(path: str) -> ContentKey:
     return ContentKey(path.split("."))

@@ -15,7 +15,7 @@ from core.errors import CommitNotFoundError
 from core.instants import format_instant, from_micros
 from core.keys import ContentKey
 from store import Store
-from store.objects import CommitRecord
+from store.commit_records import CommitRecord
 from tests.store.helpers import K, table, view, with_ns
 
 KEYS = [K(f"ns.t{i}") for i in range(10)]

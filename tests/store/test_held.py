@@ -3,26 +3,14 @@ DELETE asks (catalog.maintenance.liveness, issue 35). Both backends."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-
 from core.commits import RefType
 from core.retention import Policy
 from store import Store
 from store.held import HeldVersions, Holding
-from tests.store.helpers import K, put_new, table, update, with_ns
-from tests.store.test_retention import MINUTE, Clock
+from tests.store.helpers import MINUTE, Clock, K, put_new, table, update, with_ns
 
 WEEK = 7 * 24 * 3600.0
 
-
-@pytest.fixture
-def timed(store_url: str) -> Iterator[tuple[Store, Clock]]:
-    clock = Clock()
-    s = Store(store_url, clock=clock)
-    yield s, clock
-    s.close()
 
 
 def _held(versions: HeldVersions, cid: str, grace_s: float = WEEK) -> dict[str, set[str]]:

@@ -5,26 +5,13 @@ commit needs, across index materializations. Both backends."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-
 from core.commits import CommitMeta, Put, RefType
 from core.content import IcebergTable
 from core.errors import NotFoundError
 from core.retention import Policy
 from store import Store
 from store.gc import collect, live_contents
-from tests.store.helpers import K, table, with_ns
-from tests.store.test_retention import MINUTE, Clock
-
-
-@pytest.fixture
-def timed(store_url: str) -> Iterator[tuple[Store, Clock]]:
-    clock = Clock()
-    s = Store(store_url, clock=clock)
-    yield s, clock
-    s.close()
+from tests.store.helpers import MINUTE, Clock, K, table, with_ns
 
 
 def put_new(store: Store, branch: str, *pairs: tuple[str, IcebergTable]) -> None:

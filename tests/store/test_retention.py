@@ -3,36 +3,13 @@ still name (issue 35). Both backends (store_url: SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from core.commits import RefType
 from core.errors import HistoryExpiredError, InvalidInputError
 from core.retention import Policy, parse_duration, policy
 from store import Store
-from tests.store.helpers import put_new, table, with_ns
-
-MINUTE = 60_000_000  # µs
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_800_000_000_000_000  # 2027-01-15
-
-    def __call__(self) -> int:
-        return self.now
-
-    def tick(self, us: int = MINUTE) -> None:
-        self.now += us
-
-
-@pytest.fixture
-def timed(store_url: str) -> Iterator[tuple[Store, Clock]]:
-    clock = Clock()
-    s = Store(store_url, clock=clock)
-    yield s, clock
-    s.close()
+from tests.store.helpers import MINUTE, Clock, put_new, table, with_ns
 
 
 def _commits(store: Store, clock: Clock, branch: str, n: int, prefix: str) -> list[str]:

@@ -13,7 +13,7 @@ from core.commits import CommitMeta, Put
 from core.content import ContentType, IcebergTable, Namespace
 from core.keys import ContentKey
 from store import Store
-from store.objects import DECODED
+from store.commit_records import DECODED
 
 NAMESPACES, TABLES = 24, 1000
 

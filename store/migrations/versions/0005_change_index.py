@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 from store.changes import backfill
-from store.objects import COMMIT_COLUMNS, record_from_row
+from store.commit_records import COMMIT_COLUMNS, record_from_row
 from store.schema import ANCESTRY, CHANGES
 
 revision = "0005"

@@ -1,8 +1,8 @@
 """dbt for the Spark tests, in a virtual environment of its own
 (tests/spark/dbt/requirements.txt says why it cannot join the test extra).
 
-The venv sees this interpreter's packages (``--system-site-packages``: the
-same pyspark and the same pins) and adds only dbt's, pinned; it lives in the
+The venv sees this interpreter's packages (a ``.pth`` naming its
+site-packages: the same pyspark and the same pins) and adds only dbt's, pinned; it lives in the
 user cache under a name that hashes what it holds, so it is built once.
 ``python -m tests.spark.dbt_env`` (tests/run.sh) builds it and prints the
 ``dbt`` it made."""
@@ -13,6 +13,7 @@ import hashlib
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 from pathlib import Path
 
@@ -28,7 +29,7 @@ CONSTRAINTS = ROOT / "constraints.txt"
 def venv_dir() -> Path:
     pins = [line for line in REQUIREMENTS.read_text().splitlines()
             if line and not line.startswith("#")]
-    key = hashlib.sha256("\n".join([sys.version, *pins]).encode()).hexdigest()[:12]
+    key = hashlib.sha256("\n".join([sys.version, sys.prefix, *pins]).encode()).hexdigest()[:12]
     return cache_dir() / f"dbt-venv-{key}"
 
 
@@ -51,17 +52,29 @@ def dbt() -> Path:
         constraints.write_text("".join(
             line + "\n" for line in CONSTRAINTS.read_text().splitlines()
             if line.split("==")[0].lower() not in overridden))
-        for step in ([sys.executable, "-m", "venv", "--system-site-packages", str(venv)],
-                     [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
-                      "--disable-pip-version-check", "-c", str(constraints),
-                      "-r", str(REQUIREMENTS)]):
-            done = subprocess.run(step, capture_output=True, text=True, check=False,
-                                  timeout=900)
-            if done.returncode != 0:
-                said = (done.stderr or done.stdout).strip().splitlines()[-3:]
-                raise SetupError(f"could not install dbt into {venv}: " + " ".join(said))
+        _run([sys.executable, "-m", "venv", str(venv)], venv)
+        # This interpreter's packages (pyspark, the pins) seen from the dbt
+        # venv, whether this interpreter is the system's or a venv's own (a
+        # venv made from a venv with --system-site-packages would see the
+        # base interpreter's, not this one's).
+        site = subprocess.run([str(venv / "bin" / "python"), "-c",
+                               "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        (Path(site) / "_sapwood_tests_parent.pth").write_text(
+            "".join(p + "\n" for p in dict.fromkeys(
+                sysconfig.get_paths()[k] for k in ("purelib", "platlib"))))
+        _run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
+              "--disable-pip-version-check", "-c", str(constraints), "-r", str(REQUIREMENTS)],
+             venv)
     done_marker.touch()
     return exe
+
+
+def _run(step: list[str], venv: Path) -> None:
+    done = subprocess.run(step, capture_output=True, text=True, check=False, timeout=900)
+    if done.returncode != 0:
+        said = (done.stderr or done.stdout).strip().splitlines()[-3:]
+        raise SetupError(f"could not install dbt into {venv}: " + " ".join(said))
 
 
 if __name__ == "__main__":

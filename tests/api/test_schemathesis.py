@@ -60,6 +60,10 @@ def test_spec_conformance(tmp_path: Path) -> None:
              "--url", f"{srv.base}/iceberg",
              "--checks", "not_a_server_error,response_schema_conformance",
              "--phases", "examples,coverage,fuzzing", "--max-examples", "10", "--seed", "7",
+             # Hypothesis's verdict on its own generator, not on the API: an
+             # operation whose spec patterns it filters heavily (createView's
+             # body) must not fail the run now and then.
+             "--suppress-health-check", "filter_too_much",
              "--include-path-regex", INCLUDE, "--exclude-path-regex", EXCLUDE,
              "--no-color"],
             capture_output=True, text=True, timeout=600)

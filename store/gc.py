@@ -39,6 +39,7 @@ from store.changes import change_rows, put_ids
 from store.commit_records import CommitRecord, record_from_row
 from store.mark import SELECT, load, mark, reach
 from store.objects import ObjectReader, loc_of
+from store.retained import Entries
 from store.schema import COMMITS, REFLOG, REFS
 from store.store import Store
 
@@ -291,7 +292,7 @@ def contents_since(store: Store, report: GcReport) -> list[Content]:
         rec = reader.commit(h)
         fresh[h] = rec
         todo += list(rec.parents)
-    entries: dict[str, tuple[str, str | None]] = {}
+    entries: Entries = {}
     bulk: dict[str, CommitRecord] = {}
     for h, rec in fresh.items():
         if rec.depth == 0 and rec.root is not None:
@@ -299,7 +300,7 @@ def contents_since(store: Store, report: GcReport) -> list[Content]:
             continue
         for op in rec.operations:  # what each commit put over its (walked) parents
             if op.entry is not None:
-                entries.setdefault(op.entry.value_hash, (op.entry.identity, op.entry.loc))
+                entries.setdefault(op.entry.identity, op.entry.loc)
     if bulk:
         reach(reader, bulk, set(), set(), entries)
     return load(reader, entries) if entries else []

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gc as pygc
 from dataclasses import dataclass, field
+from itertools import repeat
 
 from sqlalchemy import bindparam, select
 
@@ -27,6 +28,8 @@ from store.schema import COMMITS, REFLOG, REFS
 from store.store import Store
 
 BATCH = 500
+WALK_CHUNK = 256
+ENTRY_BATCH = 16_384  # entries gathered before they go in (duplicates held meanwhile)
 SELECT = select(*COMMIT_COLUMNS).where(COMMITS.c.hash.in_(bindparam("hashes", expanding=True)))
 
 
@@ -98,8 +101,8 @@ def _live(store: Store, roots: set[str]) -> dict[str, CommitRecord]:
 def reach(reader: ObjectReader, live: dict[str, CommitRecord], seen: set[str],
            locs: set[str], entries: Entries) -> None:
     """The packs of every object the live commits reach and every entry they
-    reach (value hash → identity and location: no objects built, the mark
-    stays linear); index nodes in ``seen`` were walked already."""
+    reach (identity → location: no objects built, the mark stays linear);
+    index nodes in ``seen`` were walked already."""
     roots: list[StoredRef] = []
     for rec in live.values():
         if rec.root is not None:
@@ -110,7 +113,7 @@ def reach(reader: ObjectReader, live: dict[str, CommitRecord], seen: set[str],
             continue
         for op in rec.operations:
             if op.entry is not None:
-                entries.setdefault(op.entry.value_hash, (op.entry.identity, op.entry.loc))
+                entries.setdefault(op.entry.identity, op.entry.loc)
                 if op.entry.loc:
                     locs.add(op.entry.loc)
     _walk(reader, roots, seen, locs, entries)
@@ -118,23 +121,45 @@ def reach(reader: ObjectReader, live: dict[str, CommitRecord], seen: set[str],
 
 def _walk(reader: ObjectReader, refs: list[StoredRef], seen: set[str], locs: set[str],
           entries: Entries) -> None:
-    """The index trees under ``refs``: their packs and entries."""
+    """The index trees under ``refs``: their packs and entries. This runs once
+    per live entry, so an entry costs C-level work only: nodes' identities and
+    locations are gathered by ``list.extend`` and go into ``entries`` (an
+    identity names one value, id included) and ``locs`` a batch at a time, in
+    tight C loops that keep the tables they fill in the processor's cache."""
+    idents: list[str] = []
+    places: list[str | None] = []
     while refs:
-        reader.prefetch_nodes([r for r in refs if r[0] not in seen])
         nxt: list[StoredRef] = []
-        for ref in refs:
+        for i, ref in enumerate(refs):
+            if i % WALK_CHUNK == 0:
+                # A level's packs a chunk at a time, each node's text let go
+                # once read: the walk's heap stays small.
+                reader.prefetch_nodes([r for r in refs[i:i + WALK_CHUNK] if r[0] not in seen])
             if ref[0] in seen:
                 continue
             seen.add(ref[0])
-            if ref[1]:
-                locs.add(ref[1])
-            node = reader.walk_node(ref)
-            locs.update(loc for loc in node.locs if loc)
-            for ident, loc in zip(node.idents, node.locs, strict=True):
-                # value_hash_of, inline: this line runs once per live entry
-                entries.setdefault(ident[ident.rindex(":") + 1:], (ident, loc))
-            nxt += [k for k in node.kids if isinstance(k, tuple) and k[0] not in seen]
+            node_idents, node_locs, kids, pack_loc = reader.walk_parts(ref)
+            if pack_loc:
+                locs.add(pack_loc)
+            idents += node_idents
+            if node_locs is None:
+                places += repeat(pack_loc, len(node_idents))
+            else:
+                places += node_locs
+            if len(idents) >= ENTRY_BATCH:
+                _take(idents, places, locs, entries)
+            nxt += [k for k in kids if k[0] not in seen]
         refs = nxt
+    _take(idents, places, locs, entries)
+
+
+def _take(idents: list[str], places: list[str | None], locs: set[str],
+          entries: Entries) -> None:
+    entries.update(zip(idents, places, strict=True))
+    locs.update(places)  # type: ignore[arg-type]  # no pack (None, "") dropped next
+    locs.difference_update((None, ""))
+    idents.clear()
+    places.clear()
 
 
 def _expired(live: dict[str, CommitRecord], cuts: list[Cutoff],
@@ -161,7 +186,7 @@ def _expired(live: dict[str, CommitRecord], cuts: list[Cutoff],
 def load(reader: ObjectReader, entries: Entries) -> list[Content]:
     """The content values of entries (table and view versions)."""
     out: list[Content] = []
-    values = [IndexEntry.from_identity(ident, loc) for ident, loc in entries.values()]
+    values = [IndexEntry.from_identity(ident, loc) for ident, loc in entries.items()]
     for i in range(0, len(values), BATCH):
         out += reader.load_contents(values[i:i + BATCH]).values()
     return out

@@ -105,6 +105,29 @@ def decode_node(hash_: str, body: str, pack_loc: str) -> Node:
     return Node(level, keys, idents, locs, kids, hash_, pack_loc)
 
 
+def walk_parts(body: str, pack_loc: str,
+               ) -> tuple[list[str], list[str | None] | None, list[StoredRef]]:
+    """What a walk that reads each node once (gc's mark) needs of a stored
+    node, without building it: its entries' identities, their locations
+    (None: every one in the node's own pack, the common case, so no list is
+    built per entry) and its stored children."""
+    _level, _keys, idents_s, locs_s, kids_s = body.split(_REC)
+    if not idents_s:
+        idents: list[str] = []
+        locs: list[str | None] | None = None
+    else:
+        idents = idents_s.split(_ITEM)
+        locs = None if not locs_s.replace(_ITEM, "") else [
+            loc or pack_loc for loc in locs_s.split(_ITEM)]
+    kids: list[StoredRef] = []
+    if kids_s:
+        for item in kids_s.split(_ITEM):
+            if item:
+                h, loc = item.split(_PART)
+                kids.append((h, loc or pack_loc))
+    return idents, locs, kids
+
+
 def value_hash_of(ident: str) -> str:
     return ident[ident.rindex(":") + 1:]
 

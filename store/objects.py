@@ -21,7 +21,7 @@ from core.lru import LRU
 from core.missing import no_such_commit
 from store.commit_records import COMMIT_COLUMNS, LIGHT_COLUMNS, CommitRecord, record_from_row
 from store.db import Database
-from store.nodes import Node, StoredRef, decode_node, encode_node
+from store.nodes import Node, StoredRef, decode_node, encode_node, walk_parts
 from store.schema import COMMITS, PACKS
 from store.state import IndexState
 
@@ -165,17 +165,21 @@ class ObjectReader:
             self.nodes.put(ref[0], n)
         return n
 
-    def walk_node(self, ref: StoredRef) -> Node:
-        """A node for a walk that visits each node once (gc's mark): decoded
-        but not kept, so the walk does not pay for filling, sizing and
-        evicting a cache it never reads again."""
+    def walk_parts(self, ref: StoredRef,
+                   ) -> tuple[list[str], list[str | None] | None, list[StoredRef], str]:
+        """A node for a walk that visits each node once (gc's mark), as
+        nodes.walk_parts gives it plus the pack holding it: not decoded into
+        a Node nor kept, so the walk pays only for what it reads."""
         n = self.nodes.get(ref[0])
-        if n is not None:
-            return n
-        raw = self.raw.get(ref[0])
-        if raw is None:
-            return self.load_node(ref)
-        return decode_node(ref[0], raw[1], raw[2])
+        if n is None:
+            raw = self.raw.get(ref[0])
+            if raw is not None:
+                self.raw.pop(ref[0])  # read once: its memory is reused at once
+                idents, locs, kids = walk_parts(raw[1], raw[2])
+                return idents, locs, kids, raw[2]
+            n = self.load_node(ref)
+        kids = [k for k in n.kids if isinstance(k, tuple)]
+        return n.idents, n.locs, kids, n.loc or ref[1] or ""
 
     def prefetch_nodes(self, refs: Iterable[StoredRef]) -> None:
         self._load_packs({loc for h, loc in refs

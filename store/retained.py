@@ -24,7 +24,8 @@ from store.state import Delta
 # A cutoff: commits of the chain made at or after it are retained (None:
 # all of them); HEAD_ONLY: the head alone (a tag, a policy of neither kind).
 HEAD_ONLY = MAX_US
-Entries = dict[str, tuple[str, str | None]]  # value hash → (identity, loc)
+# Entry identity (type, content id, value hash: one value) → its location.
+Entries = dict[str, str | None]
 
 
 @dataclass
@@ -99,4 +100,4 @@ def _fold(live: dict[str, CommitRecord], run: list[CommitRecord], out: Retained)
                 out.roots.append(rec.root)
             for e in delta.values():
                 if e is not None:
-                    out.entries.setdefault(e.value_hash, (e.identity, e.loc))
+                    out.entries.setdefault(e.identity, e.loc)

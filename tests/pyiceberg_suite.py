@@ -41,6 +41,8 @@ from pathlib import Path
 
 import httpx
 
+from tests.http import http_request
+
 ROOT = Path(__file__).resolve().parents[1]
 BUCKET = "warehouse"  # what their tests' paths and MinIO's compose file name
 KEYS = {"AWS_ACCESS_KEY_ID": "admin", "AWS_SECRET_ACCESS_KEY": "password",
@@ -258,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
         deadline = time.monotonic() + 60
         while True:
             try:
-                if httpx.get(f"{catalog_uri}/v1/config", timeout=2).status_code == 200:
+                if http_request("GET", f"{catalog_uri}/v1/config", timeout=2).status_code == 200:
                     break
             except httpx.HTTPError:
                 pass

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.http import http_request
 from tests.server import free_port
 
 BUCKET = "sapwood-warehouse"
@@ -162,10 +163,8 @@ class SecuredS3:
     def age(self, prefix: str, seconds: float) -> int:
         """Make the objects below ``prefix`` look ``seconds`` older (a hook of
         tests.moto_secured): how many there were."""
-        import httpx
-
-        r = httpx.post(f"{self.endpoint}/_sapwood/age",
-                       params={"prefix": prefix, "seconds": str(seconds)})
+        r = http_request("POST", f"{self.endpoint}/_sapwood/age",
+                         params={"prefix": prefix, "seconds": str(seconds)})
         r.raise_for_status()
         return int(r.text)
 

@@ -13,6 +13,7 @@ from urllib.parse import quote
 import httpx
 
 from spark.embedded import sapwood_command, stop_process  # noqa: F401 (tests import it here)
+from tests.http import http_request
 from tests.pg import free_port
 from tests.zygote_client import Forked, spawn
 
@@ -26,7 +27,7 @@ def wait_until_serving(proc: Forked | subprocess.Popen[bytes], base: str, log: P
         if proc.poll() is not None:
             raise RuntimeError(f"sapwood serve exited: {log.read_text()}")
         try:
-            if httpx.get(f"{base}/iceberg/v1/config", timeout=2).status_code == 200:
+            if http_request("GET", f"{base}/iceberg/v1/config", timeout=2).status_code == 200:
                 return
         except httpx.HTTPError:
             pass

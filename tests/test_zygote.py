@@ -10,8 +10,7 @@ import os
 import signal
 from pathlib import Path
 
-import httpx
-
+from tests.http import http_request
 from tests.server import serving
 from tests.zygote_client import spawn
 
@@ -60,8 +59,8 @@ def test_a_forked_server_has_its_own_settings_and_dies_like_a_process(tmp_path):
     with serving(f"sqlite:///{tmp_path / 'open.db'}", tmp_path / "open") as open_srv, \
             serving(f"sqlite:///{tmp_path / 'auth.db'}", tmp_path / "auth",
                     extra_env={"SAPWOOD_AUTH": "1"}) as auth_srv:
-        assert httpx.get(f"{open_srv.base}/api/v2/trees").status_code == 200
-        assert httpx.get(f"{auth_srv.base}/api/v2/trees").status_code == 401
+        assert http_request("GET", f"{open_srv.base}/api/v2/trees").status_code == 200
+        assert http_request("GET", f"{auth_srv.base}/api/v2/trees").status_code == 401
         proc = auth_srv.proc
         assert proc is not None and proc.poll() is None
         proc.send_signal(signal.SIGKILL)

@@ -27,6 +27,7 @@ from store import Store
 from store.writes import commit_digest
 from tests.api import spark_bodies as sb
 from tests.api.auth_setup import People, with_principals
+from tests.http import http_client
 from tests.server import Server
 
 V1 = "/iceberg/v1"
@@ -59,7 +60,7 @@ def set_up(url: str) -> People:
 
 def build(server: Server) -> Hidden:
     people: People = server.people  # type: ignore[attr-defined]
-    admin = httpx.Client(base_url=server.base, headers=people.headers("admin"), timeout=30)
+    admin = http_client(base_url=server.base, headers=people.headers("admin"), timeout=30)
 
     def ok(r: httpx.Response) -> httpx.Response:
         assert r.status_code == 200, r.text

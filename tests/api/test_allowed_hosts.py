@@ -8,15 +8,14 @@ import os
 import subprocess
 from pathlib import Path
 
-import httpx
-
 from spark.embedded import sapwood_command, stop_process
+from tests.http import http_request
 from tests.pg import free_port
 from tests.server import serving, wait_until_serving
 
 
 def _status(base: str, host: str) -> int:
-    r = httpx.get(f"{base}/iceberg/v1/namespaces", headers={"Host": host}, timeout=5)
+    r = http_request("GET", f"{base}/iceberg/v1/namespaces", headers={"Host": host}, timeout=5)
     if r.status_code == 400:
         assert "SAPWOOD_ALLOWED_HOSTS" in r.json()["error"]["message"]
     return r.status_code

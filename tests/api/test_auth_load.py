@@ -9,12 +9,11 @@ from __future__ import annotations
 import threading
 import time
 
-import httpx
-
 from catalog.access import create_key
 from store import Store
 from tests.api.auth_setup import People, set_up
 from tests.fixtures import BACKENDS, server_fixture
+from tests.http import http_client, http_request
 
 CLIENTS = 8
 RUN_S = 3.0
@@ -33,9 +32,9 @@ def test_a_revoked_key_stops_working_at_once_under_load(server) -> None:
         leaver_key = create_key(s, "leaver")
     finally:
         s.close()
-    with httpx.Client(base_url=server.base) as http:
+    with http_client(base_url=server.base) as http:
         tokens = [people.token(http, "reader") for _ in range(CLIENTS)]
-        leaver_token = httpx.post(f"{server.base}/iceberg/v1/oauth/tokens", data={
+        leaver_token = http_request("POST", f"{server.base}/iceberg/v1/oauth/tokens", data={
             "grant_type": "client_credentials", "client_id": leaver_key.split(":")[0],
             "client_secret": leaver_key.split(":")[1]}).json()["access_token"]
     results: dict[str, list[tuple[float, int]]] = {}
@@ -43,8 +42,8 @@ def test_a_revoked_key_stops_working_at_once_under_load(server) -> None:
 
     def run(name: str, credential: str) -> None:
         out: list[tuple[float, int]] = []
-        with httpx.Client(base_url=server.base, timeout=10,
-                          headers={"Authorization": f"Bearer {credential}"}) as c:
+        with http_client(base_url=server.base, timeout=10,
+                         headers={"Authorization": f"Bearer {credential}"}) as c:
             while time.monotonic() < stop:
                 started = time.monotonic()
                 out.append((started, c.get("/iceberg/v1/namespaces").status_code))

@@ -11,11 +11,11 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 
-import httpx
 import pytest
 
 from tests.api import spark_bodies as sb
 from tests.fixtures import started_postgres
+from tests.http import http_client
 from tests.pg import TempPostgres
 from tests.server import serving
 
@@ -36,7 +36,7 @@ def own_postgres() -> Iterator[TempPostgres]:
 def test_an_outage_is_a_503_and_passes(own_postgres: TempPostgres, tmp_path) -> None:
     url = own_postgres.create_database("outage")
     with serving(url, tmp_path / "srv") as srv, \
-            httpx.Client(base_url=srv.base, timeout=5) as http:
+            http_client(base_url=srv.base, timeout=5) as http:
         assert http.post(f"{V1}/namespaces", json={"namespace": ["ns"]}).status_code == 200
         made = http.post(f"{V1}/namespaces/ns/tables", json=sb.create_table("t"))
         assert made.status_code == 200, made.text

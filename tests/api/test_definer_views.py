@@ -24,6 +24,7 @@ from store import Store
 from tests.api import spark_bodies as sb
 from tests.api.auth_setup import People, with_principals
 from tests.fixtures import WITH_S3, server_fixture
+from tests.http import http_client
 from tests.server import Server
 
 DEFINER = {"sapwood.security": "definer"}
@@ -69,7 +70,7 @@ server = server_fixture(WITH_S3, env={"SAPWOOD_AUTH": "1"}, prepare=prepare,
 
 def as_(server: Server, who: str) -> httpx.Client:
     people: People = server.people  # type: ignore[attr-defined]
-    return httpx.Client(base_url=server.base, headers=people.headers(who), timeout=30)
+    return http_client(base_url=server.base, headers=people.headers(who), timeout=30)
 
 
 def view(http: httpx.Client, base: str, ns: str, name: str, sql: str,

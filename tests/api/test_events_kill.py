@@ -19,6 +19,7 @@ from sqlalchemy import text
 
 from store import Store
 from tests.fixtures import BACKENDS, database_url
+from tests.http import http_client, http_request
 from tests.server import Server
 
 KILLS = 10
@@ -33,7 +34,7 @@ def _writer(bases: list[str], i: int, stop: threading.Event) -> None:
         base = rng.choice(bases)
         n += 1
         try:
-            with httpx.Client(base_url=base, timeout=5) as http:
+            with http_client(base_url=base, timeout=5) as http:
                 if rng.random() < 0.7:
                     http.post(f"/iceberg/v1/namespaces/w{i}/properties",
                               json={"updates": {"n": str(n)}})
@@ -57,8 +58,8 @@ def _follow(base_of: list[str], seen: list[int], stop: threading.Event) -> None:
     after = 0
     while True:
         try:
-            r = httpx.get(f"{random.choice(base_of)}/api/v2/events",
-                          params={"after": after, "maxRecords": 50}, timeout=5)
+            r = http_request("GET", f"{random.choice(base_of)}/api/v2/events",
+                             params={"after": after, "maxRecords": 50}, timeout=5)
             events = r.json()["events"]
         except (httpx.HTTPError, ValueError, KeyError):
             time.sleep(0.05)
@@ -83,7 +84,7 @@ def test_servers_killed_at_random_lose_or_repeat_no_event(
     servers = [Server(url, tmp_path / f"s{i}").start() for i in range(2)]
     stop = threading.Event()
     try:
-        with httpx.Client(base_url=servers[0].base, timeout=30) as http:
+        with http_client(base_url=servers[0].base, timeout=30) as http:
             for i in range(4):
                 assert http.post("/iceberg/v1/namespaces",
                                  json={"namespace": [f"w{i}"]}).status_code == 200

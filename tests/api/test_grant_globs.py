@@ -6,11 +6,10 @@ gc, fsck, webhooks of everyone) once asked exactly that (issue 34)."""
 
 from __future__ import annotations
 
-import httpx
-
 from catalog.access import create_key
 from store import Store
 from tests.fixtures import BACKENDS, server_fixture
+from tests.http import http_client
 from tests.server import Server
 
 
@@ -34,7 +33,7 @@ server = server_fixture(BACKENDS, env={"SAPWOOD_AUTH": "1"}, prepare=_people,
 
 def test_a_one_character_glob_is_not_every_reference(server: Server) -> None:
     keys = server.people  # type: ignore[attr-defined]
-    with httpx.Client(base_url=server.base, timeout=30) as http:
+    with http_client(base_url=server.base, timeout=30) as http:
         def as_(who: str) -> dict[str, str]:
             return {"Authorization": f"Bearer {keys[who]}"}
 

@@ -35,6 +35,7 @@ from tests.api.auth_setup import People
 from tests.api.hidden_setup import Hidden, build, set_up
 from tests.api.test_auth_routes import routes
 from tests.fixtures import BACKENDS, server_fixture
+from tests.http import http_client
 from tests.server import Server
 
 UNKNOWN = "f" * 64  # no commit's hash (checked below)
@@ -265,8 +266,8 @@ def common(pair: tuple[str, str]) -> str:
 def client(server: Server, who: str) -> httpx.Client:
     people: People = server.people  # type: ignore[attr-defined]
     key = people.keys[who]
-    return httpx.Client(base_url=server.base, headers=people.headers(who),
-                        cookies={COOKIE: key}, timeout=60, follow_redirects=False)
+    return http_client(base_url=server.base, headers=people.headers(who),
+                       cookies={COOKIE: key}, timeout=60, follow_redirects=False)
 
 
 def send(http: httpx.Client, req: Request) -> httpx.Response:

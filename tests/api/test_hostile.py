@@ -24,6 +24,7 @@ import pytest
 
 from tests.api import spark_bodies as sb
 from tests.fixtures import database_url
+from tests.http import http_client
 from tests.pg import free_port
 from tests.server import Server, serving
 
@@ -45,7 +46,7 @@ class Probe:
         self.warehouse = server.data_dir / "warehouse"
         self.outside = top / "outside"
         self.tok = f"hostile{uuid.uuid4().hex[:12]}"
-        self.http = httpx.Client(base_url=server.base, timeout=5)
+        self.http = http_client(base_url=server.base, timeout=5)
         self.sent = 0
 
     def send(self, method: str, path: str, **kw: object) -> httpx.Response:

@@ -13,6 +13,7 @@ import httpx
 import pyarrow as pa
 
 from tests.api import spark_bodies as sb
+from tests.http import http_client
 from tests.server import serving
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False)])
@@ -43,7 +44,7 @@ def _ops(events: list[dict]) -> list[tuple[str, str]]:
 
 def test_changes_as_iceberg_events(tmp_path: Path) -> None:
     with serving(f"sqlite:///{tmp_path / 'sapwood.db'}", tmp_path) as server:
-        http = httpx.Client(base_url=server.base, timeout=30)
+        http = http_client(base_url=server.base, timeout=30)
         cat = server.catalog()
         cat.create_namespace("sales", {"owner": "ann", "tier": "1"})
         cat.update_namespace_properties("sales", removals={"tier"}, updates={"owner": "bo"})

@@ -29,6 +29,7 @@ from urllib3.util.retry import Retry
 
 from tests.api import spark_bodies as sb
 from tests.fixtures import BACKENDS, database_url
+from tests.http import http_client, http_request
 from tests.proxy import LossyProxy
 from tests.server import Server
 
@@ -130,7 +131,7 @@ def test_a_resent_commit_without_a_key_is_refused_and_with_one_answered(
     body = _next_append(http)
     with LossyProxy(f"127.0.0.1:{server.port}", lambda m, p: p == path) as proxy, \
             pytest.raises(httpx.HTTPError):
-        httpx.post(proxy.base + path, json=body, timeout=60)
+        http_request("POST", proxy.base + path, json=body, timeout=60)
     again = http.post(path, json=body)
     assert again.status_code == 409 and again.json()["error"]["type"] == \
         "CommitFailedException", again.text
@@ -146,10 +147,10 @@ def _lost_then_retried(server: Server, method: str, path: str, body: Any,
     key = new_key()
     with LossyProxy(f"127.0.0.1:{server.port}", lambda m, p: p == path) as proxy, \
             pytest.raises(httpx.HTTPError):
-        httpx.request(method, proxy.base + path, json=body, headers={KEY_HEADER: key},
+        http_request(method, proxy.base + path, json=body, headers={KEY_HEADER: key},
                       timeout=60)
     assert len(proxy.dropped) == 1 and proxy.dropped[0].status == 200, proxy.dropped
-    retry = httpx.request(method, server.base + path, json=body, headers={KEY_HEADER: key},
+    retry = http_request(method, server.base + path, json=body, headers={KEY_HEADER: key},
                           timeout=60)
     return retry, proxy.dropped[0].answer
 
@@ -212,7 +213,7 @@ def test_ten_threads_with_one_key_make_one_commit(server: Server, http: httpx.Cl
     body = sb.create_view("v_ten", "SELECT id FROM ns.t")
 
     def send() -> None:
-        with httpx.Client(base_url=server.base, timeout=60) as c:
+        with http_client(base_url=server.base, timeout=60) as c:
             start.wait()
             r = c.post("/iceberg/v1/namespaces/ns/views", headers={KEY_HEADER: key},
                        json=body)
@@ -298,10 +299,10 @@ def _killed_then_retried(replicas: Replicas, name: str, method: str, path: str,
     key = new_key()
     with LossyProxy(f"127.0.0.1:{victim.port}", lambda m, p: p == path,
                     on_drop=lambda: _kill(victim)) as proxy, pytest.raises(httpx.HTTPError):
-        httpx.request(method, proxy.base + path, json=body, headers={KEY_HEADER: key},
+        http_request(method, proxy.base + path, json=body, headers={KEY_HEADER: key},
                       timeout=60)
     assert [d.status for d in proxy.dropped] == [200]
-    retry = httpx.request(method, replicas.b.base + path, json=body,
+    retry = http_request(method, replicas.b.base + path, json=body,
                           headers={KEY_HEADER: key}, timeout=60)
     assert retry.headers.get("Idempotent-Replayed") == "true", retry.text
     return retry
@@ -309,7 +310,7 @@ def _killed_then_retried(replicas: Replicas, name: str, method: str, path: str,
 
 def test_a_view_create_and_a_merge_killed_after_the_commit(replicas: Replicas) -> None:
     b = replicas.b
-    with httpx.Client(base_url=b.base, timeout=60) as http:
+    with http_client(base_url=b.base, timeout=60) as http:
         assert http.post("/iceberg/v1/namespaces", json={"namespace": ["ns"]}).status_code == 200
         before = len(commits_on(http))
         body = sb.create_view("v", "SELECT 1")

@@ -21,6 +21,7 @@ from store import Store
 from store.idempotency import Answer, Once
 from tests.api.auth_setup import set_up
 from tests.fixtures import BACKENDS, server_fixture
+from tests.http import http_client
 from tests.server import Server
 
 KEY = "Idempotency-Key"
@@ -32,7 +33,7 @@ server = server_fixture(BACKENDS, env={"SAPWOOD_AUTH": "1"},
 
 
 def client(server: Server, who: str) -> httpx.Client:
-    return httpx.Client(base_url=server.base, headers=server.people.headers(who), timeout=30)
+    return http_client(base_url=server.base, headers=server.people.headers(who), timeout=30)
 
 
 @pytest.fixture(scope="module")

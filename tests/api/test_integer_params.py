@@ -29,6 +29,7 @@ from tests.api import spark_bodies as sb
 from tests.api.schema_samples import Leaf, Samples
 from tests.api.test_auth_routes import SAMPLE, routes
 from tests.fixtures import BACKENDS, server_fixture
+from tests.http import http_client
 from tests.server import Server
 
 BIG = 2 ** 63
@@ -43,7 +44,7 @@ CROSS_CHECKED = {"identifier-field-ids"}
 def objects(server: Server) -> None:
     """What the sample paths name (tests/api/test_auth_routes.py's SAMPLE),
     so the values a route takes reach its handler on real objects."""
-    with httpx.Client(base_url=server.base, timeout=30) as http:
+    with http_client(base_url=server.base, timeout=30) as http:
         assert http.post("/iceberg/v1/namespaces", json={"namespace": ["ns"]}).status_code == 200
         server.catalog().create_table("ns.t", SCHEMA).append(pa.table({"id": [1]}, SCHEMA))
         r = http.post("/iceberg/v1/namespaces/ns/views",

@@ -12,12 +12,11 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-import httpx
-
 from core.commits import CommitMeta, Put
 from core.content import Namespace
 from core.keys import ContentKey
 from store import Store
+from tests.http import http_client
 from tests.server import Server
 
 
@@ -30,7 +29,7 @@ def test_the_connection_survives_a_500(tmp_path: Path) -> None:
         conn.execute("UPDATE commits SET pack = zeroblob(length(pack)) WHERE depth > 0")
     server = Server(f"sqlite:///{db}", tmp_path).start()
     try:
-        with httpx.Client(base_url=server.base, timeout=10) as client:
+        with http_client(base_url=server.base, timeout=10) as client:
             for _ in range(3):
                 broken = client.get("/iceberg/v1/namespaces/ns")
                 assert broken.status_code == 500, broken.text

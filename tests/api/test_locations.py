@@ -17,6 +17,7 @@ import httpx
 from tests.api import spark_bodies as sb
 from tests.api.auth_setup import People, set_up
 from tests.fixtures import BACKENDS, server_fixture
+from tests.http import http_client
 from tests.server import Server
 
 V1 = "/iceberg/v1"
@@ -108,7 +109,7 @@ def test_two_creates_racing_for_one_location(server: Server, store, ns: str) -> 
     barrier = threading.Barrier(len(names))
 
     def create(branch: str) -> None:
-        with httpx.Client(base_url=server.base, timeout=30) as c:
+        with http_client(base_url=server.base, timeout=30) as c:
             barrier.wait()
             answers.append(table(c, ns, "t", ref=branch, location=loc))
 
@@ -147,8 +148,8 @@ guarded = server_fixture(BACKENDS, env={"SAPWOOD_AUTH": "1"}, prepare=_with_load
 
 def test_register_never_hands_out_another_branchs_metadata(guarded) -> None:
     server, people = guarded, guarded.people
-    admin = httpx.Client(base_url=server.base, headers=people.headers("admin"), timeout=30)
-    loader = httpx.Client(base_url=server.base, headers=people.headers("loader"), timeout=30)
+    admin = http_client(base_url=server.base, headers=people.headers("admin"), timeout=30)
+    loader = http_client(base_url=server.base, headers=people.headers("loader"), timeout=30)
     for name in ("secret", "etl/a"):
         head = admin.get("/api/v2/trees/main").json()["reference"]["hash"]
         assert admin.post("/api/v2/trees", params={"name": name, "type": "BRANCH"},

@@ -16,6 +16,7 @@ from sqlalchemy import create_engine, text
 
 from tests.api import spark_bodies as sb
 from tests.fixtures import BACKENDS, server_fixture
+from tests.http import http_client
 from tests.server import Server
 
 observed = server_fixture(BACKENDS, env={"SAPWOOD_LOG_FORMAT": "json"}, prefix="observe")
@@ -49,7 +50,7 @@ def logged(server: Server, request_id: str) -> list[dict[str, Any]]:
         time.sleep(0.02)
 
 def test_metrics_move_with_requests(observed: Server) -> None:
-    c = httpx.Client(base_url=observed.base)
+    c = http_client(base_url=observed.base)
     before = scrape(c)
     assert c.post("/iceberg/v1/namespaces", json={"namespace": ["obs"]}).status_code == 200
     assert c.post("/iceberg/v1/namespaces/obs/tables",
@@ -72,7 +73,7 @@ def test_metrics_move_with_requests(observed: Server) -> None:
 
 
 def test_request_ids_and_json_access_logs(observed: Server) -> None:
-    c = httpx.Client(base_url=observed.base)
+    c = http_client(base_url=observed.base)
     given = c.get("/iceberg/v1/config", headers={"X-Request-Id": "trace-42"})
     assert given.headers["x-request-id"] == "trace-42"
     made = c.get("/api/v2/trees/main")
@@ -95,7 +96,7 @@ def test_request_ids_and_json_access_logs(observed: Server) -> None:
 
 
 def test_health_and_readiness(observed: Server) -> None:
-    c = httpx.Client(base_url=observed.base)
+    c = http_client(base_url=observed.base)
     assert c.get("/healthz").json() == {"status": "up"}
     assert c.get("/readyz").json() == {"status": "ready"}
     # A database whose schema is behind this version is not ready.
@@ -122,7 +123,7 @@ def test_caches_stay_within_their_byte_budget(tmp_path: Path) -> None:
     budget = 2_000_000
     with serving(f"sqlite:///{tmp_path / 'sapwood.db'}", tmp_path,
                  extra_env={"SAPWOOD_CACHE_BYTES": str(budget)}) as server:
-        c = httpx.Client(base_url=server.base, timeout=30)
+        c = http_client(base_url=server.base, timeout=30)
         assert c.post("/iceberg/v1/namespaces", json={"namespace": ["m"]}).status_code == 200
         for i in range(60):
             assert c.post("/iceberg/v1/namespaces/m/tables",

@@ -24,6 +24,7 @@ from tests.api.auth_setup import People, set_up
 from tests.api.test_mviews_http import SCHEMA
 from tests.api.ui_forms import sign_in
 from tests.fixtures import BACKENDS, server_fixture
+from tests.http import http_client
 from tests.server import Server
 
 V1 = "/iceberg/v1"
@@ -36,7 +37,7 @@ server = server_fixture(BACKENDS, env={"SAPWOOD_AUTH": "1"},
 
 
 def build(server: Server, people: People) -> None:
-    admin = httpx.Client(base_url=server.base, headers=people.headers("admin"), timeout=30)
+    admin = http_client(base_url=server.base, headers=people.headers("admin"), timeout=30)
     for ns in ("sales", "hr"):
         assert admin.post(f"{V1}/namespaces", json={"namespace": [ns]}).status_code == 200
     cat = server.catalog(credential=people.keys["admin"])
@@ -67,7 +68,7 @@ def build(server: Server, people: People) -> None:
 
 def client(server: Server, who: str) -> httpx.Client:
     people: People = server.people  # type: ignore[attr-defined]
-    return httpx.Client(base_url=server.base, headers=people.headers(who), timeout=30)
+    return http_client(base_url=server.base, headers=people.headers(who), timeout=30)
 
 
 def secrets(server: Server) -> list[str]:

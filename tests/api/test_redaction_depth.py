@@ -29,6 +29,7 @@ from pyiceberg.types import DoubleType, LongType, NestedField, StringType
 from tests.api import spark_bodies as sb
 from tests.api.auth_setup import People, set_up
 from tests.fixtures import BACKENDS, server_fixture
+from tests.http import http_client, http_request
 from tests.openlineage_parse import parse
 from tests.server import Server
 
@@ -101,12 +102,12 @@ class Receiver:
 
 def build(server: Server) -> None:
     people: People = server.people  # type: ignore[attr-defined]
-    admin = httpx.Client(base_url=server.base, headers=people.headers("admin"), timeout=30)
+    admin = http_client(base_url=server.base, headers=people.headers("admin"), timeout=30)
     # The webhook gets what lands from now on, as its owner may read it.
     receiver = Receiver()
     server.receiver = receiver  # type: ignore[attr-defined]
-    made = httpx.post(f"{server.base}/api/v2/webhooks", headers=people.headers("sales"),
-                      json={"url": receiver.url, "types": [LINEAGE]}, timeout=30)
+    made = http_request("POST", f"{server.base}/api/v2/webhooks", headers=people.headers("sales"),
+                        json={"url": receiver.url, "types": [LINEAGE]}, timeout=30)
     assert made.status_code == 200, made.text
     for ns in ("sales", "hr"):
         assert admin.post(f"{V1}/namespaces", json={"namespace": [ns]}).status_code == 200
@@ -147,7 +148,7 @@ def receiver(server: Server) -> Any:
 
 def client(server: Server, who: str) -> httpx.Client:
     people: People = server.people  # type: ignore[attr-defined]
-    return httpx.Client(base_url=server.base, headers=people.headers(who), timeout=30)
+    return http_client(base_url=server.base, headers=people.headers(who), timeout=30)
 
 
 class _Hidden(HTMLParser):
@@ -166,8 +167,8 @@ class _Hidden(HTMLParser):
 def signed_in(server: Server, who: str) -> httpx.Client:
     """The UI, signed in as ``who`` through its login form, as a browser does."""
     people: People = server.people  # type: ignore[attr-defined]
-    ui = httpx.Client(base_url=server.base, follow_redirects=True, timeout=30,
-                      headers={"Origin": server.base, "Referer": f"{server.base}/ui/login"})
+    ui = http_client(base_url=server.base, follow_redirects=True, timeout=30,
+                     headers={"Origin": server.base, "Referer": f"{server.base}/ui/login"})
     form = _Hidden()
     form.feed(ui.get("/ui/login").text)
     r = ui.post("/ui/login", data={**form.fields, "client_id": people.keys[who], "next": "/ui"})

@@ -8,12 +8,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import httpx
-
 from core.commits import CommitMeta, Put
 from core.content import IcebergTable, Namespace
 from core.keys import ContentKey
 from store import Store
+from tests.http import http_client
 from tests.server import serving
 
 N = 1050
@@ -31,7 +30,7 @@ def test_every_reference_is_reachable_by_paging_in_the_api_and_the_ui(tmp_path: 
     store.close()
     want = sorted(["main", *(f"{'team' if i % 3 else 'etl'}/b{i:04}" for i in range(N))])
     with serving(url, tmp_path) as server:
-        http = httpx.Client(base_url=server.base, timeout=30)
+        http = http_client(base_url=server.base, timeout=30)
         first = http.get("/api/v2/trees").json()
         assert len(first["references"]) == 250 and first["hasMore"] and first["token"]
         names, token = [], None

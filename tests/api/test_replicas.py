@@ -7,13 +7,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 
-import httpx
 import pytest
 
 from store import Store
 from store.fsck import fsck
 from tests.api import spark_bodies as sb
 from tests.fixtures import database_url
+from tests.http import http_client
 from tests.server import Server
 
 WRITERS, COMMITS = 8, 200
@@ -38,7 +38,7 @@ def test_writers_over_both_replicas_lose_nothing(replicas: tuple[Server, Server]
     failures: list[str] = []
 
     def writer(i: int) -> None:
-        with httpx.Client(base_url=(a, b)[i % 2].base, timeout=60) as c:
+        with http_client(base_url=(a, b)[i % 2].base, timeout=60) as c:
             for j in range(COMMITS):
                 r = c.post("/iceberg/v1/namespaces", json={"namespace": [f"w{i}_{j}"]})
                 if r.status_code != 200:
@@ -54,7 +54,7 @@ def test_writers_over_both_replicas_lose_nothing(replicas: tuple[Server, Server]
     for server in (a, b):
         names: set[str] = set()
         token = None
-        with httpx.Client(base_url=server.base) as c:
+        with http_client(base_url=server.base) as c:
             while True:
                 page = c.get("/iceberg/v1/namespaces",
                              params={"pageToken": token} if token else {}).json()
@@ -78,7 +78,7 @@ def test_writers_over_both_replicas_lose_nothing(replicas: tuple[Server, Server]
 
 def test_read_your_write_across_replicas(replicas: tuple[Server, Server]) -> None:
     a, b = replicas
-    with httpx.Client(base_url=a.base) as ca, httpx.Client(base_url=b.base) as cb:
+    with http_client(base_url=a.base) as ca, http_client(base_url=b.base) as cb:
         assert ca.post("/iceberg/v1/namespaces", json={"namespace": ["ryw"]}).status_code == 200
         for i in range(25):
             writer, reader = (ca, cb) if i % 2 else (cb, ca)

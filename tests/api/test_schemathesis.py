@@ -11,9 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import httpx
 import pytest
 
+from tests.http import http_client
 from tests.server import Server
 
 HERE = Path(__file__).parent
@@ -34,7 +34,7 @@ def _cli() -> list[str]:
 
 def _seed(base: str) -> None:
     """Objects named as in the spec's examples, so requests get past 404."""
-    with httpx.Client(base_url=f"{base}/iceberg/v1", timeout=30) as c:
+    with http_client(base_url=f"{base}/iceberg/v1", timeout=30) as c:
         for ns in (["accounting"], ["accounting", "tax"]):
             assert c.post("/namespaces", json={"namespace": ns}).status_code == 200
         schema = {"type": "struct", "fields": [

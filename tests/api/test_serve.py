@@ -8,10 +8,10 @@ import socket
 import subprocess
 from pathlib import Path
 
-import httpx
 import pytest
 
 from tests.api import spark_bodies as sb
+from tests.http import http_client, http_request
 from tests.pg import free_port
 from tests.server import sapwood_command, wait_until_serving
 
@@ -48,16 +48,16 @@ def test_serve_with_no_options_uses_the_data_dir(tmp_path: Path) -> None:
                              f"UI: {base}/ui", f"metrics: {base}/metrics"]
         for url in (f"{base}/iceberg/v1/config", f"{base}/api/v2/config", f"{base}/ui",
                     f"{base}/metrics", f"{base}/openapi.json"):
-            assert httpx.get(url, follow_redirects=True).status_code == 200, url
+            assert http_request("GET", url, follow_redirects=True).status_code == 200, url
         # No interactive API page (its scripts come from a CDN): the 404 says
         # where the reference is.
         for page in ("/docs", "/redoc"):
-            r = httpx.get(base + page)
+            r = http_request("GET", base + page)
             assert r.status_code == 404, r.text
             message = r.json()["error"]["message"]
             assert "/openapi.json" in message and "docs/versioning-api.md" in message \
                 and "docs/iceberg-rest.md" in message, message
-        with httpx.Client(base_url=f"{base}/iceberg/v1") as c:
+        with http_client(base_url=f"{base}/iceberg/v1") as c:
             assert c.post("/namespaces", json={"namespace": ["ns"]}).status_code == 200
             r = c.post("/namespaces/ns/tables", json=sb.create_table("t"))
             assert r.status_code == 200, r.text
@@ -80,7 +80,7 @@ def test_external_locations_when_allowed_and_two_workers(tmp_path: Path) -> None
            "SAPWOOD_ALLOW_EXTERNAL_LOCATIONS": "1"}
     proc, base = _start(["--workers", "2"], env, tmp_path / "log")
     try:
-        with httpx.Client(base_url=f"{base}/iceberg/v1") as c:
+        with http_client(base_url=f"{base}/iceberg/v1") as c:
             assert c.post("/namespaces", json={"namespace": ["ns"]}).status_code == 200
             outside = (tmp_path / "elsewhere" / "x").as_uri()
             r = c.post("/namespaces/ns/tables", json={**sb.create_table("x"),

@@ -26,6 +26,7 @@ from pyiceberg.catalog.rest import RestCatalog
 
 from catalog.access import create_key
 from store import Store
+from tests.http import http_client, http_request
 from tests.proxy import LossyProxy
 from tests.s3 import BUCKET, VEND_ROLE, SecuredS3
 from tests.server import Server, serving
@@ -53,10 +54,10 @@ class World:
 
     def http(self, who: str) -> httpx.Client:
         key_id, _, secret = self.keys[who].partition(":")
-        r = httpx.post(f"{self.server.base}/iceberg/v1/oauth/tokens", data={
+        r = http_request("POST", f"{self.server.base}/iceberg/v1/oauth/tokens", data={
             "grant_type": "client_credentials", "client_id": key_id, "client_secret": secret})
         assert r.status_code == 200, r.text
-        return httpx.Client(base_url=self.server.base, timeout=30, headers={
+        return http_client(base_url=self.server.base, timeout=30, headers={
             "Authorization": f"Bearer {r.json()['access_token']}"})
 
     def catalog(self, who: str, mode: str | None = None) -> RestCatalog:
@@ -121,7 +122,7 @@ def _signed(w: World, who: str, method: str, uri: str, table: str = "t",
     if r.status_code != 200:
         return r
     sent = {**(headers or {}), **{k: v[0] for k, v in r.json()["headers"].items()}}
-    return httpx.request(method, uri, content=body, headers=sent)
+    return http_request(method, uri, content=body, headers=sent)
 
 
 def _put(w: World, who: str, key: str, table: str = "t") -> None:
@@ -160,7 +161,7 @@ def test_remote_signing_lets_writers_write_and_readers_read(world: World) -> Non
         reader.load_table("sales.t").append(pa.table({"id": [9]}, schema=SCHEMA))
     assert w.s3.keys() == before  # the refused write left nothing
     # Without the catalog, the bucket is closed to a client.
-    assert httpx.get(f"{w.s3.endpoint}/{BUCKET}/{data[0]}").status_code == 403
+    assert http_request("GET", f"{w.s3.endpoint}/{BUCKET}/{data[0]}").status_code == 403
 
 
 def test_signing_refuses_what_the_table_does_not_hold(world: World) -> None:
@@ -196,7 +197,7 @@ def test_signing_refuses_what_the_table_does_not_hold(world: World) -> None:
     assert ok.status_code == 200 and ok.headers["cache-control"] == "no-cache"
     assert w.s3.keys() == before  # signing did nothing itself
     # Every decision is counted and logged.
-    metrics = httpx.get(f"{w.server.base}/metrics").text
+    metrics = http_request("GET", f"{w.server.base}/metrics").text
     assert re.search(r'sapwood_storage_access_total\{kind="sign",outcome="refused",'
                      r'reason="refused"\} [1-9]', metrics), metrics
     assert re.search(r'sapwood_storage_access_total\{kind="sign",outcome="granted",'
@@ -322,7 +323,7 @@ def test_a_definer_view_opens_what_it_reads_and_nothing_else(world: World) -> No
 
 def test_a_local_warehouse_says_there_is_nothing_to_delegate(tmp_path: Path) -> None:
     with serving(f"sqlite:///{tmp_path / 'sapwood.db'}", tmp_path) as server:
-        http = httpx.Client(base_url=server.base, timeout=30)
+        http = http_client(base_url=server.base, timeout=30)
         note = http.get("/iceberg/v1/config").json()["defaults"]["sapwood.access-delegation"]
         assert note.startswith("unavailable")
         server.catalog().create_namespace("ns")

@@ -10,6 +10,7 @@ import httpx
 from tests.api.auth_setup import People, set_up
 from tests.api.ui_forms import browser, submit
 from tests.fixtures import server_fixture
+from tests.http import http_client
 from tests.server import Server
 
 server = server_fixture(env={"SAPWOOD_AUTH": "1"}, prepare=set_up, prefix="ui-auth")
@@ -27,7 +28,7 @@ def signed_in(server: Server, who: str) -> httpx.Client:
 
 
 def test_no_token_asks_to_sign_in(server: Server) -> None:
-    ui = httpx.Client(base_url=server.base, timeout=30)
+    ui = http_client(base_url=server.base, timeout=30)
     r = ui.get("/ui/log/main", params={"author": "ana"})
     assert r.status_code == 401 and "Sign in" in r.text and "/ui/login" in r.text
     # The page's own link to sign in, coming back to this page.

@@ -23,12 +23,12 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import httpx
 import pytest
 
 from tests.api import spark_bodies as sb
 from tests.api.test_pyiceberg import SCHEMA, rows
 from tests.fixtures import server_fixture
+from tests.http import http_client
 from tests.server import Server, serving
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -189,7 +189,7 @@ def selected_text(driver, element) -> str:  # type: ignore[no-untyped-def]
 def test_the_ui_in_chromium(driver, server: Server) -> None:  # type: ignore[no-untyped-def]
     from selenium.webdriver.common.by import By
 
-    http = httpx.Client(base_url=server.base, timeout=30)
+    http = http_client(base_url=server.base, timeout=30)
     cat = server.catalog()
     cat.create_namespace("sales")
     t = cat.create_table("sales.orders", SCHEMA)
@@ -330,7 +330,7 @@ def test_signing_in_from_the_browser(driver, tmp_path_factory) -> None:  # type:
     url = f"sqlite:///{base / 'sapwood.db'}"
     people = set_up(url, protect_main=False)
     with serving(url, base, {"SAPWOOD_AUTH": "1"}) as srv:
-        admin = httpx.Client(base_url=srv.base, headers=people.headers("admin"), timeout=30)
+        admin = http_client(base_url=srv.base, headers=people.headers("admin"), timeout=30)
         for ns in ("sales", "hr"):
             assert admin.post("/iceberg/v1/namespaces", json={"namespace": [ns]}).status_code \
                 == 200
@@ -373,7 +373,7 @@ def test_restore_a_version_and_revert_a_commit_in_the_browser(  # type: ignore[n
     the previews write nothing."""
     from selenium.webdriver.common.by import By
 
-    http = httpx.Client(base_url=server.base, timeout=30)
+    http = http_client(base_url=server.base, timeout=30)
 
     def head() -> str:
         return str(http.get("/api/v2/trees/main").json()["reference"]["hash"])
@@ -420,7 +420,7 @@ def test_restore_a_version_and_revert_a_commit_in_the_browser(  # type: ignore[n
 def test_a_form_on_another_site_is_refused(driver, server: Server) -> None:  # type: ignore[no-untyped-def]
     """Issue 34: a page on another port of the same host submits a form to
     the catalog in the visitor's browser: refused, nothing created."""
-    http = httpx.Client(base_url=server.base, timeout=30)
+    http = http_client(base_url=server.base, timeout=30)
     load(driver, server, "/ui")  # the visitor has the catalog open (and its cookie)
     forged = {"name": "forged", "type": "BRANCH", "source": "main", "csrf": "guess"}
     with foreign_page(f"{server.base}/ui/refs", forged) as url:

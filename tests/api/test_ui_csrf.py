@@ -25,6 +25,7 @@ from tests.api.auth_setup import People, set_up
 from tests.api.test_auth_routes import SAMPLE, routes
 from tests.api.ui_forms import as_data, browser, hidden_fields, sign_in, submit, token
 from tests.fixtures import server_fixture
+from tests.http import http_client
 from tests.server import Server, serving
 
 AUTH = [pytest.param(("auth", "sqlite"), id="auth-sqlite"),
@@ -54,8 +55,8 @@ def auth_on(server: Server) -> bool:
 def api(server: Server) -> Iterator[httpx.Client]:
     """The admin, through the API (on an open catalog the header is ignored)."""
     people: People = server.people  # type: ignore[attr-defined]
-    with httpx.Client(base_url=server.base, headers=people.headers("admin"),
-                      timeout=30) as client:
+    with http_client(base_url=server.base, headers=people.headers("admin"),
+                     timeout=30) as client:
         yield client
 
 
@@ -313,8 +314,8 @@ def test_a_token_verifies_on_another_replica(server: Server, api: httpx.Client,
         ui = visitor(server)
         form = create_reference(api)
         own = hidden_fields(ui.get("/ui").text, "/ui/refs") + list(form.typed.items())
-        other = httpx.Client(base_url=replica.base, headers={"Origin": replica.base},
-                             cookies=ui.cookies, follow_redirects=True, timeout=30)
+        other = http_client(base_url=replica.base, headers={"Origin": replica.base},
+                            cookies=ui.cookies, follow_redirects=True, timeout=30)
         wrong = [(k, v) for k, v in own if k != "csrf"] + [("csrf", "A" * 43)]
         refused(other.post("/ui/refs", data=as_data(wrong)), "security token")
         assert not form.changed()

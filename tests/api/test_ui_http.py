@@ -15,6 +15,7 @@ from tests.api import spark_bodies as sb
 from tests.api.test_pyiceberg import SCHEMA, rows
 from tests.api.test_versioning_http import V2, head
 from tests.api.ui_forms import as_data, browser, hidden_fields, submit
+from tests.http import http_client
 
 
 def text(r: httpx.Response) -> str:
@@ -158,7 +159,7 @@ def test_merge_preview_conflict_and_merge(server, store, http, ns: str) -> None:
 
 
 def test_error_pages(server, http, ns: str) -> None:
-    ui = httpx.Client(base_url=server.base, timeout=30)
+    ui = http_client(base_url=server.base, timeout=30)
     r = ui.get("/ui/log/no_such_branch")
     assert r.status_code == 404 and "does not exist" in r.text and "<h1>Not found" in r.text
     assert "/ui/login" not in r.text  # an open catalog: nothing to sign in to

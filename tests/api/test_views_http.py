@@ -8,10 +8,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
-import httpx
-
 from tests.api import spark_bodies as sb
 from tests.api.test_rest_http import V1, err, make_view
+from tests.http import http_client
 
 
 def replace(http, ns: str, name: str, sql: str, uuid: str, **kw):  # type: ignore[no-untyped-def]
@@ -230,7 +229,7 @@ def test_concurrent_replacements_all_land(http, server, ns) -> None:
 
     def writer(w: int) -> list[int]:
         codes = []
-        with httpx.Client(base_url=server.base, timeout=60) as c:
+        with http_client(base_url=server.base, timeout=60) as c:
             for i in range(5):
                 body = sb.replace_view(uuid, f"SELECT {1000 + w * 100 + i}",
                                        properties={"version.history.num-entries": "100"})

@@ -8,14 +8,15 @@ from html.parser import HTMLParser
 
 import httpx
 
+from tests.http import http_client
 from tests.server import Server
 
 
 def browser(server: Server) -> httpx.Client:
     """A client that keeps cookies and sends the server's origin, as a
     browser on the UI's pages does with every form."""
-    return httpx.Client(base_url=server.base, headers={"Origin": server.base},
-                        follow_redirects=True, timeout=30)
+    return http_client(base_url=server.base, headers={"Origin": server.base},
+                       follow_redirects=True, timeout=30)
 
 
 class _Forms(HTMLParser):

@@ -15,6 +15,7 @@ import pytest
 
 from catalog.access import create_key
 from store import Store
+from tests.http import http_client, http_request
 from tests.s3 import BUCKET, VEND_ROLE, SecuredS3
 from tests.server import Server, serving
 from tests.spark.conftest import module_session
@@ -35,10 +36,10 @@ class World:
     def http(self) -> httpx.Client:
         """As etl, with a token from the catalog."""
         key_id, _, secret = self.key.partition(":")
-        r = httpx.post(f"{self.server.base}/iceberg/v1/oauth/tokens", data={
+        r = http_request("POST", f"{self.server.base}/iceberg/v1/oauth/tokens", data={
             "grant_type": "client_credentials", "client_id": key_id, "client_secret": secret})
         assert r.status_code == 200, r.text
-        return httpx.Client(base_url=self.server.base, timeout=30, headers={
+        return http_client(base_url=self.server.base, timeout=30, headers={
             "Authorization": f"Bearer {r.json()['access_token']}"})
 
 

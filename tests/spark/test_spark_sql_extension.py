@@ -20,6 +20,7 @@ from pyspark.errors import AnalysisException, ParseException
 
 from tests.api.auth_setup import set_up
 from tests.fixtures import BACKENDS, server_fixture
+from tests.http import http_client
 from tests.server import Server
 from tests.spark.conftest import REQUIRE_SPARK, rows
 
@@ -58,7 +59,7 @@ def one(spark: SparkSession, sql: str) -> tuple:
 
 @pytest.fixture(scope="module")
 def http(server: Server):
-    with httpx.Client(base_url=server.base, timeout=30) as client:
+    with http_client(base_url=server.base, timeout=30) as client:
         yield client
 
 
@@ -124,7 +125,7 @@ def spark(spark_jvm, single: Server) -> SparkSession:
 
 @pytest.fixture(scope="module")
 def on_single(single: Server):
-    with httpx.Client(base_url=single.base, timeout=30) as client:
+    with http_client(base_url=single.base, timeout=30) as client:
         yield client
 
 
@@ -324,7 +325,7 @@ def test_a_dbt_project_publishes_through_a_branch_from_its_own_sql(dbt_run: DbtR
     assert dbt_run.process.returncode == 0, out[-4000:]
     assert "Completed successfully" in out
 
-    with httpx.Client(base_url=for_dbt.base, timeout=30) as http:
+    with http_client(base_url=for_dbt.base, timeout=30) as http:
         branch = [e["commitMeta"] for e in
                   http.get("/api/v2/trees/dbt_run/history").json()["logEntries"]]
         main = [e["commitMeta"] for e in

@@ -20,6 +20,7 @@ import pytest
 import spark as sw
 from tests.api.test_gc_warehouse import age
 from tests.fixtures import BACKENDS, server_fixture
+from tests.http import http_client
 from tests.server import Server
 from tests.spark.conftest import module_session, rows
 
@@ -232,7 +233,7 @@ def test_row_lineage_survives_merges(maint: SparkSession, backend_server: Server
     main: main's snapshots number disjoint ranges, next-row-id is past them,
     and Spark's ``_row_id`` is unique over the rows."""
     spark, server = maint, backend_server
-    http = httpx.Client(base_url=server.base, timeout=60)
+    http = http_client(base_url=server.base, timeout=60)
     spark.sql("CREATE NAMESPACE maint.lin")
     spark.sql("CREATE TABLE maint.lin.t (id BIGINT) USING iceberg "
               "TBLPROPERTIES ('format-version'='3')")
@@ -300,7 +301,7 @@ def _fsck(http: httpx.Client) -> dict[str, Any]:
 def test_gc_fsck_restore_revert_keep_deletion_vectors(maint: SparkSession,
                                                      backend_server: Server) -> None:
     server = backend_server
-    http = httpx.Client(base_url=server.base, timeout=60)
+    http = http_client(base_url=server.base, timeout=60)
     maint.sql("CREATE NAMESPACE maint.mnt")
     maint.sql(f"CREATE TABLE maint.mnt.t (id BIGINT) {V3_MOR}")
     maint.sql("INSERT INTO maint.mnt.t VALUES (1), (2), (3), (4), (5), (6)")

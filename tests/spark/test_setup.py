@@ -145,24 +145,26 @@ def test_spark_setup_fetches_the_official_jars_with_maven_once(spark_ready, tmp_
     assert "Sapwood's Spark SQL extension (already compiled):" in again.stdout
 
 
-def test_a_maven_that_fails_is_named_and_the_fallback_is_said(tmp_path):
-    out = _setup({"SAPWOOD_CACHE_DIR": str(tmp_path), "SAPWOOD_MVN": "/bin/false",
-                  # Only what Maven's failure prints matters here, not a build.
-                  "SAPWOOD_ICEBERG_SPARK_JARS": ""})
-    # The fallback itself may build (that is the next test); what is said is this:
-    assert "Maven could not fetch org.apache.iceberg:iceberg-spark-runtime-3.5_2.12" in (
-        out.stdout + out.stderr), out.stdout + out.stderr
-    assert "using the fallback built from PyPI and Debian packages" in out.stdout
+Run = subprocess.CompletedProcess[str]
 
 
-def test_without_maven_spark_setup_builds_once_into_an_empty_cache(spark_ready, tmp_path):
-    env = {"SAPWOOD_CACHE_DIR": str(tmp_path), "SAPWOOD_MVN": "off"}
-    first = _setup(env)
+@pytest.fixture(scope="module")
+def without_maven(spark_ready, tmp_path_factory: pytest.TempPathFactory,
+                  ) -> tuple[Path, Run, Run]:
+    """spark-setup without Maven into an empty cache, then again: the cache
+    and both runs (the fallback build is made once for the module)."""
+    cache = tmp_path_factory.mktemp("no-maven-cache")
+    env = {"SAPWOOD_CACHE_DIR": str(cache), "SAPWOOD_MVN": "off"}
+    return cache, _setup(env), _setup(env)
+
+
+def test_without_maven_spark_setup_builds_once_into_an_empty_cache(without_maven):
+    cache, first, again = without_maven
     assert first.returncode == 0, first.stderr
     assert "note: the official jars were not fetched (SAPWOOD_MVN=off)" in first.stdout
     assert "downloading libhttpclient5-java, libhttpcore5-java" in first.stdout
-    assert f"built into {tmp_path / 'spark'}" in first.stdout
-    jar = next((tmp_path / "spark").glob("iceberg-shaded-deps-*.jar"))
+    assert f"built into {cache / 'spark'}" in first.stdout
+    jar = next((cache / "spark").glob("iceberg-shaded-deps-*.jar"))
     assert str(jar) in first.stdout
     with zipfile.ZipFile(jar) as z:
         names = set(z.namelist())
@@ -171,10 +173,21 @@ def test_without_maven_spark_setup_builds_once_into_an_empty_cache(spark_ready, 
         assert b"setTlsSocketStrategy" in z.read(SHADED_POOL_BUILDER)
         assert not any(n.startswith(("com/", "org/apache/hc/")) for n in names)
 
-    again = _setup(env)
     assert again.returncode == 0, again.stderr
-    assert f"already built in {tmp_path / 'spark'}" in again.stdout
+    assert f"already built in {cache / 'spark'}" in again.stdout
     assert "downloading" not in again.stdout
+
+
+def test_a_maven_that_fails_is_named_and_the_fallback_is_said(without_maven):
+    # Into the cache the fallback was built in (building it is the test
+    # above): only what Maven's failure prints matters here.
+    cache, _, _ = without_maven
+    out = _setup({"SAPWOOD_CACHE_DIR": str(cache), "SAPWOOD_MVN": "/bin/false"})
+    assert out.returncode == 0, out.stderr
+    assert "Maven could not fetch org.apache.iceberg:iceberg-spark-runtime-3.5_2.12" in (
+        out.stdout + out.stderr), out.stdout + out.stderr
+    assert "using the fallback built from PyPI and Debian packages" in out.stdout
+    assert f"already built in {cache / 'spark'}" in out.stdout
 
 
 def test_the_override_takes_given_jars_or_names_the_missing_ones(tmp_path):

@@ -13,6 +13,7 @@ from pyiceberg.types import IntegerType
 
 from tests.api.test_pyiceberg import SCHEMA, rows, version
 from tests.api.test_versioning_http import V2, head
+from tests.http import http_client
 
 
 def merge(http, source: str, into: str = "main", **extra: Any) -> Any:
@@ -252,8 +253,6 @@ def test_a_merge_that_gives_up_says_why_and_whether_to_retry(server, store, http
     one side cannot be merged: a 409 that says why, not retryable."""
     import threading
 
-    import httpx
-
     main = server.catalog()
     main.create_table(f"{ns}.t", SCHEMA).append(rows(2))
     names = [f"m{i}_{ns}" for i in range(8)]
@@ -264,7 +263,7 @@ def test_a_merge_that_gives_up_says_why_and_whether_to_retry(server, store, http
     uuid = http.get(f"/iceberg/v1/namespaces/{ns}/tables/t").json()["metadata"]["table-uuid"]
 
     def move() -> None:
-        with httpx.Client(base_url=server.base, timeout=30) as mover:
+        with http_client(base_url=server.base, timeout=30) as mover:
             i = 0
             while not stop.is_set():
                 i += 1
@@ -292,7 +291,13 @@ def test_a_merge_that_gives_up_says_why_and_whether_to_retry(server, store, http
     finally:
         stop.set()
         mover.join()
-    assert "applied" in outcomes, outcomes
+    # Whether any landed while the writer ran is the scheduler's business;
+    # what the answer promises is not: an abandoned merge sent again once
+    # the target holds still lands.
+    for name, outcome in zip(names, outcomes, strict=True):
+        if outcome == "abandoned":
+            r = merge(http, name)
+            assert r.status_code == 200 and r.json()["wasApplied"], r.text
 
     # Different objects under one key: never combined, and sending it again
     # will not help.

@@ -7,8 +7,9 @@ In bounded memory: commits are read a batch at a time in generation order
 (from a skeleton of hash and generation per commit, the only thing held for
 all of them besides each commit's ancestry), and the posting rows are
 compared by digest — per bucket of terms, the count and sum of the rows'
-hashes — with the exact rows of a bucket gathered only when its digests
-differ (a damaged index)."""
+hashes — with the exact rows of the buckets whose digests differ (a damaged
+index) gathered only then, as many buckets at once as a bound on rows
+allows."""
 
 from __future__ import annotations
 
@@ -35,6 +36,9 @@ _BATCH = 500
 _FULL_BATCH = 25
 _PAGE = 5_000
 _BUCKETS = 256
+# The exact rows a damaged index is compared by, gathered at once (wanted
+# and held; a few hundred bytes each): see _groups.
+_DAMAGE_ROWS = 100_000
 MERGE_CACHE_BYTES = 64 * 1024 * 1024
 _SELECT_FULL = select(*COMMIT_COLUMNS).where(
     COMMITS.c.hash.in_(bindparam("hashes", expanding=True)))
@@ -93,16 +97,35 @@ def check_change_index(db: Database, report: Report, progress: Progress = None,
     have = _Digests()
     for row in _rows(db, CHANGES):
         have.add(row)
-    for b in want.differing(have):
+    for group in _groups(want.differing(have), want, have):
         wanted = {row for _, rows in _wanted(db, {}, None, cache_bytes) for row in rows
-                  if bucket(row) == b}
-        held = {row for row in _rows(db, CHANGES) if bucket(row) == b}
+                  if bucket(row) in group}
+        held = {row for row in _rows(db, CHANGES) if bucket(row) in group}
         for row in sorted(wanted - held, key=str):
             report("missing-change", str(row[2])[:12], f"no {row[5]} row for {row[0]}")
         for row in sorted(held - wanted, key=str):
             report("unexpected-change", str(row[2])[:12],
                    f"{row[5]} row for {row[0]} that the commit does not justify")
     return checked
+
+
+def _groups(buckets: list[int], want: _Digests, have: _Digests) -> Iterator[set[int]]:
+    """The differing buckets in groups whose rows (wanted and held) number at
+    most _DAMAGE_ROWS together, but for a bucket larger than that alone: each
+    group costs a pass over the commits and the index, so a few damaged rows
+    cost one pass, not one per bucket they fall in (256 passes for rows in
+    every bucket)."""
+    group: set[int] = set()
+    size = 0
+    for b in buckets:
+        n = want.count[b] + have.count[b]
+        if group and size + n > _DAMAGE_ROWS:
+            yield group
+            group, size = set(), 0
+        group.add(b)
+        size += n
+    if group:
+        yield group
 
 
 def _rows(db: Database, table: Table) -> Iterator[Row]:

@@ -133,3 +133,19 @@ def test_a_small_memory_budget_finds_nothing_that_is_not_there(store: Store):
     small = fsck(store, memory_budget=1_000_000)
     assert small.ok, small.problems
     assert small.contents == fsck(store).contents
+
+
+def test_damaged_buckets_are_compared_in_groups_within_the_row_bound() -> None:
+    """A damaged index is compared a group of buckets per pass over the
+    commits: as few passes as the bound on gathered rows allows, a bucket
+    larger than the bound alone."""
+    from store import fsck_changes as fc
+
+    want, have = fc._Digests(), fc._Digests()
+    for b, n in ((1, 10), (2, 20), (3, fc._DAMAGE_ROWS), (4, fc._DAMAGE_ROWS // 2),
+                 (5, fc._DAMAGE_ROWS // 2)):
+        want.count[b], have.count[b] = n, n - 1
+    groups = list(fc._groups([1, 2, 3, 4, 5], want, have))
+    assert groups == [{1, 2}, {3}, {4}, {5}]
+    assert list(fc._groups([1, 2], want, have)) == [{1, 2}]
+    assert list(fc._groups([], want, have)) == []

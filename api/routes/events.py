@@ -47,8 +47,12 @@ async def list_events(request: Request,
     while not events and not more and time.monotonic() < deadline:
         # A long poll, caught up: look again when something was committed
         # (cheap on SQLite: the database's change counter), and then only at
-        # what landed since the last look, hidden or not.
+        # what landed since the last look, hidden or not. A client gone away
+        # ends it: nobody would read the answer, and a server stopping waits
+        # for every request in flight.
         await asyncio.sleep(0.05)
+        if await request.is_disconnected():
+            break
         if await c.read(feed.events.last) > cursor:
             events, more, cursor = await run_in_threadpool(
                 feed.page_to, replace(q, after=cursor), may_read_ref, keys_of)

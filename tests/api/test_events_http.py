@@ -15,8 +15,10 @@ from cloudevents.http import CloudEvent
 
 from catalog.access import create_key
 from store import Store
+from tests.http import http_client, http_request
 from tests.openlineage_parse import parse
 from tests.server import serving
+from tests.zygote_client import run as sapwood
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False)])
 
@@ -36,7 +38,7 @@ def _feed(http: httpx.Client, **params: object) -> list[dict]:
 
 def test_the_feed_says_what_changed_in_order(tmp_path: Path) -> None:
     with serving(f"sqlite:///{tmp_path / 'sapwood.db'}", tmp_path) as server:
-        http = httpx.Client(base_url=server.base, timeout=30)
+        http = http_client(base_url=server.base, timeout=30)
         cat = server.catalog()
         cat.create_namespace("sales")
         t = cat.create_table("sales.t", SCHEMA)
@@ -94,16 +96,16 @@ def test_a_reader_of_sales_learns_nothing_about_hr(tmp_path: Path) -> None:
         admin.create_table("hr.salaries", SCHEMA).append(pa.table({"id": [1]}, schema=SCHEMA))
         admin.create_table("sales.t", SCHEMA)
         key_id, _, secret = keys["seller"].partition(":")
-        token = httpx.post(f"{server.base}/iceberg/v1/oauth/tokens", data={
+        token = http_request("POST", f"{server.base}/iceberg/v1/oauth/tokens", data={
             "grant_type": "client_credentials", "client_id": key_id,
             "client_secret": secret}).json()["access_token"]
-        seller = httpx.Client(base_url=server.base, timeout=30,
-                              headers={"Authorization": f"Bearer {token}"})
+        seller = http_client(base_url=server.base, timeout=30,
+                             headers={"Authorization": f"Bearer {token}"})
         seen = _feed(seller)
         keys_seen = {tuple(op["key"]) for e in seen for c in e["data"].get("commits", [])
                      for op in c["operations"]}
         assert keys_seen == {("sales",), ("sales", "t")}
-        everything = _feed(httpx.Client(base_url=server.base, timeout=30, headers={
+        everything = _feed(http_client(base_url=server.base, timeout=30, headers={
             "Authorization": f"Bearer {_token(server.base, keys['admin'])}"}))
         assert len(everything) > len(seen)  # the hr commits are not shown to the seller
         # The Iceberg REST shape of the feed hides the same.
@@ -118,7 +120,7 @@ def test_a_reader_of_sales_learns_nothing_about_hr(tmp_path: Path) -> None:
 
 def _token(base: str, key: str) -> str:
     key_id, _, secret = key.partition(":")
-    return str(httpx.post(f"{base}/iceberg/v1/oauth/tokens", data={
+    return str(http_request("POST", f"{base}/iceberg/v1/oauth/tokens", data={
         "grant_type": "client_credentials", "client_id": key_id,
         "client_secret": secret}).json()["access_token"])
 
@@ -132,17 +134,17 @@ def test_sapwood_events_prints_and_follows_the_feed(tmp_path: Path) -> None:
     with serving(f"sqlite:///{tmp_path / 'sapwood.db'}", tmp_path) as server:
         cat = server.catalog()
         cat.create_namespace("sales")
-        cmd = [*sapwood_command(), "events", "--uri", server.base]
         # --json: the API's answer, one document.
-        feed = json.loads(subprocess.run([*cmd, "--json"], capture_output=True, text=True,
-                                         timeout=60, check=True).stdout)
-        assert feed == httpx.get(f"{server.base}/api/v2/events",
-                                 params={"maxRecords": 500}).json()
+        feed = json.loads(sapwood(["events", "--uri", server.base, "--json"], timeout=60,
+                                  check=True).stdout)
+        assert feed == http_request("GET", f"{server.base}/api/v2/events",
+                                    params={"maxRecords": 500}).json()
         assert [e["type"] for e in feed["events"]] == ["dev.sapwood.reference.created",
                                                        "dev.sapwood.commit"]
         last = feed["events"][-1]["id"]
         # With --follow the feed never ends: one CloudEvent per line.
-        follow = subprocess.Popen([*cmd, "--follow", "--json", "--after", last],
+        follow = subprocess.Popen([*sapwood_command(), "events", "--uri", server.base,
+                                   "--follow", "--json", "--after", last],
                                   stdout=subprocess.PIPE, text=True)
         try:
             cat.create_table("sales.t", SCHEMA)
@@ -156,13 +158,33 @@ def test_sapwood_events_prints_and_follows_the_feed(tmp_path: Path) -> None:
             follow.wait()
 
 
+def test_a_long_poll_ends_with_its_client(tmp_path: Path) -> None:
+    """A client that goes away ends its long poll: a server told to stop
+    then stops at once instead of waiting out an answer nobody will read
+    (it waited the whole 60 s)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    with serving(f"sqlite:///{tmp_path / 'sapwood.db'}", tmp_path) as server:
+        url = urlsplit(server.base)
+        poll = socket.create_connection((url.hostname, url.port))
+        poll.sendall(b"GET /api/v2/events?after=1000&wait=60 HTTP/1.1\r\n"
+                     b"Host: 127.0.0.1\r\n\r\n")
+        # Answered after the poll's request was read: the poll is waiting now.
+        assert http_request("GET", f"{server.base}/api/v2/events").status_code == 200
+        poll.close()
+        assert server.proc is not None
+        server.proc.terminate()
+        server.proc.wait(10)  # TimeoutExpired: it waited out the poll
+
+
 def test_openlineage_for_a_view_carries_its_recorded_column_lineage(tmp_path: Path) -> None:
     import uuid
 
     from tests.api import spark_bodies as sb
 
     with serving(f"sqlite:///{tmp_path / 'sapwood.db'}", tmp_path) as server:
-        http = httpx.Client(base_url=server.base, timeout=30)
+        http = http_client(base_url=server.base, timeout=30)
         server.catalog().create_namespace("sales")
         assert http.post("/iceberg/v1/namespaces/sales/tables",
                          json=sb.create_table("base")).status_code == 200

@@ -97,7 +97,7 @@ def decode_operations(raw: str) -> tuple[CommitOperation, ...]:
 
 
 def record_from_row(row: object) -> CommitRecord:
-    parents = (row.parent,) if row.parent else ()  # type: ignore[attr-defined]
+    parents: tuple[str, ...] = (row.parent,) if row.parent else ()  # type: ignore[attr-defined]
     if row.merge_parents:  # type: ignore[attr-defined]
         parents += tuple(json.loads(row.merge_parents))  # type: ignore[attr-defined]
     return CommitRecord(

@@ -2,20 +2,23 @@ import json
 import subprocess
 
 from tests.server import sapwood_command
+from tests.zygote_client import run
 
 
-def _sapwood(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+def _sapwood(*args: str) -> subprocess.CompletedProcess:
+    """The verb, forked from the worker's zygote (tests/zygote.py)."""
+    return run(list(args))
+
+
+def test_version_from_the_installed_console_script():
     # The console script of the interpreter running the tests (not whichever
-    # one PATH finds first: a virtual environment need not be activated).
+    # one PATH finds first: a virtual environment need not be activated), as
+    # a process of its own: what `pip install -e .` put there runs.
     cmd = sapwood_command()
     assert cmd, "the sapwood console script is not installed (pip install -e .)"
-    return subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=120, env=env)
-
-
-def test_version():
-    out = _sapwood("version")
+    out = subprocess.run([*cmd, "version"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "0.1.0"
-    flag = _sapwood("--version")
+    flag = subprocess.run([*cmd, "--version"], capture_output=True, text=True, timeout=120)
     assert flag.returncode == 0 and flag.stdout == "0.1.0\n", flag.stderr
 
 

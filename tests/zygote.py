@@ -9,9 +9,14 @@ so what serves the tests is the real command in a process of its own. Nothing
 of the application reads the environment at import
 (tests/test_zygote.py holds that), so a child's settings are its own.
 
-Protocol: one JSON line in ({"argv", "env", "cwd", "log"}), one JSON line out
-({"pid"}). When a child ends, the zygote writes its return code (Popen's:
-negative for a signal) to ``<status_dir>/<pid>``.
+The suite's ``sapwood`` verbs (gc, fsck, log, view check ...) run the same
+way (``tests.zygote_client.run``): a verb's own work, not 1-2 s of imports
+each, about 200 times a run.
+
+Protocol: one JSON line in ({"argv", "env", "cwd", "log"}, optionally "err",
+a file of its own for stderr, else the log), one JSON line out ({"pid"}).
+When a child ends, the zygote writes its return code (Popen's: negative for
+a signal) to ``<status_dir>/<pid>``.
 """
 
 from __future__ import annotations
@@ -24,8 +29,12 @@ import threading
 import traceback
 from pathlib import Path
 
-# What a `sapwood serve` (or any verb) imports; the rest comes in the child.
+# What a `sapwood serve` or a verb imports (the verbs import theirs when run);
+# the rest comes in the child.
 PRELOAD = ("api.app", "api.server", "cli.main", "cli.versioning", "cli.database",
+           "cli.client", "cli.output", "catalog.maintenance.gc",
+           "catalog.maintenance.fsck_files", "catalog.maintenance.reports", "store.fsck",
+           "store.dump", "catalog.access", "psycopg", "rich.console", "rich.table",
            "pyiceberg.catalog.rest", "pyiceberg.io.pyarrow", "pyiceberg.io.fsspec")
 
 
@@ -50,12 +59,18 @@ def _child(request: dict[str, object]) -> None:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         os.setpgid(0, 0)  # a group of its own, as a new process would lead
         fd = os.open(str(request["log"]), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        err = os.open(str(request["err"]), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644) \
+            if request.get("err") else fd
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         os.dup2(fd, 1)
-        os.dup2(fd, 2)
+        os.dup2(err, 2)
         os.environ.clear()
         os.environ.update(request["env"])  # type: ignore[arg-type]
+        if os.environ.get("PYTHONFAULTHANDLER"):  # as a new interpreter would
+            import faulthandler
+
+            faulthandler.enable()
         os.chdir(str(request["cwd"]))
         sys.argv = list(request["argv"])  # type: ignore[call-overload]
         from cli.main import main

@@ -74,8 +74,10 @@ class _Zygote:
             raise RuntimeError("the test zygote exited")
         return json.loads(line)  # type: ignore[no-any-return]
 
-    def fork(self, argv: list[str], env: dict[str, str], log: Path) -> Forked:
-        request = {"argv": argv, "env": env, "cwd": os.getcwd(), "log": str(log)}
+    def fork(self, argv: list[str], env: dict[str, str], log: Path,
+             err: Path | None = None) -> Forked:
+        request = {"argv": argv, "env": env, "cwd": os.getcwd(), "log": str(log),
+                   "err": str(err) if err else None}
         with self.lock:
             assert self.proc.stdin is not None
             self.proc.stdin.write(json.dumps(request) + "\n")
@@ -92,16 +94,39 @@ _zygote: _Zygote | None = None
 _zygote_lock = threading.Lock()
 
 
-def spawn(args: list[str], env: dict[str, str], log: Path,
+def spawn(args: list[str], env: dict[str, str], log: Path, err: Path | None = None,
           ) -> Forked | subprocess.Popen[bytes]:
-    """``sapwood ARGS`` with ``env``, its output appended to ``log``."""
+    """``sapwood ARGS`` with ``env``, its output appended to ``log`` (its
+    stderr to ``err`` when given)."""
     global _zygote
     if not ENABLED:
-        with open(log, "ab") as out:
+        with open(log, "ab") as out, open(err or log, "ab") as errors:
             return subprocess.Popen([*sapwood_command(), *args], env=env, stdout=out,
-                                    stderr=subprocess.STDOUT)
+                                    stderr=errors if err else subprocess.STDOUT)
     with _zygote_lock:
         if _zygote is None or _zygote.proc.poll() is not None:
             _zygote = _Zygote()
             atexit.register(_zygote.close)
-    return _zygote.fork(["sapwood", *args], env, log)
+    return _zygote.fork(["sapwood", *args], env, log, err)
+
+
+def run(args: list[str], *, env: dict[str, str] | None = None, timeout: float = 120,
+        check: bool = False) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run([sapwood, *args], capture_output=True, text=True)``,
+    forked from the zygote: ``env`` is added to this process's environment
+    (COLUMNS and the like are the child's own); stdout and stderr apart. A
+    verb that outlives ``timeout`` is killed and TimeoutExpired raised."""
+    with tempfile.TemporaryDirectory(prefix="sapwood-run-") as tmp:
+        out, err = Path(tmp) / "out", Path(tmp) / "err"
+        proc = spawn(args, {**os.environ, **(env or {})}, out, err)
+        try:
+            code = proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+            raise
+        done = subprocess.CompletedProcess(["sapwood", *args], code, out.read_text(),
+                                           err.read_text())
+    if check:
+        done.check_returncode()
+    return done

@@ -5,7 +5,6 @@ with the Spark tests)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 
 from typer.testing import CliRunner
@@ -14,7 +13,8 @@ from cli.main import command
 from tests.api.test_cli_versioning import run
 from tests.api.test_mviews_http import append, base_table, refresh
 from tests.fixtures import server_fixture
-from tests.server import Server, sapwood_command
+from tests.server import Server
+from tests.zygote_client import run as sapwood
 
 # The CLI speaks HTTP only: one SQLite-backed server is enough here (the
 # HTTP tests cover both backends).
@@ -22,9 +22,8 @@ server = server_fixture(prefix="cli-mviews")
 
 
 def status(server: Server, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*sapwood_command(), "mv", "status", *args], capture_output=True,
-                          text=True, env={**os.environ, "SAPWOOD_URI": server.base,
-                                          "COLUMNS": "200"}, timeout=60)
+    return sapwood(["mv", "status", *args], env={"SAPWOOD_URI": server.base, "COLUMNS": "200"},
+                   timeout=60)
 
 
 def untimed(freshness: dict) -> dict:

@@ -3,13 +3,10 @@ server: each verb once, and one failing case each with its message."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-
 from tests.api import spark_bodies as sb
 from tests.api.test_versioning_http import head
 from tests.fixtures import server_fixture
-from tests.server import sapwood_command
+from tests.zygote_client import run as sapwood
 
 # The CLI speaks HTTP only: one SQLite-backed server is enough here (the
 # HTTP tests cover both backends).
@@ -17,9 +14,7 @@ server = server_fixture(prefix="cli")
 
 
 def run(server, *args: str, ok: bool = True) -> str:  # type: ignore[no-untyped-def]
-    proc = subprocess.run([*sapwood_command(), *args], capture_output=True, text=True,
-                          env={**os.environ, "SAPWOOD_URI": server.base, "COLUMNS": "200"},
-                          timeout=60)
+    proc = sapwood([*args], env={"SAPWOOD_URI": server.base, "COLUMNS": "200"}, timeout=60)
     if ok:
         assert proc.returncode == 0, proc.stdout + proc.stderr
         return proc.stdout
@@ -119,7 +114,6 @@ def test_merge_conflict_and_transplant(server, http, ns) -> None:
 
 
 def test_unreachable_server_is_one_line(tmp_path) -> None:
-    proc = subprocess.run([*sapwood_command(), "branch", "list", "--uri", "http://127.0.0.1:9"],
-                          capture_output=True, text=True, timeout=60)
+    proc = sapwood(["branch", "list", "--uri", "http://127.0.0.1:9"], timeout=60)
     assert proc.returncode == 1
     assert proc.stderr.strip().startswith("error: cannot reach the catalog at")

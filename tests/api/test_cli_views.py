@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 from typing import Any
 
 import httpx
@@ -21,7 +20,8 @@ from tests.api import spark_bodies as sb
 from tests.api.auth_setup import set_up
 from tests.api.test_cli_versioning import run
 from tests.fixtures import server_fixture
-from tests.server import Server, sapwood_command, serving
+from tests.server import Server, serving
+from tests.zygote_client import run as sapwood
 
 V1 = "/iceberg/v1"
 
@@ -58,9 +58,8 @@ def test_view_verbs(server, http) -> None:
     added = run(server, "view", "transpile", "shop.daily", "--from", "spark", "--to", "trino")
     assert "version 2 adds trino" in added and "UPPER(name)" in added
     http.delete(f"{V1}/namespaces/shop/tables/old")
-    checked = [subprocess.run([*sapwood_command(), *group, "check", "main"],
-                              capture_output=True, text=True, timeout=60,
-                              env={**os.environ, "SAPWOOD_URI": server.base, "COLUMNS": "200"})
+    checked = [sapwood([*group, "check", "main"], timeout=60,
+                       env={"SAPWOOD_URI": server.base, "COLUMNS": "200"})
                for group in (["view"], ["views"])]
     for proc in checked:
         assert proc.returncode == 1, proc.stdout + proc.stderr
@@ -158,9 +157,8 @@ WHOLE_HASH = re.compile(r"^[0-9a-f]{64}\t\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z
 def test_tables_keep_whole_hashes_and_dry_runs_say_would(server, http, ns) -> None:
     dev, head = history(server, http, ns)
     # Piped, on a narrow terminal width: plain lines, nothing cut.
-    log = subprocess.run([*sapwood_command(), "log", dev, "--limit", "3"], capture_output=True,
-                         text=True, timeout=60,
-                         env={**os.environ, "SAPWOOD_URI": server.base, "COLUMNS": "40"})
+    log = sapwood(["log", dev, "--limit", "3"], timeout=60,
+                  env={"SAPWOOD_URI": server.base, "COLUMNS": "40"})
     assert log.returncode == 0, log.stderr
     lines = log.stdout.splitlines()
     assert lines[0] == "hash\ttime\tauthor\tmessage" and len(lines) == 4, log.stdout
@@ -190,10 +188,8 @@ def test_the_cli_sends_its_credential(tmp_path) -> None:
     people = set_up(url)
     with serving(url, tmp_path, {"SAPWOOD_AUTH": "1"}) as srv:
         env = {**os.environ, "SAPWOOD_URI": srv.base, "COLUMNS": "200"}
-        denied = subprocess.run([*sapwood_command(), "branch", "list"], capture_output=True,
-                                text=True, env=env, timeout=60)
+        denied = sapwood(["branch", "list"], env=env, timeout=60)
         assert denied.returncode == 1 and "Authentication required" in denied.stderr
-        ok = subprocess.run([*sapwood_command(), "branch", "list"], capture_output=True,
-                            text=True, env={**env, "SAPWOOD_CREDENTIAL": people.keys["reader"]},
-                            timeout=60)
+        ok = sapwood(["branch", "list"], timeout=60,
+                     env={**env, "SAPWOOD_CREDENTIAL": people.keys["reader"]})
         assert ok.returncode == 0 and "main" in ok.stdout, ok.stderr

@@ -8,8 +8,6 @@ sent while one is being served is answered before it."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -25,10 +23,12 @@ from core.content import IcebergTable, Namespace
 from store import Store
 from tests.api.test_webhooks import Receiver, _until
 from tests.fixtures import BACKENDS, database_url, server_fixture
+from tests.http import http_client
 from tests.proxy import LossyProxy
 from tests.s3 import LocalS3
-from tests.server import Server, sapwood_command, serving
+from tests.server import Server, serving
 from tests.store.helpers import K
+from tests.zygote_client import run as sapwood
 
 HIDDEN = 1100
 
@@ -64,8 +64,8 @@ server = server_fixture(BACKENDS, env={"SAPWOOD_AUTH": "1",
 
 def client(server: Server, who: str) -> httpx.Client:
     keys: dict[str, str] = server.people  # type: ignore[attr-defined]
-    return httpx.Client(base_url=server.base, timeout=60,
-                        headers={"Authorization": f"Bearer {keys[who]}"})
+    return http_client(base_url=server.base, timeout=60,
+                       headers={"Authorization": f"Bearer {keys[who]}"})
 
 
 def commit_hidden(store: Store, n: int, start: int = 0) -> None:
@@ -102,10 +102,8 @@ def test_a_hidden_stretch_answers_with_a_cursor_past_it(server: Server) -> None:
     assert commit["operations"][0]["key"] == ["sales", "after_hidden"]
     # The command line follows the cursor through the hidden stretch too.
     keys: dict[str, str] = server.people  # type: ignore[attr-defined]
-    printed = subprocess.run(
-        [*sapwood_command(), "events", "--uri", server.base, "--after", str(start), "--json"],
-        capture_output=True, text=True, timeout=120, check=True,
-        env={**os.environ, "SAPWOOD_CREDENTIAL": keys["reader"]}).stdout
+    printed = sapwood(["events", "--uri", server.base, "--after", str(start), "--json"],
+                      timeout=120, check=True, env={"SAPWOOD_CREDENTIAL": keys["reader"]}).stdout
     assert [int(e["id"]) for e in json.loads(printed)["events"]] == [visible]
 
 
@@ -181,7 +179,7 @@ def test_a_page_is_served_off_the_event_loop(backend: str, request: pytest.Fixtu
                         CommitMeta(name))
             finally:
                 store.close()
-            http = httpx.Client(base_url=srv.base, timeout=60)
+            http = http_client(base_url=srv.base, timeout=60)
             try:
                 feed = _while_held(proxy, http, lambda: http.get("/api/v2/events", params={
                     "after": before, "ref": "main"}))

@@ -27,17 +27,19 @@ from store import Store
 from tests.api.test_gc_warehouse import _files, _gc, _path, age
 from tests.api.test_pyiceberg import SCHEMA, rows
 from tests.fixtures import WITH_S3, server_fixture
-from tests.server import Server, sapwood_command, serving
+from tests.http import http_client
+from tests.server import Server, serving
+from tests.zygote_client import run as sapwood
+from tests.zygote_client import spawn
 
 server = server_fixture(WITH_S3)
 
 
 def _fsck(server: Server, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*sapwood_command(), "fsck", "--database", server.database_url,
-                           "--warehouse", server.warehouse, "--files", "--grace", "0", *args],
-                          capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "SAPWOOD_DATA_DIR": str(server.data_dir),
-                               **getattr(getattr(server, "s3", None), "env", {})})
+    return sapwood(["fsck", "--database", server.database_url, "--warehouse", server.warehouse,
+                    "--files", "--grace", "0", *args], timeout=120,
+                   env={"SAPWOOD_DATA_DIR": str(server.data_dir),
+                        **getattr(getattr(server, "s3", None), "env", {})})
 
 
 def whole(http: httpx.Client) -> None:
@@ -153,7 +155,7 @@ def test_gc_looping_beside_writers_loses_nothing(tmp_path: Path) -> None:
     branches' files; and storage stops growing across rounds: what history
     holds (metadata files) stays bounded while the appended data grows."""
     with serving(f"sqlite:///{tmp_path / 'sapwood.db'}", tmp_path) as server:
-        http = httpx.Client(base_url=server.base, timeout=30)
+        http = http_client(base_url=server.base, timeout=30)
         cat = server.catalog()
         cat.create_namespace("ns")
         for i in range(3):
@@ -176,17 +178,18 @@ def test_gc_looping_beside_writers_loses_nothing(tmp_path: Path) -> None:
                 t.start()
             end = time.monotonic() + RUN_S
             while time.monotonic() < end:
-                proc = subprocess.Popen(_gc_command(server), stdout=subprocess.PIPE,
-                                        stderr=subprocess.STDOUT, text=True,
-                                        env={**os.environ, "PYTHONFAULTHANDLER": "1"})
+                log = tmp_path / f"gc-{run}-{time.monotonic_ns()}.log"
+                proc = spawn(_gc_args(server), {**os.environ, "PYTHONFAULTHANDLER": "1"}, log)
                 if rng.random() < 0.6:
                     time.sleep(rng.uniform(0.3, 2.0))
                     proc.send_signal(signal.SIGKILL)
                 try:
-                    out = proc.communicate(timeout=60)[0]
+                    proc.wait(60)
                 except subprocess.TimeoutExpired:
                     proc.send_signal(signal.SIGABRT)  # faulthandler: where it hangs
-                    raise AssertionError(proc.communicate(timeout=30)[0]) from None
+                    proc.wait(30)
+                    raise AssertionError(log.read_text()) from None
+                out = log.read_text()
                 assert proc.returncode in (0, 2, -signal.SIGKILL), out
                 removed += _removed(out)
             stop.set()
@@ -194,13 +197,11 @@ def test_gc_looping_beside_writers_loses_nothing(tmp_path: Path) -> None:
                 t.join(timeout=120)
             assert not errors, errors
             _all_read(server, acked, run)
-            settled = subprocess.run(_gc_command(server), capture_output=True, text=True,
-                                     timeout=120)
+            settled = sapwood(_gc_args(server), timeout=120)
             assert settled.returncode in (0, 2), settled.stdout + settled.stderr
             removed += _removed(settled.stdout)
             rounds.append(_storage(server))
-        final = subprocess.run(_gc_command(server), capture_output=True, text=True,
-                               timeout=120)
+        final = sapwood(_gc_args(server), timeout=120)
         assert final.returncode in (0, 2), final.stdout + final.stderr
         removed += _removed(final.stdout)
         _all_read(server, acked, RUNS)
@@ -210,9 +211,8 @@ def test_gc_looping_beside_writers_loses_nothing(tmp_path: Path) -> None:
         # five seconds wrote.
         assert rounds[-1]["metadata_files"] < 2 * rounds[0]["metadata_files"], rounds
         assert rounds[-1]["data_bytes"] > rounds[0]["data_bytes"], rounds
-        check = subprocess.run([*sapwood_command(), "fsck", "--database", server.database_url,
-                                "--warehouse", server.warehouse, "--files", "--grace", "0"],
-                               capture_output=True, text=True, timeout=120)
+        check = sapwood(["fsck", "--database", server.database_url, "--warehouse",
+                         server.warehouse, "--files", "--grace", "0"], timeout=120)
         assert check.returncode == 0, check.stdout + check.stderr
         assert removed > 0, "gc never removed a deleted branch's files"
         assert sum(len(a) for a in acked.values()) > 3 * RUNS
@@ -237,9 +237,9 @@ def _all_read(server: Server, acked: dict[int, set[int]], run: int) -> None:
         assert rows_acked <= got, (run, i, sorted(rows_acked - got))
 
 
-def _gc_command(server: Server) -> list[str]:
-    return [*sapwood_command(), "gc", "--database", server.database_url, "--warehouse",
-            server.warehouse, "--grace", "0", "--write-window", "10"]
+def _gc_args(server: Server) -> list[str]:
+    return ["gc", "--database", server.database_url, "--warehouse", server.warehouse,
+            "--grace", "0", "--write-window", "10"]
 
 
 def _removed(out: str) -> int:

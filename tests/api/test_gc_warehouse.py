@@ -14,7 +14,7 @@ from store import Store
 from store.fsck import fsck
 from tests.api.test_pyiceberg import SCHEMA, rows, version
 from tests.fixtures import WITH_S3, server_fixture
-from tests.server import sapwood_command
+from tests.zygote_client import run as sapwood
 
 server = server_fixture(WITH_S3)
 
@@ -48,12 +48,10 @@ def age(server, seconds: float) -> None:  # type: ignore[no-untyped-def]
 
 
 def _gc(server, *args: str) -> subprocess.CompletedProcess[str]:  # type: ignore[no-untyped-def]
-    return subprocess.run([*sapwood_command(), "gc", "--database", server.database_url,
-                           "--warehouse", server.warehouse, "--grace", "0",
-                           "--write-window", "3600", *args],
-                          capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "SAPWOOD_DATA_DIR": str(server.data_dir),
-                               **getattr(getattr(server, "s3", None), "env", {})})
+    return sapwood(["gc", "--database", server.database_url, "--warehouse", server.warehouse,
+                    "--grace", "0", "--write-window", "3600", *args], timeout=120,
+                   env={"SAPWOOD_DATA_DIR": str(server.data_dir),
+                        **getattr(getattr(server, "s3", None), "env", {})})
 
 
 def test_gc_removes_a_deleted_branch_and_its_files(server, store, http, ns: str) -> None:

@@ -10,7 +10,6 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-import httpx
 import pyarrow as pa
 
 from core.retention import Policy
@@ -19,7 +18,9 @@ from store.fsck import fsck
 from tests.api.test_gc_warehouse import _gc, age
 from tests.api.test_pyiceberg import SCHEMA
 from tests.fixtures import BACKENDS, server_fixture
+from tests.http import http_client
 from tests.server import Server
+from tests.zygote_client import run as sapwood
 
 server = server_fixture(BACKENDS, prefix="retention")
 
@@ -39,7 +40,7 @@ def _names(table) -> set[str]:  # type: ignore[no-untyped-def]
 
 
 def test_a_policy_expires_history_and_gc_deletes_what_nothing_retains(server: Server) -> None:
-    http = httpx.Client(base_url=server.base, timeout=60)
+    http = http_client(base_url=server.base, timeout=60)
     main = server.catalog()
     main.create_namespace("ret")
     t = main.create_table("ret.t", SCHEMA)
@@ -111,7 +112,7 @@ def test_a_policy_expires_history_and_gc_deletes_what_nothing_retains(server: Se
 def test_the_log_and_the_audit_go_back_to_the_cutoff_and_say_so(server: Server) -> None:
     from tests.api import spark_bodies as sb
 
-    http = httpx.Client(base_url=server.base, timeout=60)
+    http = http_client(base_url=server.base, timeout=60)
     base = "/iceberg/v1/namespaces/aud"
     assert http.post("/iceberg/v1/namespaces", json={"namespace": ["aud"]}).status_code == 200
     r = http.post(f"{base}/views", json=sb.create_view("v", "SELECT 1 AS id"))
@@ -144,12 +145,7 @@ def test_the_log_and_the_audit_go_back_to_the_cutoff_and_say_so(server: Server) 
 
 
 def _view_history(server: Server) -> str:
-    import os
-    import subprocess
 
-    from tests.server import sapwood_command
-
-    run = subprocess.run([*sapwood_command(), "view", "history", "aud.v"], capture_output=True,
-                         text=True, timeout=60, env={**os.environ, "SAPWOOD_URI": server.base})
+    run = sapwood(["view", "history", "aud.v"], timeout=60, env={"SAPWOOD_URI": server.base})
     assert run.returncode == 0, run.stderr
     return run.stdout

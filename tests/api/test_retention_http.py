@@ -9,9 +9,7 @@ the UI's references page."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -29,7 +27,9 @@ from store import Store
 from tests.api.auth_setup import People, set_up
 from tests.api.ui_forms import sign_in
 from tests.fixtures import BACKENDS, server_fixture
-from tests.server import Server, sapwood_command
+from tests.http import http_client
+from tests.server import Server
+from tests.zygote_client import run
 
 R = "/api/v2/retention"
 
@@ -57,7 +57,7 @@ def admin(server: Server) -> Iterator[httpx.Client]:
     """The admin's client; whatever list a test sets is cleared after it
     (a policy changes what every read on the server may see)."""
     people: People = server.people  # type: ignore[attr-defined]
-    with httpx.Client(base_url=server.base, timeout=30, headers=people.headers("admin")) as c:
+    with http_client(base_url=server.base, timeout=30, headers=people.headers("admin")) as c:
         yield c
         assert c.put(R, json={"policies": []}).status_code == 200
 
@@ -148,7 +148,7 @@ def test_an_unknown_top_level_field_is_refused(admin: httpx.Client) -> None:
 def test_only_manage_grants_on_every_reference_may_see_or_change_the_list(
         server: Server, admin: httpx.Client) -> None:
     assert admin.put(R, json={"policies": LIST}).status_code == 200
-    anonymous = httpx.Client(base_url=server.base, timeout=30)
+    anonymous = http_client(base_url=server.base, timeout=30)
     for method, path in (("GET", R), ("PUT", R), ("GET", f"{R}/cutoffs")):
         r = anonymous.request(method, path, json={"policies": []})
         assert r.status_code == 401 and r.json()["errorCode"] == "UNAUTHORIZED", r.text
@@ -257,16 +257,15 @@ def test_a_read_past_retention_is_gone_in_both_error_shapes(server: Server,
 
 
 def sapwood(server: Server, *args: str, ok: bool = True, here: bool = False) -> str:
-    """The installed command as the admin; ``here``: in this process (what a
-    verb prints does not depend on being its own process, and it is faster)."""
+    """The command as the admin, forked from the zygote; ``here``: in this
+    process (what a verb prints does not depend on being its own process)."""
     people: People = server.people  # type: ignore[attr-defined]
     env = {"SAPWOOD_URI": server.base, "SAPWOOD_CREDENTIAL": people.keys["admin"]}
     if here:
         done = CliRunner().invoke(command(), list(args), env=env)
         assert done.exit_code == 0, (args, done.output, done.exception)
         return done.stdout
-    proc = subprocess.run([*sapwood_command(), *args], capture_output=True, text=True,
-                          timeout=60, env={**os.environ, **env})
+    proc = run([*args], timeout=60, env=env)
     if ok:
         assert proc.returncode == 0, proc.stdout + proc.stderr
         return proc.stdout

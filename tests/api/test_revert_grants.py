@@ -15,8 +15,6 @@ exist.
 
 from __future__ import annotations
 
-import os
-import subprocess
 from typing import Any
 from urllib.parse import quote
 
@@ -26,7 +24,9 @@ from api.ui.client import COOKIE
 from tests.api.auth_setup import People
 from tests.api.hidden_setup import build, set_up
 from tests.fixtures import BACKENDS, server_fixture
-from tests.server import Server, sapwood_command
+from tests.http import http_client
+from tests.server import Server
+from tests.zygote_client import run as sapwood
 
 ETL = "/iceberg/v1/etl%2Fwork"
 UNKNOWN = "f" * 64
@@ -42,7 +42,7 @@ def props(value: str) -> dict[str, Any]:
 def changes(server: Server) -> dict[str, str]:
     """Commits on etl/work (and one on secret), by what they changed."""
     people: People = server.people  # type: ignore[attr-defined]
-    admin = httpx.Client(base_url=server.base, headers=people.headers("admin"), timeout=30)
+    admin = http_client(base_url=server.base, headers=people.headers("admin"), timeout=30)
     made: dict[str, str] = {}
 
     def commit(name: str, path: str, body: dict[str, Any], message: str,
@@ -77,8 +77,8 @@ server = server_fixture(BACKENDS, env={"SAPWOOD_AUTH": "1"}, prepare=set_up, rea
 
 def client(server: Server, who: str) -> httpx.Client:
     people: People = server.people  # type: ignore[attr-defined]
-    return httpx.Client(base_url=server.base, headers=people.headers(who),
-                        cookies={COOKIE: people.keys[who]}, timeout=30)
+    return http_client(base_url=server.base, headers=people.headers(who),
+                       cookies={COOKIE: people.keys[who]}, timeout=30)
 
 
 def revert(http: httpx.Client, commits: list[str], **options: Any) -> httpx.Response:
@@ -160,11 +160,9 @@ def test_the_ui_and_the_cli_say_the_same(server: Server) -> None:
         assert page.status_code == 403, page.text[:500]
         assert REFUSED.replace("'", "&#39;") in page.text
         assert "SECRET" not in page.text and "salaries" not in page.text
-        proc = subprocess.run(
-            [*sapwood_command(), "revert", commits[name], "--branch", "etl/work", "--dry-run"],
-            capture_output=True, text=True, timeout=60,
-            env={**os.environ, "SAPWOOD_URI": server.base,
-                 "SAPWOOD_CREDENTIAL": people.keys["nsw"]})
+        proc = sapwood(["revert", commits[name], "--branch", "etl/work", "--dry-run"],
+                       timeout=60, env={"SAPWOOD_URI": server.base,
+                                        "SAPWOOD_CREDENTIAL": people.keys["nsw"]})
         assert proc.returncode != 0, proc.stdout
         assert REFUSED in proc.stderr, proc.stderr
         assert_names_nothing_hidden(proc.stdout + proc.stderr)

@@ -13,9 +13,7 @@ its browse listing."""
 from __future__ import annotations
 
 import html
-import os
 import re
-import subprocess
 from typing import Any
 
 import httpx
@@ -23,7 +21,9 @@ import pytest
 
 from tests.api import spark_bodies as sb
 from tests.api.test_cli_versioning import run
-from tests.server import Server, sapwood_command
+from tests.http import http_client
+from tests.server import Server
+from tests.zygote_client import run as sapwood
 
 V1 = "/iceberg/v1"
 V2 = "/api/v2"
@@ -77,9 +77,8 @@ def _listing(http: httpx.Client, ns: str) -> dict[str, tuple[str, list[str]]]:
 def _check_output(server: Server) -> tuple[int, dict[str, tuple[str, list[str]]]]:
     """``sapwood views check``: its exit code, and per view its status and
     reasons as printed (``key: status`` then one indented line per reason)."""
-    proc = subprocess.run([*sapwood_command(), "views", "check", "main"], capture_output=True,
-                          text=True, env={**os.environ, "SAPWOOD_URI": server.base,
-                                          "COLUMNS": "400"}, timeout=60)
+    proc = sapwood(["views", "check", "main"], env={"SAPWOOD_URI": server.base, "COLUMNS": "400"},
+                   timeout=60)
     out: dict[str, tuple[str, list[str]]] = {}
     current = None
     for line in proc.stdout.splitlines():
@@ -143,7 +142,7 @@ def test_one_status_everywhere(server: Server, http: httpx.Client, corpus: str) 
     listing = _listing(http, ns)
     code, checked = _check_output(server)
     assert code == 1  # a CI step gated on it stops
-    ui = httpx.Client(base_url=server.base, follow_redirects=True, timeout=30)
+    ui = http_client(base_url=server.base, follow_redirects=True, timeout=30)
     browse = ui.get("/ui/tree/main", params={"prefix": ns})
     assert browse.status_code == 200
     readers = {d["key"][-1]: _status(d) for d in http.get(
@@ -190,7 +189,7 @@ def test_the_view_page_says_a_view_does_not_hold(server: Server, http: httpx.Cli
     http.post(f"{V1}/namespaces/{ns}/tables", json=sb.create_table("orders"))
     _create(http, ns, "broken", f"SELECT id FROM {ns}.nowhere")
     _create(http, ns, "fine", f"SELECT id FROM {ns}.orders")
-    ui = httpx.Client(base_url=server.base, follow_redirects=True, timeout=30)
+    ui = http_client(base_url=server.base, follow_redirects=True, timeout=30)
     page = ui.get(f"/ui/object/main/{ns}.broken").text
     assert '<span class="badge invalid">invalid</span>' in page
     assert f"<li>{ns}.nowhere does not exist</li>" in page

@@ -7,21 +7,21 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import os
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pyarrow as pa
 import pytest
 
 from catalog.webhooks import check_url
 from core.errors import InvalidInputError
+from tests.http import http_client, http_request
 from tests.pg import free_port
 from tests.server import serving
+from tests.zygote_client import run as sapwood
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False)])
 SECRET = "a-secret-of-enough-length"
@@ -89,7 +89,7 @@ def test_every_event_delivered_in_order_signed_after_failures(tmp_path: Path) ->
     try:
         with serving(f"sqlite:///{tmp_path / 'sapwood.db'}", tmp_path,
                      extra_env={"SAPWOOD_WEBHOOK_ALLOW_PRIVATE": "1"}) as server:
-            http = httpx.Client(base_url=server.base, timeout=30)
+            http = http_client(base_url=server.base, timeout=30)
             made = http.post("/api/v2/webhooks", json={"url": receiver.url, "secret": SECRET})
             assert made.status_code == 200, made.text
             hook = made.json()
@@ -138,7 +138,7 @@ def test_a_webhook_is_paused_after_failures_in_a_row_and_resumed(tmp_path: Path)
     with serving(f"sqlite:///{tmp_path / 'sapwood.db'}", tmp_path,
                  extra_env={"SAPWOOD_WEBHOOK_ALLOW_PRIVATE": "1",
                             "SAPWOOD_WEBHOOK_PAUSE_AFTER": "2"}) as server:
-        http = httpx.Client(base_url=server.base, timeout=30)
+        http = http_client(base_url=server.base, timeout=30)
         hook = http.post("/api/v2/webhooks", json={"url": dead}).json()
         server.catalog().create_namespace("sales")
         _until(lambda: http.get(f"/api/v2/webhooks/{hook['id']}").json()["state"] == "paused")
@@ -156,27 +156,22 @@ def test_urls_that_would_forward_requests_are_refused(tmp_path: Path) -> None:
             check_url(url, allow_private=False)
     check_url("http://127.0.0.1:9/x", allow_private=True)
     with serving(f"sqlite:///{tmp_path / 'sapwood.db'}", tmp_path) as server:
-        r = httpx.post(f"{server.base}/api/v2/webhooks", json={"url": "http://127.0.0.1:1/x"})
+        r = http_request("POST", f"{server.base}/api/v2/webhooks", json={"url": "http://127.0.0.1:1/x"})
         assert r.status_code == 400 and "SAPWOOD_WEBHOOK_ALLOW_PRIVATE" in r.text
-        bad = httpx.post(f"{server.base}/api/v2/webhooks",
-                         json={"url": "https://example.com/x", "types": ["dev.sapwood.x"]})
+        bad = http_request("POST", f"{server.base}/api/v2/webhooks",
+                           json={"url": "https://example.com/x", "types": ["dev.sapwood.x"]})
         assert bad.status_code == 400 and "Unknown event type" in bad.text
 
 
 def test_sapwood_webhook_add_list_resume_remove(tmp_path: Path) -> None:
-    import subprocess
-
-    from spark.embedded import sapwood_command
 
     receiver = Receiver()
     try:
         with serving(f"sqlite:///{tmp_path / 'sapwood.db'}", tmp_path,
                      extra_env={"SAPWOOD_WEBHOOK_ALLOW_PRIVATE": "1"}) as server:
             def cli(*args: str) -> str:
-                return subprocess.run([*sapwood_command(), "webhook", *args, "--uri",
-                                       server.base], capture_output=True, text=True,
-                                      timeout=60, check=True,
-                                      env={**os.environ, "COLUMNS": "250"}).stdout
+                return sapwood(["webhook", *args, "--uri", server.base], timeout=60, check=True,
+                               env={"COLUMNS": "250"}).stdout
 
             out = cli("add", receiver.url, "--types", "dev.sapwood.commit", "--secret", SECRET)
             hook_id = out.split()[1]
@@ -209,8 +204,8 @@ def test_a_webhook_delivers_only_what_its_owner_may_read(tmp_path: Path) -> None
     try:
         with serving(url, tmp_path, extra_env={"SAPWOOD_AUTH": "1",
                                                "SAPWOOD_WEBHOOK_ALLOW_PRIVATE": "1"}) as server:
-            seller = httpx.Client(base_url=server.base, timeout=30,
-                                  headers={"Authorization": f"Bearer {keys['seller']}"})
+            seller = http_client(base_url=server.base, timeout=30,
+                                 headers={"Authorization": f"Bearer {keys['seller']}"})
             made = seller.post("/api/v2/webhooks", json={"url": receiver.url})
             assert made.status_code == 200, made.text
             admin = server.catalog(credential=keys["admin"])
@@ -262,14 +257,14 @@ def test_a_restart_repeats_only_the_event_whose_answer_was_lost(tmp_path: Path) 
 
     receiver.server.RequestHandlerClass.do_POST = kill_on_second  # type: ignore[attr-defined]
     try:
-        http = httpx.Client(base_url=server.base, timeout=30)
+        http = http_client(base_url=server.base, timeout=30)
         hook = http.post("/api/v2/webhooks", json={"url": receiver.url}).json()
         cat = server.catalog()
         cat.create_namespace("a")
         cat.create_namespace("b")
         _until(lambda: len(receiver.got) == 2)
         server.start()  # on the same database; the dead one's lease runs out
-        http = httpx.Client(base_url=server.base, timeout=30)
+        http = http_client(base_url=server.base, timeout=30)
         server.catalog().create_namespace("c")
         feed = [e["id"] for e in http.get("/api/v2/events",
                                           params={"after": hook["lastDelivered"]}).json()["events"]]
@@ -290,11 +285,11 @@ def test_two_replicas_deliver_each_event_once(tmp_path: Path) -> None:
     servers = [Server(url, tmp_path / f"s{i}", extra_env=env).start() for i in range(2)]
     receiver = Receiver()
     try:
-        http = httpx.Client(base_url=servers[0].base, timeout=30)
+        http = http_client(base_url=servers[0].base, timeout=30)
         hook = http.post("/api/v2/webhooks", json={"url": receiver.url}).json()
         for i in range(30):
-            httpx.post(f"{servers[i % 2].base}/iceberg/v1/namespaces",
-                       json={"namespace": [f"n{i}"]}, timeout=30).raise_for_status()
+            http_request("POST", f"{servers[i % 2].base}/iceberg/v1/namespaces",
+                         json={"namespace": [f"n{i}"]}, timeout=30).raise_for_status()
         feed = [e["id"] for e in http.get("/api/v2/events", params={
             "after": hook["lastDelivered"], "maxRecords": 100}).json()["events"]]
         assert len(feed) == 30

@@ -24,6 +24,7 @@ from spark.mviews import create_materialized_view, freshness, refresh
 from spark.session import ref_spec
 from tests.server import Server
 from tests.spark.conftest import rows
+from tests.zygote_client import run as sapwood
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -320,21 +321,15 @@ def test_appends_refresh_incrementally_from_exactly_the_appended_files(spark, se
 
 def test_the_cli_refreshes_with_its_own_spark(spark: SparkSession, server: Server) -> None:
     """``sapwood mv refresh`` (a local Spark session of its own) lands a refresh."""
-    import os
-    import subprocess
-
-    from tests.server import sapwood_command
 
     cat = _branch(spark, server, "etl_cli")
     _tables(spark, cat, "mvcli")
-    r = subprocess.run([*sapwood_command(), "mv", "create", "mvcli.mv", "--branch", "etl_cli",
-                        "--sql", "SELECT cust, sum(amt) AS total FROM mvcli.orders GROUP BY cust"],
-                       capture_output=True, text=True, timeout=60,
-                       env={**os.environ, "SAPWOOD_URI": server.base})
+    r = sapwood(["mv", "create", "mvcli.mv", "--branch", "etl_cli",
+                 "--sql", "SELECT cust, sum(amt) AS total FROM mvcli.orders GROUP BY cust"],
+                timeout=60, env={"SAPWOOD_URI": server.base})
     assert r.returncode == 0, r.stdout + r.stderr
-    r = subprocess.run([*sapwood_command(), "mv", "refresh", "mvcli.mv", "--branch", "etl_cli"],
-                       capture_output=True, text=True, timeout=300,
-                       env={**os.environ, "SAPWOOD_URI": server.base})
+    r = sapwood(["mv", "refresh", "mvcli.mv", "--branch", "etl_cli"], timeout=300,
+                env={"SAPWOOD_URI": server.base})
     assert r.returncode == 0, r.stdout + r.stderr
     assert "mvcli.mv: full refresh (never refreshed)" in r.stdout, r.stdout
     assert freshness(server.base, "mvcli.mv", "etl_cli")["status"] == "fresh"

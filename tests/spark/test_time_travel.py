@@ -14,6 +14,7 @@ from spark.client import Versioning
 from spark.session import ref_spec
 from tests.server import Server
 from tests.spark.conftest import rows
+from tests.zygote_client import run as sapwood
 
 SQL = ("SELECT id FROM t",
        "SELECT id * 10 AS id FROM t",
@@ -66,12 +67,8 @@ def test_a_session_at_an_instant_reads_the_view_and_its_tables_as_they_were(
 
 
 def _cli(server: Server, *args: str) -> str:
-    import subprocess
 
-    from tests.server import sapwood_command
-
-    proc = subprocess.run([*sapwood_command(), *args, "--uri", server.base],
-                          capture_output=True, text=True, timeout=120)
+    proc = sapwood([*args, "--uri", server.base], timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout
 

@@ -11,7 +11,8 @@ import secrets
 KEY_PREFIX = "sw_"
 # scrypt's interactive-login cost (RFC 7914 §2): about 50 ms and 16 MiB per
 # check. Checks happen when a client asks for a token, or for the first
-# request carrying a raw key (the result is then cached by the key's digest).
+# request carrying a raw key; a server remembers a digest of each secret that
+# passed (api.auth.authn), so a key costs this once per process.
 _N, _R, _P = 2**14, 8, 1
 
 

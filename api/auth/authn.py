@@ -18,7 +18,7 @@ from core.secrets import verify_secret
 from store import Store
 from store.auth import AuthData
 
-_RAW_KEY_CACHE = 10_000
+_VERIFIED_CACHE = 10_000
 
 
 class Authenticator:
@@ -26,9 +26,12 @@ class Authenticator:
         self.store = store
         self.settings = settings
         self.verifier = Verifier(settings)
-        # Raw API keys sent as bearer tokens: digest of what was sent -> key id,
-        # so scrypt runs once per key and process, not per request.
-        self._raw_keys: dict[bytes, str] = {}
+        # Secrets already checked, by a digest of the key id, the secret sent
+        # and the hash stored for it: scrypt runs once per key and process, not
+        # on every raw-key request, token request or refresh (Spark's clients
+        # refresh with Basic id:secret). A new secret for the key (a new hash)
+        # misses; whether the key is still live is asked on every request.
+        self._verified: set[bytes] = set()
         self._lock = threading.Lock()
 
     def authenticate(self, authorization: str | None) -> tuple[Principal, AuthData]:
@@ -70,19 +73,23 @@ class Authenticator:
         return Principal(name, frozenset(p.roles), key_id)
 
     def _raw_key(self, credential: str, data: AuthData) -> str:
-        digest = hashlib.sha256(credential.encode()).digest()
-        hit = self._raw_keys.get(digest)
-        if hit is not None:
-            return hit
         key_id, _, secret = credential.partition(":")
         rec = data.keys.get(key_id)
-        if rec is None or not verify_secret(secret, rec.secret_hash):
+        if rec is None or not self._secret_ok(key_id, secret, rec.secret_hash):
             raise Unauthorized("Invalid API key")
-        with self._lock:
-            if len(self._raw_keys) >= _RAW_KEY_CACHE:
-                self._raw_keys.pop(next(iter(self._raw_keys)), None)
-            self._raw_keys[digest] = key_id
         return key_id
+
+    def _secret_ok(self, key_id: str, secret: str, stored: str) -> bool:
+        digest = hashlib.sha256("\0".join((key_id, secret, stored)).encode()).digest()
+        if digest in self._verified:
+            return True
+        if not verify_secret(secret, stored):
+            return False
+        with self._lock:
+            if len(self._verified) >= _VERIFIED_CACHE:
+                self._verified.clear()  # rare; the next checks refill it
+            self._verified.add(digest)
+        return True
 
     # -- the token endpoint --------------------------------------------------------------
     def issue(self, form: dict[str, str], authorization: str | None) -> dict[str, Any]:
@@ -99,7 +106,7 @@ class Authenticator:
             if not cid or not secret:
                 raise OAuthError("invalid_client", "client_id and client_secret are required")
             rec = data.live_key(cid)
-            if rec is None or not verify_secret(secret, rec.secret_hash):
+            if rec is None or not self._secret_ok(cid, secret, rec.secret_hash):
                 raise OAuthError("invalid_client", "Invalid client credentials")
             return token_response(mint(data.signing_key, rec.principal, rec.id, ttl), ttl)
         if grant == "urn:ietf:params:oauth:grant-type:token-exchange":
@@ -110,7 +117,8 @@ class Authenticator:
                 # the caller, as in client_credentials, and the session lives on.
                 cid, secret = _basic(authorization)
                 rec = data.live_key(cid) if cid else None
-                if rec is None or not secret or not verify_secret(secret, rec.secret_hash):
+                if rec is None or not secret or \
+                        not self._secret_ok(rec.id, secret, rec.secret_hash):
                     raise OAuthError("invalid_client", "Invalid client credentials")
                 return token_response(mint(data.signing_key, rec.principal, rec.id, ttl), ttl)
             subject = form.get("subject_token") or ""

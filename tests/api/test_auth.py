@@ -5,6 +5,7 @@ reads at hashes, impersonation, and the refusal to run open off loopback."""
 
 from __future__ import annotations
 
+import base64
 import os
 import subprocess
 import time
@@ -138,6 +139,44 @@ def test_a_wrong_secret_gets_no_token(http, people) -> None:
     bad = http.get("/iceberg/v1/namespaces", headers={"Authorization": f"Bearer {key_id}:x"})
     assert bad.status_code == 401
 
+
+
+def test_a_secret_that_passed_once_opens_nothing_else(server, http) -> None:
+    """The server remembers secrets that passed (scrypt once per key): on each
+    way a secret is sent, the remembered one works again, another secret for
+    the same key does not, and a revoked key is refused all the same."""
+    from catalog.access import create_key
+
+    s = Store(server.database_url)
+    try:
+        s.auth.create_principal("remembered")
+        s.auth.add_grant("remembered", "read", "*")
+        key = create_key(s, "remembered")
+        key_id, _, secret = key.partition(":")
+        basic = "Basic " + base64.b64encode(key.encode()).decode()
+        wrong = "Basic " + base64.b64encode(f"{key_id}:{secret}x".encode()).decode()
+        exchange = {"grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",
+                    "subject_token": "expired-or-not"}
+
+        def ways(client_secret: str, basic_header: str) -> list[int]:
+            return [
+                http.post("/iceberg/v1/oauth/tokens", data={
+                    "grant_type": "client_credentials", "client_id": key_id,
+                    "client_secret": client_secret}).status_code,
+                http.post("/iceberg/v1/oauth/tokens", data=exchange,
+                          headers={"Authorization": basic_header}).status_code,
+                http.get("/iceberg/v1/namespaces", headers={
+                    "Authorization": f"Bearer {key_id}:{client_secret}"}).status_code,
+            ]
+
+        assert ways(secret, basic) == [200, 200, 200]
+        assert ways(secret, basic) == [200, 200, 200]  # now from memory
+        assert ways(secret + "x", wrong) == [401, 401, 401]
+        assert ways(secret[:-1], wrong) == [401, 401, 401]
+        s.auth.revoke_key(key_id)
+        assert ways(secret, basic) == [401, 401, 401]
+    finally:
+        s.close()
 
 @pytest.mark.parametrize("header", [None, "Bearer", "Bearer None", "Basic abc",
                                    "Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJhZG1pbiJ9.",

@@ -7,8 +7,26 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from catalog.access import create_key
+from core.secrets import hash_secret, new_key
 from store import Store
+
+# One secret per principal name and test process, hashed once: each
+# catalog's key for it gets an id of its own but shares that secret and its
+# hash. A key's scrypt hash costs 50-75 ms of CPU, and the suite provisions
+# a few hundred keys; the path that makes a key (catalog.access.create_key,
+# `sapwood key create`) has tests of its own.
+_SECRETS: dict[str, tuple[str, str]] = {}
+
+
+def provision_key(store: Store, principal: str) -> str:
+    """A new key for ``principal`` in ``store``'s catalog: ``id:secret``."""
+    if principal not in _SECRETS:
+        secret = new_key()[1]
+        _SECRETS[principal] = (secret, hash_secret(secret))
+    secret, hashed = _SECRETS[principal]
+    key_id = new_key()[0]
+    store.auth.create_key(key_id, principal, hashed)
+    return f"{key_id}:{secret}"
 
 
 @dataclass
@@ -61,7 +79,7 @@ def with_principals(url: str, staff: Grants, protect: tuple[str, ...] = ()) -> P
             s.auth.create_principal(name)
             for privilege, refs, ns in grants:
                 s.auth.add_grant(name, privilege, refs, ns)
-            people.keys[name] = create_key(s, name)
+            people.keys[name] = provision_key(s, name)
         for ref in protect:
             s.auth.protect(ref)
     finally:

@@ -164,3 +164,30 @@ def test_constraints_pin_everything_the_test_and_spark_install_within_pyproject(
     unpinned = sorted(_closure([*project["dependencies"], *extras["test"], *extras["spark"]])
                       - set(pins) - {"sapwood"})
     assert unpinned == [], f"installed by .[test,spark] but not pinned: {unpinned}"
+
+
+# -- a venv in the checkout ----------------------------------------------------------------
+@pytest.mark.parametrize("name", ["v", "venv", ".venv"])
+def test_a_venv_made_in_the_checkout_is_left_out_of_the_checks(tmp_path, name):
+    """`python3 -m venv v` in the checkout, then the test command: ruff
+    (tests/run.sh's `ruff check .`) must not lint the venv's own scripts —
+    pyspark's and jmespath's fail our rules. The checkout's .gitignore names
+    the usual venv folders and ruff follows git's ignores; checked here with
+    the real ruff on a copy of the checkout's settings and a real venv."""
+    import subprocess
+    import venv
+
+    for f in ("pyproject.toml", ".gitignore"):
+        (tmp_path / f).write_bytes((ROOT / f).read_bytes())
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    venv.create(tmp_path / name, with_pip=False)
+    bad = tmp_path / name / "bin" / "tool.py"
+    bad.write_text("import os, sys\n")  # two of our rules broken (E401, F401)
+    (tmp_path / "ok.py").write_text('"""A module."""\n')
+    ruff = subprocess.run([sys.executable, "-m", "ruff", "check", "."], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert ruff.returncode == 0, ruff.stdout + ruff.stderr
+    # ... and the same file outside a venv folder is linted, so the check can fail.
+    (tmp_path / "tool.py").write_text("import os, sys\n")
+    assert subprocess.run([sys.executable, "-m", "ruff", "check", "."], cwd=tmp_path,
+                          capture_output=True).returncode == 1

@@ -129,7 +129,7 @@ fi
 # Three workers on two cores, test files shared out whole (module fixtures, a
 # server each, stay with their tests). With two, the machine stood idle an
 # eighth of the time (tests waiting on a token's expiry, a webhook's retry, a
-# server's start); a third worker fills it: 593 -> 480-539 s here
+# server's start); a third worker fills it: 593 -> 480-598 s here
 # (docs/performance.md, the test suite).
 # SAPWOOD_TEST_WORKERS=0 runs in one process. In collection order, which puts
 # the longest modules first (tests/conftest.py), so that the workers end on

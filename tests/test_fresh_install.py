@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
 import sys
 import tomllib
+import venv
 from importlib import metadata
 from pathlib import Path
 
@@ -174,9 +176,6 @@ def test_a_venv_made_in_the_checkout_is_left_out_of_the_checks(tmp_path, name):
     pyspark's and jmespath's fail our rules. The checkout's .gitignore names
     the usual venv folders and ruff follows git's ignores; checked here with
     the real ruff on a copy of the checkout's settings and a real venv."""
-    import subprocess
-    import venv
-
     for f in ("pyproject.toml", ".gitignore"):
         (tmp_path / f).write_bytes((ROOT / f).read_bytes())
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)

@@ -100,9 +100,13 @@ def spawn(args: list[str], env: dict[str, str], log: Path, err: Path | None = No
     stderr to ``err`` when given)."""
     global _zygote
     if not ENABLED:
-        with open(log, "ab") as out, open(err or log, "ab") as errors:
-            return subprocess.Popen([*sapwood_command(), *args], env=env, stdout=out,
-                                    stderr=errors if err else subprocess.STDOUT)
+        with open(log, "ab") as out:
+            if err is None:
+                return subprocess.Popen([*sapwood_command(), *args], env=env, stdout=out,
+                                        stderr=subprocess.STDOUT)
+            with open(err, "ab") as errors:
+                return subprocess.Popen([*sapwood_command(), *args], env=env, stdout=out,
+                                        stderr=errors)
     with _zygote_lock:
         if _zygote is None or _zygote.proc.poll() is not None:
             _zygote = _Zygote()

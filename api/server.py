@@ -66,8 +66,13 @@ def serve(settings: Settings, host: str, port: int, workers: int, log_level: str
         os.environ["SAPWOOD_ALLOW_EXTERNAL_LOCATIONS"] = "1"
     # The bound address is one of the host names served (api.hosts).
     os.environ["SAPWOOD_BIND_HOST"] = host
+    # HTTP/1.1 parsed by h11, never httptools, which uvicorn would take
+    # whenever it is installed: with httptools a request that offers an h2c
+    # upgrade (every JDK HttpClient on http://, curl --http2) reaches the
+    # app without its body (uvicorn#2722), and a server must ignore an
+    # upgrade it does not take (RFC 9110, 7.8).
     config = uvicorn.Config(APP, factory=True, host=host, port=port, workers=workers,
-                            log_level=log_level, access_log=False)
+                            http="h11", log_level=log_level, access_log=False)
     if workers <= 1:
         uvicorn.Server(config).run()
         return

@@ -50,7 +50,12 @@ def mirror(etc: Path = Path("/etc/apt")) -> str:
 def _apt(work: Path, *args: str) -> None:
     options = [f"-oDir::Etc::SourceList={work / 'sources.list'}",
                "-oDir::Etc::SourceParts=/dev/null", f"-oDir::State::Lists={work / 'lists'}",
-               f"-oDir::Cache={work / 'cache'}", f"-oDir::State::status={work / 'status'}", "-qq"]
+               f"-oDir::Cache={work / 'cache'}", f"-oDir::State::status={work / 'status'}",
+               # Only the package index: not the AppStream metadata a desktop's
+               # apt.conf.d adds (9 MB more from sid, a third of the update's
+               # CPU), nor translations.
+               "-oAcquire::IndexTargets::deb::DEP-11::DefaultEnabled=false",
+               "-oAcquire::Languages=none", "-qq"]
     if os.geteuid() == 0:
         options.append("-oAPT::Sandbox::User=root")  # the _apt user cannot read our folder
     done = subprocess.run(["apt-get", *options, *args], cwd=work, capture_output=True,

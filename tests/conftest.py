@@ -4,6 +4,7 @@ import os
 import shlex
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -95,6 +96,17 @@ LONGEST_FIRST = (
     "store/test_change_index_model.py", "api/test_auth_load.py", "spark/test_spark_v3.py",
     "api/test_replicas.py", "api/test_content_merge_model.py",
 )
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which would pick plain loadfile
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """tests/run.sh's --dist loadfile, with the Spark files in two groups
+    (tests/schedule.py says why)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from tests.schedule import FilesAndSparkGroups
+
+    return FilesAndSparkGroups(config, log)
 
 
 @pytest.hookimpl(trylast=True)  # after pytest's own grouping by fixture parameters

@@ -98,7 +98,7 @@ LONGEST_FIRST = (
 )
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own, which would pick plain loadfile
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # before xdist's own (plain loadfile)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """tests/run.sh's --dist loadfile, with the Spark files in two groups
     (tests/schedule.py says why)."""

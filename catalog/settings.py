@@ -11,8 +11,20 @@ from pathlib import Path
 from catalog.limits import DEFAULT_MAX_METADATA_BYTES, DEFAULT_READ_TIMEOUT_S
 
 
-def data_dir() -> Path:
-    return Path(os.environ.get("SAPWOOD_DATA_DIR") or Path.home() / ".sapwood")
+def data_dir(given: str | os.PathLike[str] | None = None) -> Path:
+    """Where the embedded defaults live: ``--data-dir``, else
+    SAPWOOD_DATA_DIR, else ~/.sapwood."""
+    return Path(given or os.environ.get("SAPWOOD_DATA_DIR") or Path.home() / ".sapwood")
+
+
+def database_url(database: str | None = None,
+                 data: str | os.PathLike[str] | None = None) -> str:
+    """``--database``, else SAPWOOD_DATABASE_URL, else the SQLite file in the
+    data directory (nothing created)."""
+    from store.db import default_database_url
+
+    return database or os.environ.get("SAPWOOD_DATABASE_URL") or default_database_url(
+        data_dir(data))
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,21 +42,23 @@ class CatalogSettings:
 
     @staticmethod
     def resolve(database: str | None = None, warehouse: str | None = None,
-                allow_external_locations: bool | None = None) -> CatalogSettings:
+                allow_external_locations: bool | None = None, *,
+                data: str | os.PathLike[str] | None = None,
+                create: bool = True) -> CatalogSettings:
         """Options, then SAPWOOD_* variables, then the embedded default: a SQLite
-        file and a warehouse folder under the data directory (created here).
-        Limits come from SAPWOOD_* variables only."""
-        from store.db import default_database_url
-
-        base = data_dir()
-        url = database or os.environ.get("SAPWOOD_DATABASE_URL")
-        if not url:
+        file and a warehouse folder under the data directory (``data``, else
+        SAPWOOD_DATA_DIR, else ~/.sapwood; created here only with ``create``:
+        a verb that uses a catalog creates nothing). Limits come from
+        SAPWOOD_* variables only."""
+        base = data_dir(data)
+        url = database_url(database, base)
+        if create and not (database or os.environ.get("SAPWOOD_DATABASE_URL")):
             base.mkdir(parents=True, exist_ok=True)
-            url = default_database_url(base)
         wh = warehouse or os.environ.get("SAPWOOD_WAREHOUSE")
         if not wh:
             folder = base / "warehouse"
-            folder.mkdir(parents=True, exist_ok=True)
+            if create:
+                folder.mkdir(parents=True, exist_ok=True)
             wh = folder.resolve().as_uri()
         if allow_external_locations is None:
             allow_external_locations = os.environ.get(

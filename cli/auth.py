@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from cli.database import DB_HELP
+from cli.database import DatabaseOpt, DataDirOpt
 from cli.output import JsonOpt, print_json, print_table
 from core.auth import ALL_PRIVILEGES
 from core.instants import format_instant, from_micros
@@ -26,11 +27,12 @@ grant_app = typer.Typer(no_args_is_help=True, help="Privileges of principals and
 
 
 @contextmanager
-def _store(database: str | None) -> Iterator[Store]:
-    from cli.database import database_url
+def _store(database: str | None, data_dir: Path | None) -> Iterator[Store]:
+    """The catalog's database, which must exist (cli.database.existing)."""
+    from cli.database import database_url, existing
     from store import Store
 
-    s = Store(database_url(database))
+    s = Store(existing(database_url(database, data_dir)))
     try:
         yield s
     finally:
@@ -46,21 +48,22 @@ def _when(us: int | None) -> str:
 def principal_create(name: str,
                      role: Annotated[list[str] | None,
                                      typer.Option(help="A role it holds (repeatable)")] = None,
-                     database: str | None = typer.Option(None, help=DB_HELP)) -> None:
+                     database: str | None = DatabaseOpt,
+                     data_dir: Path | None = DataDirOpt) -> None:
     """Create a principal (then give it a key: sapwood key create NAME)."""
     role = role or []
-    with _store(database) as s:
+    with _store(database, data_dir) as s:
         s.auth.create_principal(name, role)
     typer.echo(f"principal {name} created" + (f" with roles {', '.join(role)}" if role else ""))
 
 
 @principal_app.command("list")
-def principal_list(database: str | None = typer.Option(None, help=DB_HELP),
+def principal_list(database: str | None = DatabaseOpt, data_dir: Path | None = DataDirOpt,
                    as_json: bool = typer.Option(
                        False, "--json", help="Print one JSON document: name, roles, live "
                                              "key ids, created and revoked instants")) -> None:
     """Every principal, its roles, and whether it was revoked."""
-    with _store(database) as s:
+    with _store(database, data_dir) as s:
         data = s.auth.current()
     found: list[dict[str, Any]] = [{"name": p.name, "roles": list(p.roles),
               "keys": [k.id for k in data.keys.values()
@@ -76,12 +79,12 @@ def principal_list(database: str | None = typer.Option(None, help=DB_HELP),
 
 
 @principal_app.command("revoke")
-def principal_revoke(name: str, database: str | None = typer.Option(None, help=DB_HELP),
-                     ) -> None:
+def principal_revoke(name: str, database: str | None = DatabaseOpt,
+                     data_dir: Path | None = DataDirOpt) -> None:
     """Revoke a principal and all its keys.
 
     Its tokens stop working at once."""
-    with _store(database) as s:
+    with _store(database, data_dir) as s:
         s.auth.revoke_principal(name)
     typer.echo(f"principal {name} revoked, with all its keys")
 
@@ -89,13 +92,13 @@ def principal_revoke(name: str, database: str | None = typer.Option(None, help=D
 # -- keys ----------------------------------------------------------------------------------
 @key_app.command("create")
 def key_create(principal: str, description: str = typer.Option("", help="What it is for"),
-               database: str | None = typer.Option(None, help=DB_HELP)) -> None:
+               database: str | None = DatabaseOpt, data_dir: Path | None = DataDirOpt) -> None:
     """Create an API key for PRINCIPAL.
 
     The credential is printed once and stored only hashed."""
     from catalog.access import create_key
 
-    with _store(database) as s:
+    with _store(database, data_dir) as s:
         credential = create_key(s, principal, description)
     typer.echo(credential)
     typer.echo("store it now: it is shown only once (clients send it as "
@@ -103,9 +106,10 @@ def key_create(principal: str, description: str = typer.Option("", help="What it
 
 
 @key_app.command("revoke")
-def key_revoke(key_id: str, database: str | None = typer.Option(None, help=DB_HELP)) -> None:
+def key_revoke(key_id: str, database: str | None = DatabaseOpt,
+               data_dir: Path | None = DataDirOpt) -> None:
     """Revoke a key; tokens issued for it stop working at once."""
-    with _store(database) as s:
+    with _store(database, data_dir) as s:
         s.auth.revoke_key(key_id)
     typer.echo(f"key {key_id} revoked")
 
@@ -117,24 +121,24 @@ def grant_add(grantee: str = typer.Argument(..., help="A principal, or role:NAME
                   ..., help="|".join(p.value for p in ALL_PRIVILEGES)),
               refs: str = typer.Option("*", help="Reference name or glob (main, etl/*)"),
               namespace: str = typer.Option("", help="Only below this namespace (a.b)"),
-              database: str | None = typer.Option(None, help=DB_HELP)) -> None:
+              database: str | None = DatabaseOpt, data_dir: Path | None = DataDirOpt) -> None:
     """Grant a privilege on references.
 
     With --namespace, only below that namespace."""
     ns = tuple(namespace.split(".")) if namespace else ()
-    with _store(database) as s:
+    with _store(database, data_dir) as s:
         gid = s.auth.add_grant(grantee, privilege, refs, ns)
     typer.echo(f"grant {gid}: {privilege} on refs {refs}"
                + (f" namespace {namespace}" if namespace else "") + f" to {grantee}")
 
 
 @grant_app.command("list")
-def grant_list(database: str | None = typer.Option(None, help=DB_HELP),
+def grant_list(database: str | None = DatabaseOpt, data_dir: Path | None = DataDirOpt,
                as_json: bool = JsonOpt) -> None:
     """Every grant, and the protected references."""
     from catalog.access import grants_json
 
-    with _store(database) as s:
+    with _store(database, data_dir) as s:
         found = grants_json(s.auth.current())
     if as_json:
         print_json(found)
@@ -146,28 +150,28 @@ def grant_list(database: str | None = typer.Option(None, help=DB_HELP),
 
 
 @grant_app.command("revoke")
-def grant_revoke(grant_id: int, database: str | None = typer.Option(None, help=DB_HELP),
-                 ) -> None:
+def grant_revoke(grant_id: int, database: str | None = DatabaseOpt,
+                 data_dir: Path | None = DataDirOpt) -> None:
     """Remove a grant."""
-    with _store(database) as s:
+    with _store(database, data_dir) as s:
         s.auth.revoke_grant(grant_id)
     typer.echo(f"grant {grant_id} removed")
 
 
 def protect(pattern: str = typer.Argument(..., help="Branch name or glob"),
-            database: str | None = typer.Option(None, help=DB_HELP)) -> None:
+            database: str | None = DatabaseOpt, data_dir: Path | None = DataDirOpt) -> None:
     """Protect branches: only merges land on them.
 
     Direct commits are refused; merges by a principal with merge-into land."""
-    with _store(database) as s:
+    with _store(database, data_dir) as s:
         s.auth.protect(pattern)
     typer.echo(f"{pattern} is protected")
 
 
 def unprotect(pattern: str = typer.Argument(..., help="A protected name or glob"),
-              database: str | None = typer.Option(None, help=DB_HELP)) -> None:
+              database: str | None = DatabaseOpt, data_dir: Path | None = DataDirOpt) -> None:
     """Lift a protection."""
-    with _store(database) as s:
+    with _store(database, data_dir) as s:
         s.auth.unprotect(pattern)
     typer.echo(f"{pattern} is no longer protected")
 

@@ -4,7 +4,6 @@ init, fsck, gc, export, import. For whoever runs the catalog."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from collections.abc import Callable
@@ -21,20 +20,21 @@ if TYPE_CHECKING:  # imported where used: the CLI starts without them
 database_app = typer.Typer()
 
 
-def default_data_dir() -> Path:
-    """Read when used (never at import, like every setting)."""
-    return Path(os.environ.get("SAPWOOD_DATA_DIR", Path.home() / ".sapwood"))
+DB_HELP = ("SQLAlchemy URL (default: SAPWOOD_DATABASE_URL, else sapwood.db in the data "
+           "directory)")
+DATA_DIR_HELP = ("Folder of the embedded catalog: its SQLite file (sapwood.db) and its "
+                 "warehouse folder, where --database and --warehouse (or their variables) "
+                 "do not say otherwise; one setting for serve and every database verb "
+                 "(default: SAPWOOD_DATA_DIR, else ~/.sapwood)")
+# The one data-directory setting, shared by serve and every database verb.
+DataDirOpt = typer.Option(None, "--data-dir", help=DATA_DIR_HELP)
+DatabaseOpt = typer.Option(None, "--database", help=DB_HELP)
 
 
-DB_HELP = ("SQLAlchemy URL (default: SAPWOOD_DATABASE_URL, else the SQLite file under "
-           "~/.sapwood)")
+def database_url(database: str | None, data: Path | None = None) -> str:
+    from catalog.settings import database_url as resolved
 
-
-def database_url(database: str | None) -> str:
-    from store.db import default_database_url
-
-    return database or os.environ.get("SAPWOOD_DATABASE_URL") or default_database_url(
-        default_data_dir())
+    return resolved(database, data)
 
 
 def safe_url(url: str) -> str:
@@ -44,15 +44,47 @@ def safe_url(url: str) -> str:
     return make_url(url).render_as_string(hide_password=True)
 
 
+def existing(url: str, warehouse: str | None = None) -> str:
+    """``url``, once it is known to hold a catalog: a verb that uses one
+    never creates it (only init, serve and import do), and says which one it
+    opened, on standard error (standard output stays the verb's answer)."""
+    from cli.client import CliError
+    from store.db import catalog_missing
+
+    why = catalog_missing(url)
+    if why is not None:
+        raise CliError(
+            f"no catalog at {safe_url(url)} ({why}): `sapwood init` or `sapwood serve` "
+            "creates one; name an existing one with --data-dir DIR or --database URL "
+            "(or SAPWOOD_DATA_DIR, SAPWOOD_DATABASE_URL)")
+    named(url, warehouse)
+    return url
+
+
+def named(url: str, warehouse: str | None = None) -> None:
+    """The line that names the catalog a verb opened (standard error)."""
+    typer.echo(f"database: {safe_url(url)}"
+               + (f", warehouse: {warehouse}" if warehouse else ""), err=True)
+
+
+def existing_settings(database: str | None, warehouse: str | None, data: Path | None,
+                      files: bool) -> CatalogSettings:
+    """An existing catalog's settings (``existing``); ``files``: the verb
+    reads the warehouse too, so its line names it."""
+    from catalog.settings import CatalogSettings
+
+    settings = CatalogSettings.resolve(database, warehouse, data=data, create=False)
+    existing(settings.database_url, settings.warehouse if files else None)
+    return settings
+
+
 def register(app: typer.Typer) -> None:
     for command in database_app.registered_commands:
         app.registered_commands.append(command)
 
 
 @database_app.command()
-def init(database: str | None = typer.Option(
-        None, help="SQLAlchemy URL (default: SAPWOOD_DATABASE_URL, else a SQLite file "
-                   "under ~/.sapwood)"),
+def init(database: str | None = DatabaseOpt, data_dir: Path | None = DataDirOpt,
          auth: bool = typer.Option(
              False, help="Write the starter access configuration: principal 'admin' "
                          "(its key printed once) with every privilege, 'main' protected")
@@ -63,7 +95,7 @@ def init(database: str | None = typer.Option(
     from catalog.access import starter
     from store import Store
 
-    url = database_url(database)
+    url = database_url(database, data_dir)
     store = Store(url)
     try:
         main = store.get_reference("main")
@@ -81,15 +113,13 @@ def init(database: str | None = typer.Option(
 
 
 @database_app.command()
-def fsck(database: str | None = typer.Option(
-        None, help="SQLAlchemy URL (default: SAPWOOD_DATABASE_URL, else the SQLite file "
-                   "under ~/.sapwood)"),
+def fsck(database: str | None = DatabaseOpt, data_dir: Path | None = DataDirOpt,
          files: bool = typer.Option(
              False, "--files", help="Also check that every file a table or view version "
                                     "still in history references exists in the warehouse"),
          warehouse: str | None = typer.Option(
              None, help="The warehouse, for --files (default: SAPWOOD_WAREHOUSE, else the "
-                        "one under ~/.sapwood)"),
+                        "one in the data directory)"),
          grace: float | None = typer.Option(
              None, help="For --files: versions a reflog entry this recent names count too "
                         "(default: SAPWOOD_GC_GRACE_S, else 7 days: gc's)"),
@@ -110,11 +140,10 @@ def fsck(database: str | None = typer.Option(
     warehouse files they reference). Reads only, in bounded memory; progress
     on a terminal. Exits 1 when anything is missing or does not match its
     hash."""
-    from catalog.settings import CatalogSettings
     from store import Store
     from store.fsck import fsck as check
 
-    settings = CatalogSettings.resolve(database, warehouse)
+    settings = existing_settings(database, warehouse, data_dir, files)
     store = Store(settings.database_url, node_cache_size=100)
     try:
         report = check(store, memory * 1024 * 1024, _progress() if sys.stderr.isatty()
@@ -170,9 +199,7 @@ def _check_files(store: Store, settings: CatalogSettings, grace: float | None) -
 
 
 @database_app.command()
-def gc(database: str | None = typer.Option(
-        None, help="SQLAlchemy URL (default: SAPWOOD_DATABASE_URL, else the SQLite file "
-                   "under ~/.sapwood)"),
+def gc(database: str | None = DatabaseOpt, data_dir: Path | None = DataDirOpt,
        dry_run: bool = typer.Option(False, "--dry-run", help="Say what would go; remove nothing"),
        grace: float | None = typer.Option(
            None, help="Seconds an unreferenced commit or file is kept (default: "
@@ -184,8 +211,8 @@ def gc(database: str | None = typer.Option(
                 "deleted, whatever the grace (default: SAPWOOD_GC_WRITE_WINDOW_S, else "
                 "3600; at least 10)"),
        warehouse: str | None = typer.Option(
-           None, help="The warehouse (default: SAPWOOD_WAREHOUSE, else the one under "
-                      "~/.sapwood)"),
+           None, help="The warehouse (default: SAPWOOD_WAREHOUSE, else the one in the "
+                      "data directory)"),
        as_json: bool = typer.Option(
            False, "--json", help="Print one JSON document, as POST /api/v2/admin/gc "
                                  "answers")) -> None:
@@ -197,10 +224,9 @@ def gc(database: str | None = typer.Option(
     (docs/operations.md)."""
     from catalog.files import open_files
     from catalog.maintenance.gc import collect_all
-    from catalog.settings import CatalogSettings
     from store import Store
 
-    settings = CatalogSettings.resolve(database, warehouse)
+    settings = existing_settings(database, warehouse, data_dir, True)
     store = Store(settings.database_url)
     try:
         report, files = collect_all(store, open_files(settings), settings.warehouse, grace,
@@ -221,9 +247,8 @@ def gc(database: str | None = typer.Option(
 
 @database_app.command("export")
 def export_(output: str = typer.Argument("-", help="File to write (- for standard output)"),
-            database: str | None = typer.Option(
-                None, help="SQLAlchemy URL (default: SAPWOOD_DATABASE_URL, else the SQLite "
-                           "file under ~/.sapwood)")) -> None:
+            database: str | None = DatabaseOpt,
+            data_dir: Path | None = DataDirOpt) -> None:
     """Write the whole catalog as JSON lines.
 
     Commits, refs, reflog, grants …: a backup, or a move to another database
@@ -233,7 +258,7 @@ def export_(output: str = typer.Argument("-", help="File to write (- for standar
     from store import Store
     from store.dump import write_dump
 
-    store = Store(database_url(database))
+    store = Store(existing(database_url(database, data_dir)))
     try:
         if output == "-":
             n = write_dump(store.db, sys.stdout)
@@ -248,8 +273,10 @@ def export_(output: str = typer.Argument("-", help="File to write (- for standar
 @database_app.command("import")
 def import_(source: str = typer.Argument(..., help="An export file (- for standard input)"),
             database: str | None = typer.Option(
-                None, help="SQLAlchemy URL of a new, empty catalog")) -> None:
-    """Load an export into a new catalog.
+                None, help="SQLAlchemy URL of a new, empty catalog (default: "
+                           "SAPWOOD_DATABASE_URL, else sapwood.db in the data directory)"),
+            data_dir: Path | None = DataDirOpt) -> None:
+    """Load an export into a new catalog (created here, if need be).
 
     The same commits and hashes as the catalog it came from."""
     import sys
@@ -258,7 +285,9 @@ def import_(source: str = typer.Argument(..., help="An export file (- for standa
     from store import Store
     from store.dump import import_rows
 
-    store = Store(database_url(database))
+    url = database_url(database, data_dir)
+    named(url)
+    store = Store(url)
     try:
         if source == "-":
             counts = import_rows(store.db, sys.stdin)

@@ -3,6 +3,7 @@ verbs of every other module of cli/, registered on one application."""
 
 from __future__ import annotations
 
+import os
 import sys
 from importlib.metadata import version as dist_version
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from cli.database import DataDirOpt
 from core.errors import SapwoodError
 
 # Help is plain text: rich's markup would eat a [REF] in a docstring.
@@ -41,7 +43,8 @@ def serve(host: str = typer.Option("127.0.0.1", help="Address to listen on"),
           port: int = typer.Option(8181, help="Port to listen on"),
           database: str | None = typer.Option(
               None, help="SQLAlchemy URL (default: SAPWOOD_DATABASE_URL, else a SQLite "
-                         "file under the data directory)"),
+                         "file in the data directory, created)"),
+          data_dir: Path | None = DataDirOpt,
           warehouse: str | None = typer.Option(
               None, help="Base location of new tables and views (default: "
                          "SAPWOOD_WAREHOUSE, else a folder under the data directory)"),
@@ -63,6 +66,8 @@ def serve(host: str = typer.Option("127.0.0.1", help="Address to listen on"),
     start-up lines say where."""
     from api.server import start  # the HTTP layer's entry point
 
+    if data_dir is not None:  # workers read their settings from the environment
+        os.environ["SAPWOOD_DATA_DIR"] = str(data_dir)
     code = start(database, warehouse, host, port, workers, log_level, auth, insecure,
                  token_ttl, say=lambda line, err: typer.echo(line, err=err))
     if code:

@@ -14,8 +14,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, create_engine, event
+from sqlalchemy import Connection, create_engine, event, inspect
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, OperationalError
+from sqlalchemy.pool import NullPool
 
 from core.errors import InvalidInputError
 from store.connections import DedicatedConnections
@@ -29,6 +31,40 @@ WRITER_CONNECTIONS = 8
 
 def default_database_url(data_dir: str | os.PathLike[str]) -> str:
     return f"sqlite:///{Path(data_dir).resolve() / 'sapwood.db'}"
+
+
+def catalog_missing(url: str) -> str | None:
+    """Why ``url`` holds no catalog (None: it holds one, or the URL is not
+    one ``Database`` takes, which then says why), found without creating
+    anything: a SQLite file that is not there, a database without Sapwood's
+    schema. The verbs that only use a catalog ask this before opening one,
+    since opening creates it (store.migrate)."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return None
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        path = parsed.database
+        if not path or path == ":memory:":
+            return None
+        if not Path(path).is_file():
+            return "no such file"
+    elif backend == "postgresql":
+        if parsed.drivername == "postgresql":
+            url = parsed.set(drivername="postgresql+psycopg").render_as_string(
+                hide_password=False)
+    else:
+        return None
+    engine = create_engine(url, poolclass=NullPool)
+    try:
+        with engine.connect() as conn:
+            found = inspect(conn).has_table("alembic_version")
+    except OperationalError as e:
+        return f"it cannot be opened: {str(e.orig).strip().splitlines()[0]}"
+    finally:
+        engine.dispose()
+    return None if found else "it holds no Sapwood catalog"
 
 
 class Database:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import os
 import shlex
 from collections.abc import Iterator
@@ -91,7 +92,7 @@ LONGEST_FIRST = (
     "spark/test_spark_sql_extension.py", "store/test_fsck.py", "store/test_fsck_memory.py",
     "spark/test_docs_spark.py", "spark/test_spark_view_analysis.py",
     "api/test_cli_versioning.py", "store/test_gc.py", "test_docs_blocks.py",
-    "api/test_idempotency.py", "api/test_auth.py", "store/test_concurrency.py",
+    "api/test_idempotency.py", "api/test_rck.py", "api/test_auth.py", "store/test_concurrency.py",
     "api/test_ui_browser.py", "api/test_events_kill.py", "api/test_ui_csrf.py",
     "store/test_change_index_model.py", "api/test_auth_load.py", "spark/test_spark_v3.py",
     "api/test_replicas.py", "api/test_content_merge_model.py",
@@ -121,3 +122,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return rank.get(module.removeprefix("tests/"), len(rank)), -sizes[module]
 
     items.sort(key=order)  # stable: a module's tests keep their order
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """The REST Compatibility Kit's counts, which tests/api/test_rck.py
+    records as the ``rck`` property (reports carry it from xdist's workers)."""
+    from tests.rck.kit import summary
+
+    found = [json.loads(v) for reports in terminalreporter.stats.values() for r in reports
+             if getattr(r, "when", None) == "call"
+             for k, v in getattr(r, "user_properties", ()) if k == "rck"]
+    if found:
+        terminalreporter.write_line(summary(found))

@@ -54,6 +54,9 @@ fi
   || exit 1
 # The Iceberg jars for Spark, built once into the user cache (says what it did).
 "$PY" -m cli spark-setup || echo "note: Spark setup failed; the Spark tests will say why" >&2
+# The Apache Iceberg REST Compatibility Kit's jars (tests/api/test_rck.py), through
+# Maven into the same cache: the newest release that has them, asked once a day.
+"$PY" -m tests.rck.fetch || echo "note: the REST Compatibility Kit is missing; its test will say why" >&2
 # dbt for the Spark SQL extension's dbt test, in a venv of its own (built once into
 # the same cache; tests/spark/dbt/requirements.txt says why it is apart).
 "$PY" -m tests.spark.dbt_env >/dev/null || echo "note: dbt could not be installed; its test will say why" >&2

@@ -29,8 +29,9 @@ from catalog.limits import (
 )
 from catalog.locations import Locations
 from catalog.maintenance.engine_gc import served
-from catalog.reading import MetadataReader
+from catalog.reading import MetadataReader, not_found
 from catalog.settings import CatalogSettings
+from catalog.still_there import still_there
 from core.commits import Put
 from core.content import IcebergView, MaterializedView
 from core.errors import SapwoodError, bad_request, describe_validation
@@ -111,6 +112,9 @@ class MetadataFiles:
     # -- reading ----------------------------------------------------------------
     def table(self, location: str) -> tuple[TableMetadata, bytes]:
         hit = self.tables.get(location)
+        if hit is not None and not still_there(location):
+            self.tables.pop(location)  # gone since it was read: answered as missing
+            raise not_found(location)
         if hit is None:
             raw = self.reader.read(location)
             try:
@@ -147,6 +151,9 @@ class MetadataFiles:
                 parse: Callable[[bytes], M]) -> M:
         """A metadata file read once and parsed once (it never changes)."""
         hit = cache.get(location)
+        if hit is not None and not still_there(location):
+            cache.pop(location)
+            raise not_found(location)
         if hit is None:
             raw = self.reader.read(location)
             try:

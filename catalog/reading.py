@@ -32,7 +32,9 @@ _REMOTE = ThreadPoolExecutor(max_workers=8, thread_name_prefix="sapwood-read")
 
 
 def not_found(location: str) -> SapwoodError:
-    return FileNotFoundInWarehouseError(f"Metadata file does not exist: {location}")
+    # Iceberg's words (HadoopInputFile), which its clients and the REST kit read.
+    return FileNotFoundInWarehouseError(f"Failed to open input stream for file: {location} "
+                                        "(the metadata file does not exist)")
 
 
 class MetadataReader:

@@ -6,7 +6,7 @@ analysis and frozen text that go into the view's content value."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from pyiceberg.view.metadata import ViewMetadata
 
@@ -26,17 +26,26 @@ from core.views import current_version, sql_representations
 class Resolver:
     """Names at one commit (the head the write plans against), each key
     looked up once: ``many`` asks the store for all of an analysis's names in
-    one lookup; calling it asks for one."""
+    one lookup; calling it asks for one. ``overlay`` answers for some keys
+    instead of the commit (None: nothing there), as a merge would leave
+    them; ``contents`` keeps what each key found holds."""
 
-    def __init__(self, catalog: Catalog, ref: RefSpec | str) -> None:
+    def __init__(self, catalog: Catalog, ref: RefSpec | str,
+                 overlay: Mapping[ContentKey, Content | None] | None = None) -> None:
         self.catalog = catalog
         self.ref = ref
         self.kinds: dict[Key, str] = {}
+        self.contents: dict[Key, Content] = {}
+        self.overlay = overlay or {}
         self._seen: dict[Key, Relation | None] = {}
         self._at: str | None = None  # the commit, resolved once: one snapshot
 
     def __call__(self, key: Key) -> Relation | None:
         return self.many([key]).get(key)
+
+    def known(self, key: Key) -> Relation | None:
+        """What ``many`` found at ``key`` (None: nothing, or not asked)."""
+        return self._seen.get(key)
 
     def many(self, keys: Sequence[Key]) -> dict[Key, Relation]:
         wanted: dict[ContentKey, Key] = {}
@@ -48,14 +57,18 @@ class Resolver:
             except Exception:  # not a valid key: it names nothing
                 self._seen[key] = None
         if wanted:
-            if self._at is None:
-                self._at = f"@{self.catalog.store.resolve(self.ref).hash}"
-            found = self.catalog.store.lookup(self._at, list(wanted))[1]
+            stored = [ck for ck in wanted if ck not in self.overlay]
+            found: dict[ContentKey, Content] = {}
+            if stored:
+                if self._at is None:
+                    self._at = f"@{self.catalog.store.resolve(self.ref).hash}"
+                found = self.catalog.store.lookup(self._at, stored)[1]
             for ck, key in wanted.items():
-                c = found.get(ck)
+                c = self.overlay[ck] if ck in self.overlay else found.get(ck)
                 rel = relation(self.catalog, key, c) if c is not None and c.id else None
                 if rel is not None:
                     self.kinds[key] = c.type  # type: ignore[union-attr]
+                    self.contents[key] = c  # type: ignore[assignment]
                 self._seen[key] = rel
         return {k: r for k in keys if (r := self._seen.get(k)) is not None}
 

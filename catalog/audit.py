@@ -145,7 +145,7 @@ def view_history(catalog: Catalog, ref: RefSpec, key: ContentKey, since_ms: int 
                  if isinstance(view, MaterializedView) else None)
     cutoff = store.retention.cutoff_of(resolved.name) if expired and resolved.name else None
     return ViewHistory(key, view.id, view.type, out, token, resolved,
-                       status(catalog, f"@{resolved.hash}", view), refreshes,
+                       status(catalog, f"@{resolved.hash}", key, view), refreshes,
                        history_expired=expired,
                        expired_before=from_micros(cutoff) if cutoff is not None else None)
 
@@ -191,4 +191,4 @@ def _entry(catalog: Catalog, step: _Step, until_ms: int | None, before: ViewVers
     return AuditEntry(step.version.version_id, step.became_ms, until_ms, step.key, step.commit,
                       sql, diffs, dict(step.version.summary),
                       list(step.version.default_namespace), list(step.content.analysis or []),
-                      status(catalog, f"@{step.commit.hash}", step.content))
+                      status(catalog, f"@{step.commit.hash}", step.key, step.content))

@@ -253,11 +253,13 @@ class Feed:
             return list(ops)
         put = {tuple(op["key"]): values.get(e.value_hash) for op in ops
                if (e := entries.get(tuple(op["key"]))) is not None}
-        views = {k: v for k, v in put.items() if isinstance(v, IcebergView | MaterializedView)}
+        views = {ContentKey(k): v for k, v in put.items()
+                 if isinstance(v, IcebergView | MaterializedView)}
         try:
-            status = statuses(self.catalog, f"@{commit_hash}", views) if views else {}
+            found = statuses(self.catalog, f"@{commit_hash}", views) if views else {}
         except Exception:  # a base's metadata file gone since (gc): no status to give
-            status = {}
+            found = {}
+        status = {k.elements: s for k, s in found.items()}
         out = []
         for op in ops:
             key = tuple(op["key"])

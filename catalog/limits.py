@@ -24,3 +24,7 @@ def unsupported_format(version: object) -> str:
     *first, last = map(str, TABLE_FORMATS)
     return (f"Table format version {version} is not supported: this catalog writes format "
             f"versions {', '.join(first)} and {last} (format-version)")
+# Levels of views reading views that a view's status follows (a view read
+# through more is reported invalid, saying so); the dependency and
+# dependents answers go as deep at most.
+MAX_VIEW_NESTING = 32

@@ -1,18 +1,23 @@
-"""The views on a merge's target that the merge would break: for each key the
-merge changes, the target's views that read it (store.edges), checked
-against the value the merge brings (core.sql.validity). Shown in a merge's dry
-run, so a publisher sees what breaks before merging."""
+"""The views on a merge's target that the merge would break: the target's
+views that read a key the merge changes, directly or through other views
+(store.edges), judged by the one verdict (catalog.view_status) on the
+merge's result — the target with the incoming values — against what they
+were on the target: a view is listed with the reasons the merge adds, the
+way through the views it reads included (``shop.top → shop.big_regions →
+shop.revenue: table shop.revenue dropped``). Shown in a merge's dry run, so
+a publisher sees what breaks before merging."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from catalog.analysis import find_cycle, relation
+from catalog.analysis import find_cycle
+from catalog.invalidation import dependents
 from catalog.service import Catalog
+from catalog.view_status import Verdicts
 from core.commits import KeyOutcome, MergeResult
 from core.content import Content, IcebergView, MaterializedView
 from core.keys import ContentKey
-from core.sql.validity import dependency_reasons
 
 _TAKEN = (KeyOutcome.APPLIED, KeyOutcome.FORCED)
 
@@ -31,23 +36,24 @@ def invalidated_views(catalog: Catalog, target_hash: str, r: MergeResult,
     keys = [d.key for d in r.details if d.outcome in _TAKEN]
     if not keys:
         return []
+    at, changed = f"@{target_hash}", set(keys)
+    # The views the merge brings hold as they do on the source: left to it.
+    readers = {k: v for k, v in dependents(catalog, at, keys).items()
+               if k not in changed and isinstance(v, IcebergView | MaterializedView)}
+    if not readers:
+        return []
     incoming = store.lookup(f"@{r.source_hash}", keys)[1]
-    changed = set(keys)
-    broken: dict[ContentKey, list[str]] = {}
-    for key in keys:
-        new = incoming.get(key)
-        now = relation(catalog, key.elements, new) if new is not None else None
-        for view_key, view in store.dependents(f"@{target_hash}", key)[1].items():
-            if view_key in changed or not isinstance(view, IcebergView | MaterializedView):
-                continue  # the merge brings that view too, as it holds on the source
-            for a in view.analysis or []:
-                for dep in a.dependencies:
-                    if tuple(dep.key) == key.elements:
-                        why = dependency_reasons(dep, now)
-                        if why:
-                            broken.setdefault(view_key, []).extend(why)
-                break  # the first analysis speaks for the view
-    return [InvalidatedView(k, sorted(set(v))) for k, v in sorted(broken.items())]
+    merged = {k: incoming.get(k) for k in keys}
+    after = Verdicts(catalog, at, merged).of(readers)
+    # Compared alike: the overlay's verdict does not look for renamed bases.
+    before = Verdicts(catalog, at, {}).of(readers)
+    out = []
+    for k in sorted(readers):
+        had = set(before[k].reasons)
+        new = [why for why in after[k].reasons if why not in had]
+        if after[k].status == "invalid" and new:
+            out.append(InvalidatedView(k, new))
+    return out
 
 
 def merge_cycle(catalog: Catalog, target_hash: str, r: MergeResult) -> list[ContentKey] | None:

@@ -66,10 +66,10 @@ def view_version(c: IcebergView | MaterializedView | None) -> int | None:
     return None if c is None else c.version_id
 
 
-def freshness_at(catalog: Catalog, at: str, c: MaterializedView,
+def freshness_at(catalog: Catalog, at: str, key: ContentKey, c: MaterializedView,
                  mv: MaterializedViewMetadata, now_ms: int) -> Freshness:
-    """Whether the stored rows of ``c`` are fresh at commit ``at``."""
-    st = status(catalog, at, c)
+    """Whether the stored rows of ``c`` (at ``key``) are fresh at commit ``at``."""
+    st = status(catalog, at, key, c)
     invalid = (list(st.reasons) if st.status == "invalid" else [] if st.status == "ok"
                else ["the view's SQL could not be analysed"])
     found = bases(catalog, at, c)

@@ -129,7 +129,7 @@ class MaterializedViews:
     def freshness(self, t: Target) -> tuple[Freshness, int, MaterializedViewMetadata]:
         resolved, c, meta = self.at(t)
         now = t.instant_ms if t.instant_ms is not None else self._now_ms()
-        return freshness_at(self.catalog, f"@{resolved.hash}", c, meta, now), now, meta
+        return freshness_at(self.catalog, f"@{resolved.hash}", t.key, c, meta, now), now, meta
 
     def describe(self, t: Target) -> Described:
         _, c, meta = self.at(t)
@@ -143,7 +143,7 @@ class MaterializedViews:
         meta = self.files.mv(loc)
         if not options.refresh:
             now = t.instant_ms if t.instant_ms is not None else self._now_ms()
-            fresh = freshness_at(self.catalog, f"@{resolved.hash}", c, meta, now)
+            fresh = freshness_at(self.catalog, f"@{resolved.hash}", t.key, c, meta, now)
             bound = (options.max_staleness_ms if options.max_staleness_ms is not None
                      else meta.max_staleness_ms())
             if not fresh.servable(bound):

@@ -1,23 +1,28 @@
-"""Views' statuses at a commit: what each reads, looked up there in one go,
-and the one rule (core.sql.validity.status_of) applied. Every surface that
-says whether a view holds asks here: the status listing (and so ``sapwood
-views check``), the dependency, dependents and lineage answers, the audit,
-the change feed and the UI."""
+"""Views' statuses at a commit: the one verdict every surface shows.
+
+What each view reads is looked up there, one store lookup per level of
+views reading views; the one rule (core.sql.validity.status_of) is applied
+to each view once, and carried through the views that read views
+(core.sql.transitive: a view holds only if everything it reads, at any
+depth, holds; its reasons name the way). Every surface that says whether a
+view holds asks here: the status listing (and so ``sapwood view check``),
+the dependency, dependents and lineage answers, the audit, the change feed,
+a merge's dry run (catalog.merge_impact) and the UI."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
-from typing import TypeVar
+from collections.abc import Mapping, Sequence
 
 from catalog.analysis import Resolver
+from catalog.limits import MAX_VIEW_NESTING
 from catalog.service import Catalog
 from core.content import Content, ContentType, IcebergView, MaterializedView
 from core.keys import ContentKey
 from core.sql.model import Key
 from core.sql.stored import DialectAnalysis
+from core.sql.transitive import transitive
 from core.sql.validity import ViewStatus, status_of
 
-K = TypeVar("K", bound=Hashable)
 VIEW_TYPES = (ContentType.ICEBERG_VIEW, ContentType.MATERIALIZED_VIEW)
 
 
@@ -29,21 +34,72 @@ def primary(c: Content) -> DialectAnalysis | None:
     return next((a for a in found if a.status != "unanalysed"), found[0] if found else None)
 
 
-def statuses(catalog: Catalog, at: str, views: Mapping[K, Content]) -> dict[K, ViewStatus]:
-    """Each view's status at commit ``at`` (``@hash``): what the views read
-    is looked up there in one store lookup (and, for an object gone from its
-    key, where it is now, once per object)."""
-    analyses = {k: primary(c) for k, c in views.items()}
-    wanted = sorted({tuple(d.key) for a in analyses.values()
-                     if a is not None and a.status != "unanalysed" for d in a.dependencies})
-    now = Resolver(catalog, at).many(wanted) if wanted else {}
-    moved = _Moved(catalog, at)
-    return {k: status_of(a, now.get, moved) for k, a in analyses.items()}
+class Verdicts:
+    """Views' statuses at commit ``at`` (``@hash``), each view judged once
+    however many views read it, for the life of this object (one request).
+    ``overlay`` answers for some keys instead of the commit (None: nothing
+    there): a merge's result, which no commit holds yet."""
+
+    def __init__(self, catalog: Catalog, at: str,
+                 overlay: Mapping[ContentKey, Content | None] | None = None) -> None:
+        self.resolve = Resolver(catalog, at, overlay)
+        # Where a base is now, by its content id, when it is gone from its
+        # key: the commit's history says; a merge's result has none.
+        self.moved = _Moved(catalog, at) if overlay is None else None
+        self.views: dict[Key, Content] = {}
+        self.direct: dict[Key, ViewStatus] = {}
+        # Per view judged: the views it reads that still are what it read.
+        self.reads: dict[Key, list[Key]] = {}
+
+    def of(self, views: Mapping[ContentKey, Content]) -> dict[ContentKey, ViewStatus]:
+        """The status of each of ``views`` (the views their keys hold at ``at``)."""
+        for k, c in views.items():
+            self.views.setdefault(k.elements, c)
+        wanted = [k.elements for k in views]
+        self._look(wanted)
+        done = transitive(self.direct, self.reads, wanted, MAX_VIEW_NESTING)
+        return {k: done[k.elements] for k in views}
+
+    def _look(self, wanted: list[Key]) -> None:
+        """Each view down to MAX_VIEW_NESTING levels below ``wanted`` judged
+        on its own: one lookup per level for those not judged yet."""
+        frontier = list(dict.fromkeys(wanted))
+        seen = set(frontier)
+        for _ in range(MAX_VIEW_NESTING + 1):
+            new = [k for k in frontier if k not in self.direct]
+            if new:
+                self._judge(new)
+            frontier = [d for k in frontier for d in self.reads[k] if d not in seen]
+            seen.update(frontier)
+            if not frontier:
+                break
+
+    def _judge(self, keys: list[Key]) -> None:
+        analyses = {k: primary(self.views[k]) for k in keys}
+        wanted = sorted({tuple(d.key) for a in analyses.values()
+                         if a is not None and a.status != "unanalysed" for d in a.dependencies})
+        if wanted:
+            self.resolve.many(wanted)
+        for k, a in analyses.items():
+            self.direct[k] = status_of(a, self.resolve.known, self.moved)
+            self.reads[k] = []
+            for d in a.dependencies if a is not None and a.status != "unanalysed" else []:
+                now = self.resolve.contents.get(tuple(d.key))
+                if isinstance(now, IcebergView | MaterializedView) and now.id == d.content_id:
+                    self.reads[k].append(tuple(d.key))
+                    self.views.setdefault(tuple(d.key), now)
 
 
-def status(catalog: Catalog, at: str, view: Content) -> ViewStatus:
-    """One view's status at commit ``at``."""
-    return statuses(catalog, at, {0: view})[0]
+def statuses(catalog: Catalog, at: str, views: Mapping[ContentKey, Content],
+             ) -> dict[ContentKey, ViewStatus]:
+    """Each view's status at commit ``at`` (``@hash``), the views given by
+    the keys that hold them there."""
+    return Verdicts(catalog, at).of(views)
+
+
+def status(catalog: Catalog, at: str, key: ContentKey, view: Content) -> ViewStatus:
+    """One view's status at commit ``at``, ``key`` holding it there."""
+    return statuses(catalog, at, {key: view})[key]
 
 
 def listing(catalog: Catalog, at: str, keys: Sequence[ContentKey] | None = None,

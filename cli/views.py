@@ -27,16 +27,25 @@ def deps(key: str, ref: str = RefOpt, as_json: bool = JsonOpt,
          uri: str | None = UriOpt) -> None:
     """What KEY reads, recursively.
 
-    Depth, via whom, whether it still exists."""
+    Depth, via whom, whether it still exists. Exit 1 when KEY is not ok
+    (something it reads, at any depth, does not hold), as view check."""
     out = client(uri).call("GET", f"/api/v2/trees/{ref_path(ref)}/views/{_key(key)}/"
                                   "dependencies")
     if as_json:
         print_json(out)
-        return
-    echo(f"{key}: {out['status']}" + "".join(f"\n  {r}" for r in out["reasons"]))
-    print_table(("depth", "key", "type", "via", "exists"),
-                ((str(d["depth"]), ".".join(d["key"]), d["type"], ".".join(d["via"]),
-                  "yes" if d["exists"] else "NO") for d in out["dependencies"]))
+    else:
+        echo(f"{key}: {out['status']}" + "".join(f"\n  {r}" for r in out["reasons"]))
+        print_table(("depth", "key", "type", "via", "exists"),
+                    ((str(d["depth"]), ".".join(d["key"]), d.get("type", ""),
+                      ".".join(d["via"]), _exists(d))
+                     for d in out["dependencies"]))
+    if out["status"] != "ok":
+        raise typer.Exit(1)
+
+
+def _exists(d: dict[str, object]) -> str:
+    # A dependency the caller may not read is named, nothing more.
+    return "" if "exists" not in d else "yes" if d["exists"] else "NO"
 
 
 @view_app.command("dependents")

@@ -25,7 +25,7 @@ from catalog.mv_refresh import refresh_plan
 from catalog.mviews import Definition, Described
 from catalog.service import Who
 from catalog.targets import Target, target
-from catalog.view_status import primary
+from catalog.view_status import primary, status
 from core.auth import Privilege
 from core.content import Content, ContentType
 from core.errors import bad_request
@@ -136,10 +136,13 @@ async def materialized_view_freshness(request: Request, ref: str, key: str) -> R
 def _freshness(svc: Any, t: Target, readable: redact.Readable | None,
                ) -> tuple[Freshness, int, MaterializedViewMetadata, bool, list[dict[str, Any]]]:
     fresh, now, meta = svc.mviews.freshness(t)
-    c = svc.catalog.get(t.ref, t.key)
-    hides = readable is not None and any(
+    resolved, found = svc.catalog.store.lookup(t.ref, [t.key])
+    c = found[t.key]
+    hides = readable is not None and (any(
         redact.reads_hidden(a.model_dump(by_alias=True), readable)
-        for a in (c.analysis or []))
+        for a in (c.analysis or [])) or (fresh.status == "invalid" and status(
+            # Reasons that came through the views it reads name what those read.
+            svc.catalog, f"@{resolved.hash}", t.key, c).reads_hidden(readable)))
     return fresh, now, meta, hides, _dependencies(c)
 
 

@@ -17,19 +17,20 @@ from api.paths import ref_param
 from api.routes.trees import store_of
 from api.v2 import redact
 from api.v2.shapes import effective_json, status_json
+from catalog.limits import MAX_VIEW_NESTING
 from catalog.service import Catalog, Who
 from catalog.targets import target
-from catalog.view_status import primary, status, statuses
+from catalog.view_status import Verdicts, primary, status
 from catalog.view_versions import add_representation, recompile
 from core.commits import ResolvedRef
 from core.content import Content, IcebergView, MaterializedView
-from core.errors import ContentNotFoundError, NoSuchViewError
+from core.errors import NoSuchViewError
 from core.keys import ContentKey
 from core.sql.validity import ViewStatus
 from store import Store
 
 router = APIRouter(prefix="/api/v2/trees")
-MAX_DEPTH = 32
+MAX_DEPTH = MAX_VIEW_NESTING
 
 
 def _view(store: Store, ref: str, key: str) -> tuple[ResolvedRef, IcebergView]:
@@ -62,6 +63,8 @@ def view_dependencies(request: Request, ref: str, key: str,
     resolved, view = _view(store, ref, key)
     readable = _readable(request, ref)
     at = f"@{resolved.hash}"
+    # One verdict for the view and every view on the way, each judged once.
+    verdicts = Verdicts(catalog, at)
     out: list[dict[str, Any]] = []
     seen = {ContentKey.parse(key)}
     frontier: list[tuple[ContentKey, IcebergView | MaterializedView]] = [
@@ -86,7 +89,7 @@ def view_dependencies(request: Request, ref: str, key: str,
                     wanted.append((parent, k, d))
         now = store.contents(at, [k for _, k, _ in wanted]) if wanted else {}
         views = {k: c for k, c in now.items() if isinstance(c, IcebergView | MaterializedView)}
-        found = statuses(catalog, at, views) if views else {}
+        found = verdicts.of(views) if views else {}
         frontier = []
         for parent, k, d in wanted:
             cur = now.get(k)
@@ -103,8 +106,9 @@ def view_dependencies(request: Request, ref: str, key: str,
     out += [{"key": n.split("."), "depth": 1, "via": list(ContentKey.parse(key).elements),
              redact.REDACTED: True}
             for n in (a.unresolved if a else []) if redact.dotted_hidden(readable, n)]
+    own = verdicts.of({ContentKey.parse(key): view})[ContentKey.parse(key)]
     return json_response({"key": ContentKey.parse(key).elements, "contentId": view.id,
-                          **analysis_json(status(catalog, at, view), readable),
+                          **analysis_json(own, readable),
                           "unresolved": unresolved,
                           "dependencies": out, "effectiveReference": effective_json(resolved)})
 
@@ -120,7 +124,8 @@ def view_lineage(request: Request, ref: str, key: str) -> Response:
     columns = redact.lineage(a.model_dump(by_alias=True, exclude_none=True) if a else None,
                              readable)
     return json_response({"key": ContentKey.parse(key).elements, "contentId": view.id,
-                          **analysis_json(status(catalog, f"@{resolved.hash}", view),
+                          **analysis_json(status(catalog, f"@{resolved.hash}",
+                                                 ContentKey.parse(key), view),
                                           readable), "columns": columns,
                           "effectiveReference": effective_json(resolved)})
 
@@ -129,16 +134,16 @@ def view_lineage(request: Request, ref: str, key: str) -> Response:
 def content_dependents(request: Request, ref: str, key: str,
                        depth: int = Query(MAX_DEPTH, ge=1, le=MAX_DEPTH)) -> Response:
     """Downstream, breadth first: the views that read this table or view, and
-    the views that read those, down to ``depth`` levels; each once."""
+    the views that read those, down to ``depth`` levels; each once. Answered
+    for a name that no longer exists too (``exists`` false, ``contentId``
+    null): the views a drop left reading it are what one asks after it."""
     store = store_of(request)
     catalog: Catalog = request.app.state.services.catalog
     start = ContentKey.parse(key)
     resolved, found = store.lookup(ref_param(ref), [start])
-    if start not in found:
-        raise ContentNotFoundError(
-                           f"Content does not exist: {start} at '{ref_param(ref)}'")
     at = f"@{resolved.hash}"
     readable = _readable(request, ref)
+    verdicts = Verdicts(catalog, at)
     out: list[dict[str, Any]] = []
     seen = {start}
     frontier = [start]
@@ -154,14 +159,17 @@ def content_dependents(request: Request, ref: str, key: str,
                 seen.add(k)
                 nxt.append(k)
                 reached[k] = (parent, c)
-        now = statuses(catalog, at, {k: c for k, (_, c) in reached.items()}) if reached else {}
+        now = verdicts.of({k: c for k, (_, c) in reached.items()}) if reached else {}
         for k, (parent, c) in reached.items():
             out.append({"key": list(k.elements), "contentId": c.id, "type": c.type,
                         "depth": level, "via": list(parent.elements),
                         **analysis_json(now[k], readable)})
         frontier = nxt
-    return json_response({"key": list(start.elements), "contentId": found[start].id,
-                          "dependents": out, "effectiveReference": effective_json(resolved)})
+    gone = found.get(start)
+    return json_response({"key": list(start.elements),
+                          "contentId": gone.id if gone is not None else None,
+                          "exists": gone is not None, "dependents": out,
+                          "effectiveReference": effective_json(resolved)})
 
 
 @router.post("/{ref}/views/{key}/representations")

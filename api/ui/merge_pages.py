@@ -95,5 +95,7 @@ async def _merge(api: Api, frm: str, into: str, chosen: dict[str, str], dry_run:
     return {"applied": got["wasApplied"], "head": got["resultantTargetHash"],
             "target": got["expectedHash"], "details": details,
             "conflicts": [d["key"] for d in details if d["outcome"] == "CONFLICT"],
-            "invalidated": [".".join(v["key"]) if isinstance(v.get("key"), list) else str(v)
+            # The target's views the merge would break (the one verdict, on
+            # the merge's result), each with the way to what breaks it.
+            "invalidated": [{"key": ".".join(v["key"]), "reasons": v.get("reasons") or []}
                             for v in got.get("invalidatedViews", [])]}

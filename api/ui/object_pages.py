@@ -12,7 +12,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
 from api.ui.client import Api, ApiError, seg
-from api.ui.graph import neighbourhood
+from api.ui.graph import Node, neighbourhood
 from api.ui.pages import failed, page
 from api.ui.sql import highlight
 from api.ui.sqldiff import compare
@@ -92,9 +92,11 @@ async def _view(request: Request, api: Api, ref: str, key: str, path: str,
     lineage = (await api.get(f"/api/v2/trees/{seg(ref)}/views/{seg(key)}/lineage"))["columns"]
     reads = [_dep(d) for d in deps.get("dependencies", [])]
     holds = {"status": deps["status"], "reasons": deps["reasons"]}
-    read_by = [".".join(d["key"]["elements"]) if isinstance(d["key"], dict)
-               else ".".join(d["key"]) for d in dependents.get("dependents", [])]
-    graph = neighbourhood(ref, key, [d["key"] for d in reads if d["depth"] == 1], read_by)
+    read_by = [_dep(d) for d in dependents.get("dependents", [])]
+    # Each hop drawn, each box in the state the one verdict gives it.
+    graph = neighbourhood(ref, key, holds["status"],
+                          [Node(d["key"], d["depth"], d["via"], d["state"]) for d in reads],
+                          [Node(d["key"], d["depth"], d["via"], d["state"]) for d in read_by])
     # A materialized view: how fresh its stored rows are here, and its refreshes.
     mv = None if not materialized else {
         "freshness": await api.get(f"/api/v2/trees/{seg(ref)}/materialized-views/{seg(key)}/"
@@ -117,6 +119,12 @@ def _origin(o: dict[str, Any]) -> str:
 
 
 def _dep(d: dict[str, Any]) -> dict[str, Any]:
+    """An object a view reads or is read by, as the dependencies and
+    dependents answers give it, with its state for the graph."""
     key = d["key"]["elements"] if isinstance(d["key"], dict) else d["key"]
+    exists, redacted = d.get("exists", True), bool(d.get("redacted"))
+    state = ("redacted" if redacted else "missing" if not exists
+             else d.get("status") or "table")
     return {"key": ".".join(key), "type": d.get("type", ""), "depth": d.get("depth", 1),
-            "exists": d.get("exists", True), "redacted": bool(d.get("redacted"))}
+            "via": ".".join(d.get("via") or []), "exists": exists, "redacted": redacted,
+            "status": d.get("status"), "state": state}

@@ -8,13 +8,15 @@ sales.orders dropped``, ``column amount no longer exists in sales.orders``,
 ``type of sales.orders.amount changed long → string``. Pure: the caller
 looks up what each key holds now.
 
-A view's status (``status_of``) is its recorded analysis — what was wrong
-when it was written: SQL sqlglot cannot read, a name or a column that does
-not resolve — plus whether what it reads still holds at the ref asked
-about. Every surface (the status listing and ``sapwood views check``, the
-dependency and lineage answers, the audit, the change feed, the UI) shows
+A view's direct status (``status_of``) is its recorded analysis — what was
+wrong when it was written: SQL sqlglot cannot read, a name or a column that
+does not resolve — plus whether what it reads still holds at the ref asked
+about; core.sql.transitive then carries it through the views that read
+views (a view holds only if all it reads, at any depth, holds). Every
+surface (the status listing and ``sapwood view check``, the dependency and
+lineage answers, the audit, the change feed, merge previews, the UI) shows
 that one result, redacted by ``ViewStatus.seen_by`` for a reader who may
-not read every object the view reads.
+not read every object the view reads or its reasons name.
 """
 
 from __future__ import annotations
@@ -65,22 +67,59 @@ def reasons(analysis: DialectAnalysis, lookup: Lookup,
             moved: Callable[[str], Key | None] | None = None) -> list[str]:
     """Why the view no longer holds (empty: it holds), for an analysed view;
     ``moved`` says where an object is now by its content id (a rename)."""
-    out = [f"{name} does not exist" for name in analysis.unresolved]
+    return [c.text for c in _causes(analysis, lookup, moved)]
+
+
+def _causes(analysis: DialectAnalysis, lookup: Lookup,
+            moved: Callable[[str], Key | None] | None) -> list[Cause]:
+    out = [Cause(f"{name} does not exist", tuple(name.split(".")))
+           for name in analysis.unresolved]
     for dep in analysis.dependencies:
         now = lookup(tuple(dep.key))
         where = moved(dep.content_id) if now is None and moved is not None else None
-        out += dependency_reasons(dep, now, where)
+        out += [Cause(r, tuple(dep.key)) for r in dependency_reasons(dep, now, where)]
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class Cause:
+    """One reason a view does not hold, as it travels up to the views that
+    read it: what is wrong (``text``), the object it is about (None: the
+    view's own SQL), and the views it came through from the view asked about
+    (``via``, nearest first; empty: the view's own reason)."""
+
+    text: str
+    about: Key | None = None
+    via: tuple[Key, ...] = ()
+    # Whether the views that read this one take it over (a limit reached
+    # while following them is said once, by the view asked about).
+    inherited: bool = True
+
+    def names(self) -> tuple[Key, ...]:
+        """Every object the reason names."""
+        return (*self.via, *((self.about,) if self.about is not None else ()))
+
+    def render(self, key: Key) -> str:
+        """As the view at ``key`` says it: its own reasons as they are, one
+        that came through other views with the way there
+        (``shop.top → shop.big_regions → shop.revenue: table shop.revenue dropped``)."""
+        if not self.via:
+            return self.text
+        way = [key, *self.via, *((self.about,) if self.about not in (None, self.via[-1]) else ())]
+        return f"{' → '.join('.'.join(k) for k in way)}: {self.text}"
 
 
 @dataclass(frozen=True, slots=True)
 class ViewStatus:
     """A view's status at a ref, with its reasons (none when ``ok``), and the
-    analysis that speaks for it (None: the view was never analysed)."""
+    analysis that speaks for it (None: the view was never analysed);
+    ``causes`` are the reasons as core.sql.transitive carries them (empty
+    when redacted)."""
 
     status: Status
     reasons: tuple[str, ...]
     analysis: DialectAnalysis | None
+    causes: tuple[Cause, ...] = ()
 
     @property
     def dialect(self) -> str | None:
@@ -92,7 +131,8 @@ class ViewStatus:
         if a is None or readable is None:
             return False
         return any(not readable(tuple(d.key)) for d in a.dependencies) or any(
-            not readable(tuple(n.split("."))) for n in a.unresolved)
+            not readable(tuple(n.split("."))) for n in a.unresolved) or any(
+            not readable(k) for c in self.causes for k in c.names())
 
     def seen_by(self, readable: Readable | None) -> ViewStatus:
         """As a reader who may not read everything the view reads sees it:
@@ -112,5 +152,11 @@ def status_of(analysis: DialectAnalysis | None, lookup: Lookup,
         return ViewStatus("unanalysed", (NEVER_ANALYSED,), None)
     if analysis.status == "unanalysed":
         return ViewStatus("unanalysed", tuple(analysis.reasons), analysis)
-    why = tuple(dict.fromkeys([*analysis.reasons, *reasons(analysis, lookup, moved)]))
-    return ViewStatus("invalid" if why else "ok", why, analysis)
+    why: dict[str, Cause] = {}
+    for c in [*(Cause(r) for r in analysis.reasons), *_causes(analysis, lookup, moved)]:
+        if c.text not in why or why[c.text].about is None:
+            # A reason recorded when the view was written and found again
+            # now is said once, naming its object when one of them does.
+            why[c.text] = c
+    causes = tuple(why.values())
+    return ViewStatus("invalid" if causes else "ok", tuple(why), analysis, causes)

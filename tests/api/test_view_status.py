@@ -20,7 +20,6 @@ import httpx
 import pytest
 
 from tests.api import spark_bodies as sb
-from tests.api.test_cli_versioning import run
 from tests.http import http_client
 from tests.server import Server
 from tests.zygote_client import run as sapwood
@@ -94,8 +93,13 @@ def _check_output(server: Server) -> tuple[int, dict[str, tuple[str, list[str]]]
 
 
 def _deps_output(server: Server, key: str) -> tuple[str, list[str]]:
-    lines = run(server, "view", "deps", key).splitlines()
+    """``sapwood view deps``: the status and reasons it prints; it exits 1
+    unless the view is ok (issue 44), as ``view check`` does."""
+    proc = sapwood(["view", "deps", key], env={"SAPWOOD_URI": server.base, "COLUMNS": "200"},
+                   timeout=60)
+    lines = proc.stdout.splitlines()
     status = lines[0].removeprefix(f"{key}: ")
+    assert proc.returncode == (0 if status == "ok" else 1), proc.stdout + proc.stderr
     return status, [line.strip() for line in lines[1:] if line.startswith("  ")
                     and not line.startswith("  ┃") and line.strip()[:1] not in "┏┡└│"]
 

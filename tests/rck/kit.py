@@ -130,12 +130,21 @@ def parse(report: Path) -> list[Case]:
         if failed is not None:
             message = (failed.get("message") or (failed.text or "").split("\n", 1)[0]).strip()
             kind = (failed.get("type") or "").rsplit(".", 1)[-1]
-            cases.append(Case(name, "failed", f"{kind}: {' '.join(message.split())}"))
+            cases.append(Case(name, "failed", f"{kind}: {_short(message)}"))
         elif tc.find("skipped") is not None:
             cases.append(Case(name, "skipped"))
         else:
             cases.append(Case(name, "passed"))
     return cases
+
+
+def _short(message: str, limit: int = 600) -> str:
+    """A failure's message on one line, without the stack traces AssertJ
+    quotes inside it."""
+    kept = [line.strip() for line in message.splitlines()
+            if line.strip() and not line.strip().startswith(("at ", "..."))]
+    text = " ".join(" ".join(kept).split())
+    return text if len(text) <= limit else text[:limit] + " …"
 
 
 def cpu_seconds(pid: int) -> float | None:

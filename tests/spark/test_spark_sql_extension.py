@@ -198,8 +198,10 @@ def test_refusals_name_the_reference_or_the_keys_and_are_not_parse_errors(spark,
     assert "409" in str(conflict.value)
     assert head(on_single, "main") == before
 
-    # A merge that lands cleanly but breaks views on the target says so first.
+    # A merge that lands cleanly but breaks views on the target says so first,
+    # a view of a broken view too, with the way (issue 44).
     sql("CREATE VIEW w AS SELECT id FROM t")
+    sql("CREATE VIEW top AS SELECT id FROM w")
     one(spark, "ASSIGN BRANCH side TO main IN sw")
     one(spark, "USE REFERENCE side IN sw")
     sql("DROP TABLE t")
@@ -208,6 +210,8 @@ def test_refusals_name_the_reference_or_the_keys_and_are_not_parse_errors(spark,
     before = head(on_single, "main")
     dry = rows(spark, "MERGE BRANCH side DRY RUN")
     assert dry == [("clash.t", "APPLIED", []),
+                   ("clash.top", "INVALIDATED",
+                    ["clash.top → clash.w → clash.t: table clash.t dropped"]),
                    ("clash.v", "INVALIDATED", ["table clash.t dropped"]),
                    ("clash.w", "INVALIDATED", ["table clash.t dropped"])]
     assert head(on_single, "main") == before

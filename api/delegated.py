@@ -21,7 +21,7 @@ from api.observe.access import STORAGE
 from api.paths import quote_ref
 from catalog.commands import Loaded
 from catalog.delegation.s3_requests import Access
-from catalog.delegation.service import NOTE_KEY, Decision, Deleting, SignRequest
+from catalog.delegation.service import NOTE_KEY, Decision, History, SignRequest
 from catalog.delegation.settings import SIGNING, VENDING
 from catalog.targets import Target
 from core.auth import Privilege
@@ -86,7 +86,7 @@ async def sign_answer(c: Call, request: Request, t: Target, body: RemoteSignRequ
         headers, decision = await c.read(
             storage.sign, principal(request), location, lambda: may(c, request, t),
             SignRequest(body.method, body.uri, body.region, body.headers, body.body),
-            Deleting(t.ref, t.key, readable(request)))
+            History(t.ref, t.key, readable(request)))
     except ForbiddenError as e:
         if count_refusals:
             refused(request, "sign", "refused", e)

@@ -8,11 +8,22 @@ AWS accepts it. Here the canonical query is built from the decoded pairs,
 each encoded as SigV4 says (every byte but A-Z a-z 0-9 - _ . ~), which is
 what the clients signed. Only this process is changed.
 
+It also checks what AWS S3 checks and moto does not: a payload hash
+(``x-amz-content-sha256``) and a ``Content-MD5`` must be the body's
+(400 XAmzContentSHA256Mismatch, BadDigest), and every ``x-amz-*`` header
+must be signed (403 AccessDenied, "There were headers present in the
+request which were not signed"): moto's signature check takes the claimed
+hash as the body's, so without this a request signed for one body could
+be sent with any other.
+
 ``POST /_sapwood/age?prefix=P&seconds=N`` makes the objects below P look N
 seconds older (tests.s3.SecuredS3.age): what time passing does to them."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import io
 import sys
 from typing import Any
 from urllib.parse import quote, unquote
@@ -57,11 +68,51 @@ def _with_aging(call: Any) -> Any:
     return dispatch
 
 
+def _refusal(environ: dict[str, Any]) -> tuple[str, str, str] | None:
+    """What AWS S3 would refuse in this request before reading it, or None."""
+    auth = environ.get("HTTP_AUTHORIZATION", "")
+    if "SignedHeaders=" not in auth:
+        return None
+    signed = set(auth.split("SignedHeaders=", 1)[1].split(",", 1)[0].split(";"))
+    for name in environ:
+        header = name[5:].replace("_", "-").lower() if name.startswith("HTTP_") else ""
+        if header.startswith("x-amz-") and header not in signed:
+            return ("403 Forbidden", "AccessDenied",
+                    f"There were headers present in the request which were not signed: {header}")
+    claimed = environ.get("HTTP_X_AMZ_CONTENT_SHA256", "")
+    md5 = environ.get("HTTP_CONTENT_MD5")
+    length = environ.get("CONTENT_LENGTH")
+    if (len(claimed) != 64 and md5 is None) or not length:
+        return None
+    body = environ["wsgi.input"].read(int(length))
+    environ["wsgi.input"] = io.BytesIO(body)
+    if len(claimed) == 64 and hashlib.sha256(body).hexdigest() != claimed:
+        return ("400 Bad Request", "XAmzContentSHA256Mismatch",
+                "The provided 'x-amz-content-sha256' header does not match what was computed.")
+    if md5 is not None and base64.b64encode(hashlib.md5(body).digest()).decode() != md5:
+        return ("400 Bad Request", "BadDigest",
+                "The Content-MD5 you specified did not match what we received.")
+    return None
+
+
+def _checking(call: Any) -> Any:
+    def dispatch(self: Any, environ: dict[str, Any], start_response: Any) -> Any:
+        refused = _refusal(environ)
+        if refused is None:
+            return call(self, environ, start_response)
+        status, code, message = refused
+        start_response(status, [("Content-Type", "application/xml")])
+        return [f"<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>{code}</Code>"
+                f"<Message>{message}</Message></Error>".encode()]
+
+    return dispatch
+
+
 def _install_aging() -> None:
     from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 
-    DomainDispatcherApplication.__call__ = _with_aging(  # type: ignore[method-assign]
-        DomainDispatcherApplication.__call__)
+    DomainDispatcherApplication.__call__ = _checking(_with_aging(  # type: ignore[method-assign]
+        DomainDispatcherApplication.__call__))
 
 
 if __name__ == "__main__":

@@ -8,7 +8,10 @@ table's location in the warehouse bucket, writes only for a writer, and a
 delete only of an object no retained commit on any reference references
 (catalog.maintenance.liveness: what gc itself could delete) that the same
 principal wrote (each object a signed request creates is marked with its
-writer) or that is older than gc's write window.
+writer) or that is older than gc's write window. A write that stores an
+object is signed only for a key no retained commit references, and (by
+``If-None-Match``) only while nothing is stored there; which headers are
+signed, and what a body binds, is catalog.delegation.sign_headers'.
 """
 
 from __future__ import annotations
@@ -22,8 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from catalog.delegation.s3_requests import Access, S3Request, parse, refuse, under
+from catalog.delegation.s3_requests import Access, S3Request, check_key, parse, refuse, under
 from catalog.delegation.settings import MODES, SIGNING, VENDING, DelegationSettings
+from catalog.delegation.sign_headers import to_sign
 from catalog.delegation.signing import WRITER_HEADER, Signer
 from catalog.delegation.vending import Vended, Vendor
 from catalog.maintenance.gc import write_window
@@ -51,10 +55,10 @@ class SignRequest:
 
 
 @dataclass(frozen=True)
-class Deleting:
-    """What a DELETE is checked against: the table the request names, where,
-    and which references and keys the caller may read (a refusal names a
-    reference only then; None: every one)."""
+class History:
+    """What a DELETE, or a write that stores an object, is checked against:
+    the table the request names, where, and which references and keys the
+    caller may read (a refusal names a reference only then; None: every one)."""
 
     ref: RefSpec
     key: ContentKey
@@ -126,15 +130,17 @@ class StorageAccess:
 
     # -- remote signing ----------------------------------------------------------------
     def sign(self, who: str, location: str, may: Callable[[], frozenset[Access]],
-             request: SignRequest, deleting: Deleting | None = None,
+             request: SignRequest, history: History | None = None,
              ) -> tuple[dict[str, list[str]], Decision]:
         """The headers that sign ``request`` for ``who``; ForbiddenError
         naming what was refused. ``may`` says what the principal may do with
         the table; asked only for a write (reading it was checked already).
-        ``deleting``: the table as the request names it, for a DELETE."""
+        ``history``: the table as the request names it, for a DELETE or a
+        write that stores an object."""
         if self.signer is None:
             raise refuse(LOCAL_NOTE)
         s3 = parse(request.method, request.uri, self._endpoint_host)
+        headers = to_sign(s3, request.headers, request.body, who if s3.creates else None)
         action = f"{s3.method} s3://{s3.bucket}/{s3.key}"
         if s3.listing:
             if not s3.key or not under(location, s3.bucket, s3.key.rstrip("/")):
@@ -147,27 +153,34 @@ class StorageAccess:
             raise refuse(f"principal '{who}' may not {s3.access.value} this table on this "
                          f"reference ({action})")
         if s3.deletes:
-            self._check_deletes(who, location, s3, request.body, deleting)
-        headers = self.signer.sign(s3.method, request.uri, request.headers, request.region,
-                                   who if s3.creates else None)
+            self._check_deletes(who, location, s3, request.body or "", history)
+        elif s3.new_object:
+            if self.liveness is None or history is None:
+                raise refuse("this catalog cannot tell whether history references the object")
+            # Iceberg writes every file once, under a new name: a key history
+            # holds is never written again (and one that exists then is
+            # refused by S3 itself: If-None-Match, sign_headers).
+            self._check_unreferenced(s3.bucket, [s3.key], history,
+                                     "a file history references is never written again")
+        answer = self.signer.sign(s3.method, request.uri, headers.signed, headers.given,
+                                  request.region)
         reason = "delete" if s3.deletes else s3.access.value
-        return headers, Decision("sign", True, reason, action)
+        return answer, Decision("sign", True, reason, action)
 
-    def _check_deletes(self, who: str, location: str, s3: S3Request, body: str | None,
-                       deleting: Deleting | None) -> None:
+    def _check_deletes(self, who: str, location: str, s3: S3Request, body: str,
+                       history: History | None) -> None:
         if s3.key:
             keys = [s3.key]
-        else:  # DeleteObjects: the keys are in the body, which must then be signed too
-            if not body:
-                raise refuse("a DeleteObjects request is signed only with its body (the keys)")
+        else:  # DeleteObjects: the keys are in the body, which sign_headers made signed
             keys = _delete_keys(body)
             for k in keys:
                 if not under(location, s3.bucket, k):
                     raise refuse(f"s3://{s3.bucket}/{k} is not under the table's location "
                                  f"{location}")
-        if self.liveness is None or deleting is None:
+        if self.liveness is None or history is None:
             raise refuse("this catalog cannot tell whether history references the object")
-        self._check_unreferenced(s3.bucket, keys, deleting)
+        self._check_unreferenced(s3.bucket, keys, history, "gc deletes it once no retained "
+                                 "commit references it (docs/operations.md)")
         window = write_window()
         for k in keys:
             found = self._object(s3.bucket, k)
@@ -180,15 +193,17 @@ class StorageAccess:
                     f"than gc's write window ({window:g} s, SAPWOOD_GC_WRITE_WINDOW_S): it may "
                     "belong to a commit in flight, so only its writer may delete it until then")
 
-    def _check_unreferenced(self, bucket: str, keys: list[str], deleting: Deleting) -> None:
+    def _check_unreferenced(self, bucket: str, keys: list[str], history: History,
+                            then: str) -> None:
         """Refused when a commit some reference retains references one of
-        the objects: gc keeps it, and so does signing."""
+        the objects: gc keeps it, and so does signing (``then``: what the
+        refusal says of it)."""
         assert self.liveness is not None
-        cid = self.liveness.content_id(deleting.ref, deleting.key)
+        cid = self.liveness.content_id(history.ref, history.key)
         if cid is None:
-            raise refuse(f"{dotted(deleting.key)} is not a table on this reference")
+            raise refuse(f"{dotted(history.key)} is not a table on this reference")
         uris = [f"s3://{bucket}/{k}" for k in keys]
-        sees = deleting.sees
+        sees = history.sees
 
         def shown(h: Held) -> bool:
             return sees is None or sees(h.ref, h.key)
@@ -199,8 +214,7 @@ class StorageAccess:
             if h is None:
                 continue
             said = _holder(h) if shown(h) else "a retained commit of another reference"
-            raise refuse(f"{uri} is referenced by history that is retained ({said}): gc "
-                         "deletes it once no retained commit references it (docs/operations.md)")
+            raise refuse(f"{uri} is referenced by history that is retained ({said}): {then}")
 
     def _object(self, bucket: str, key: str) -> tuple[str, float] | None:
         """The principal that wrote the object, and its age in seconds; None
@@ -276,6 +290,8 @@ def credential_config(v: Vended, region: str) -> dict[str, str]:
 
 
 def _delete_keys(body: str) -> list[str]:
+    if "<!" in body:  # a DTD or entity could make a key read otherwise than S3 reads it
+        raise refuse("a DeleteObjects body with a DOCTYPE, entity or comment is not signed")
     try:
         # expat refuses external entities and bounds expansion; the body is small.
         root = ET.fromstring(body)
@@ -285,6 +301,5 @@ def _delete_keys(body: str) -> list[str]:
     if not keys or len(keys) > _MAX_DELETE_KEYS:
         raise refuse(f"a DeleteObjects body names 1 to {_MAX_DELETE_KEYS} keys")
     for k in keys:
-        if any(seg in (".", "..") for seg in k.split("/")):
-            raise refuse(f"the object path {k[:200]!r} is not normalised ('.', '..')")
+        check_key(k)  # as a single DELETE's key is
     return keys

@@ -2,11 +2,12 @@
 warehouse's credentials).
 
 The client sends the request it is about to make; the answer is the
-headers signing adds or changes (``Authorization``, ``X-Amz-Date``, the
-payload hash, a session token, the writer's mark), which the client adds
-to its request. Only the headers S3 needs signed are signed — ``host``,
-``x-amz-*``, ``content-md5`` — so headers a client's HTTP library sets or
-changes later do not break the signature.
+headers signing adds (``Authorization``, ``X-Amz-Date``, the payload hash,
+a session token, and what the catalog's rules add: the writer's mark,
+``If-None-Match``, a body's ``Content-MD5``), which the client adds to its
+request. Which headers are signed is catalog.delegation.sign_headers'
+choice; ``host`` always is, and the headers a client's HTTP library sets
+or changes later are not, so they do not break the signature.
 
 The signature is computed here rather than with botocore's ``S3SigV4Auth``
 (tests/delegation/test_signing.py holds the two equal): botocore's general
@@ -28,9 +29,6 @@ UNSIGNED_PAYLOAD = "UNSIGNED-PAYLOAD"
 # Stored with every object a signed request creates: who wrote it, so that
 # only its writer's deletes are signed (docs/security.md).
 WRITER_HEADER = "x-amz-meta-sapwood-writer"
-# Set by signing itself: a client's own values are replaced.
-_SET_BY_SIGNING = frozenset({"x-amz-date", "x-amz-security-token", "x-amz-content-sha256",
-                             "authorization"})
 
 
 class Signer:
@@ -54,22 +52,21 @@ class Signer:
                                    "standard AWS settings: AWS_ACCESS_KEY_ID, a profile, a role)")
         return creds.get_frozen_credentials()
 
-    def sign(self, method: str, uri: str, headers: dict[str, list[str]], region: str,
-             writer: str | None) -> dict[str, list[str]]:
-        """The headers to add to the request (``writer``: mark the object)."""
+    def sign(self, method: str, uri: str, signed: dict[str, str], given: dict[str, str],
+             region: str) -> dict[str, list[str]]:
+        """The headers to add to the request: ``signed`` (names lower-cased)
+        are the ones the signature covers besides ``host``, ``x-amz-date``
+        and the session token, ``given`` the client's own (lower-cased): a
+        header it sends already with the same value is not repeated."""
         creds = self.credentials()
-        given = {k.lower(): ", ".join(v) for k, v in headers.items()}
         parts = urlsplit(uri)
         stamp = time.strftime("%Y%m%dT%H%M%SZ", self._clock())
-        signed = {k: v for k, v in given.items()
-                  if (k.startswith("x-amz-") or k == "content-md5") and k not in _SET_BY_SIGNING}
+        signed = dict(signed)
         signed["host"] = parts.netloc
         signed["x-amz-date"] = stamp
-        signed["x-amz-content-sha256"] = given.get("x-amz-content-sha256", UNSIGNED_PAYLOAD)
+        signed.setdefault("x-amz-content-sha256", UNSIGNED_PAYLOAD)
         if creds.token:
             signed["x-amz-security-token"] = creds.token
-        if writer is not None:
-            signed[WRITER_HEADER] = writer
         names = sorted(signed)
         query = "&".join(sorted(f"{k}={v}" for k, _, v in
                                 (p.partition("=") for p in parts.query.split("&") if p)))
@@ -100,6 +97,9 @@ class Signer:
         return found
 
 
+# The spelling of an answer's header: the AWS SDKs' (Iceberg's Java client
+# merges the answer with its request's headers by name).
 _SHOWN = {"authorization": "Authorization", "x-amz-date": "X-Amz-Date",
           "x-amz-content-sha256": "X-Amz-Content-SHA256",
-          "x-amz-security-token": "X-Amz-Security-Token"}
+          "x-amz-security-token": "X-Amz-Security-Token", "content-md5": "Content-MD5",
+          "if-none-match": "If-None-Match"}

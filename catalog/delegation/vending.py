@@ -4,7 +4,10 @@ session policy), vended to a client instead of the warehouse's own.
 The session policy allows reading the objects under the table's location
 (and listing that prefix), and writing and deleting there only when the
 principal may write the table on that branch; the role's own policy is the
-upper bound, the session policy narrows it. Credentials are kept per
+upper bound, the session policy narrows it. It denies what signing refuses
+where IAM can say it: ACLs (``x-amz-acl`` and grants need
+``s3:PutObjectAcl``), copies (``s3:x-amz-copy-source`` present), tags,
+retention and legal holds. What it cannot say is in docs/security.md. Credentials are kept per
 (principal, location, access) until shortly before they expire, so a
 client loading the table on every statement does not call STS each time.
 """
@@ -26,6 +29,11 @@ from core.errors import InvalidInputError, UnavailableError
 _READ = ["s3:GetObject", "s3:GetObjectVersion"]
 _WRITE = ["s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload",
           "s3:ListMultipartUploadParts"]
+# Never allowed (the role may grant them): each changes an object's access,
+# or its life, beyond what a table's writes do.
+_DENIED = ["s3:PutObjectAcl", "s3:PutObjectVersionAcl", "s3:PutObjectTagging",
+           "s3:PutObjectVersionTagging", "s3:PutObjectRetention", "s3:PutObjectLegalHold",
+           "s3:BypassGovernanceRetention", "s3:DeleteObjectVersion"]
 
 
 @dataclass(frozen=True)
@@ -55,8 +63,17 @@ def session_policy(location: str, access: Access) -> dict[str, Any]:
                                       else ["*"]}}},
     ]
     if access is Access.WRITE:
-        statements.append({"Sid": "WriteTableFiles", "Effect": "Allow", "Action": _WRITE,
-                           "Resource": [objects]})
+        statements += [
+            {"Sid": "WriteTableFiles", "Effect": "Allow", "Action": _WRITE,
+             "Resource": [objects]},
+            # Denied everywhere (a session policy's text is limited to 2048
+            # characters: no more copies of the location than needed).
+            {"Sid": "NoAclsTagsOrLocks", "Effect": "Deny", "Action": _DENIED,
+             "Resource": ["*"]},
+            # A copy reads its source with these credentials (read is this
+            # table's only), but Iceberg never copies: none at all.
+            {"Sid": "NoCopies", "Effect": "Deny", "Action": ["s3:PutObject"],
+             "Resource": ["*"], "Condition": {"Null": {"s3:x-amz-copy-source": "false"}}}]
     return {"Version": "2012-10-17", "Statement": statements}
 
 

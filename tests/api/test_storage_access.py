@@ -14,6 +14,7 @@ import json
 import re
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -77,16 +78,19 @@ class World:
                   "uri": f"{self.s3.endpoint}/{bucket}/{key}", "headers": {}})
 
 
-@pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+@contextmanager
+def secured_world(tmp: Path, grants: dict[str, list[tuple[str, str, tuple[str, ...]]]],
+                  ) -> Iterator[World]:
+    """A server on a warehouse in SecuredS3, with a principal and its key
+    for each of ``grants``, and namespaces sales, hr (with hr.salaries) and
+    reports."""
     s3 = SecuredS3.start()
-    tmp = tmp_path_factory.mktemp("delegation")
     url = f"sqlite:///{tmp / 'sapwood.db'}"
     store = Store(url)
     keys = {}
-    for name, grants in GRANTS.items():
+    for name, granted in grants.items():
         store.auth.create_principal(name)
-        for privilege, refs, ns in grants:
+        for privilege, refs, ns in granted:
             store.auth.add_grant(name, privilege, refs, ns)
         keys[name] = create_key(store, name)
     store.close()
@@ -110,6 +114,12 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
                 yield w
     finally:
         s3.stop()
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    with secured_world(tmp_path_factory.mktemp("delegation"), GRANTS) as w:
+        yield w
 
 
 def _signed(w: World, who: str, method: str, uri: str, table: str = "t",

@@ -3,7 +3,10 @@ table's reads and writes, and that its SigV4 signatures are botocore's."""
 
 from __future__ import annotations
 
+import base64
 import datetime
+import hashlib
+import json
 import time
 
 import pytest
@@ -84,10 +87,14 @@ def test_signatures_are_botocores(monkeypatch: pytest.MonkeyPatch) -> None:
         request = AWSRequest(method=method, url=uri, headers=headers)
         request.context["payload_signing_enabled"] = False
         S3SigV4Auth(Credentials("AKIDEXAMPLE", "secret/x+y"), "s3", "us-east-1").add_auth(request)
-        # The payload hash is the client's to state (botocore's own choice
-        # for a body-less GET is the empty body's hash): given as botocore chose.
-        given = {**given, "x-amz-content-sha256": [request.headers["X-Amz-Content-SHA256"]]}
-        ours = signer.sign(method, uri, given, "us-east-1", "etl")
+        # The payload hash, for a body the catalog is not shown, is the
+        # client's to state (botocore's own choice for a body-less GET is the
+        # empty body's hash): given as botocore chose.
+        low = {k.lower(): v[0] for k, v in given.items()}
+        low["x-amz-content-sha256"] = request.headers["X-Amz-Content-SHA256"]
+        signed = {k: v for k, v in low.items() if k != "user-agent"}
+        signed["x-amz-meta-sapwood-writer"] = "etl"
+        ours = signer.sign(method, uri, signed, low, "us-east-1")
         assert ours["Authorization"] == [request.headers["Authorization"]], uri
         assert "User-Agent" not in ours  # only what signing adds or changes
 
@@ -130,3 +137,58 @@ def test_what_is_offered_and_chosen(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SAPWOOD_VEND_DURATION_S", "60")
     with pytest.raises(InvalidInputError, match="between 900"):
         DelegationSettings.from_env()
+
+
+@pytest.mark.parametrize(("uri", "name"), [
+    ("http://127.0.0.1:9000/wh?list-type=2&prefix=hr%2F&prefix=sales%2Ft_1%2F", "prefix"),
+    ("http://127.0.0.1:9000/wh/sales/t_1/a?partNumber=1&uploadId=u&uploadId=v", "uploadId"),
+    ("http://127.0.0.1:9000/wh/sales/t_1/a?uploads&uploads=", "uploads"),
+])
+def test_a_query_parameter_is_signed_once(uri: str, name: str) -> None:
+    """The signature covers every copy of a parameter while a check reads
+    one (issue 43): refused, naming it."""
+    method = "GET" if "list-type" in uri else "PUT" if "partNumber" in uri else "POST"
+    with pytest.raises(ForbiddenError, match=f"'{name}' is given more than once"):
+        parse(method, uri, EP)
+
+
+def test_only_allow_listed_headers_are_signed_and_a_body_by_its_own_hash() -> None:
+    from catalog.delegation.sign_headers import to_sign
+
+    put = parse("PUT", "http://127.0.0.1:9000/wh/sales/t_1/data/a.parquet", EP)
+    h = to_sign(put, {"User-Agent": ["x"], "x-amz-checksum-crc32": ["AAAAAA=="]}, None, "etl")
+    assert h.signed == {"x-amz-checksum-crc32": "AAAAAA==", "if-none-match": "*",
+                        "x-amz-meta-sapwood-writer": "etl"}  # user-agent passes unsigned
+    for headers, why in [({"x-amz-acl": ["public-read"]}, "'x-amz-acl' is not signed"),
+                         ({"x-amz-copy-source": ["/wh/hr/s/a"]}, "tables never copy"),
+                         ({"x-amz-date": ["20250101T000000Z"]}, "signing sets it"),
+                         ({"range": ["1"], "Range": ["2"]}, "given more than once"),
+                         ({"x-amz-content-sha256": ["STREAMING-AWS4-HMAC-SHA256-PAYLOAD"]},
+                          "chunk by chunk")]:
+        with pytest.raises(ForbiddenError, match=why):
+            to_sign(put, headers, None, "etl")
+    delete = parse("POST", "http://127.0.0.1:9000/wh?delete", EP)
+    body = "<Delete><Object><Key>sales/t_1/a</Key></Object></Delete>"
+    h = to_sign(delete, {}, body, None)
+    assert h.signed["x-amz-content-sha256"] == hashlib.sha256(body.encode()).hexdigest()
+    assert h.signed["content-md5"] == base64.b64encode(hashlib.md5(body.encode()).digest()).decode()
+    with pytest.raises(ForbiddenError, match="not the body's SHA-256"):
+        to_sign(delete, {"X-Amz-Content-SHA256": ["UNSIGNED-PAYLOAD"]}, body, None)
+    with pytest.raises(ForbiddenError, match="only with its body"):
+        to_sign(delete, {}, None, None)
+    get = parse("GET", "http://127.0.0.1:9000/wh/sales/t_1/data/a.parquet", EP)
+    assert "if-none-match" not in to_sign(get, {}, None, None).signed
+
+
+def test_session_policies_deny_what_signing_refuses() -> None:
+    """ACLs, tags, object locks and copies, which IAM can express (issue 43)."""
+    write = session_policy("s3://wh/sales/t_1", Access.WRITE)
+    denies = [s for s in write["Statement"] if s["Effect"] == "Deny"]
+    assert {"s3:PutObjectAcl", "s3:PutObjectVersionAcl", "s3:PutObjectTagging",
+            "s3:DeleteObjectVersion"} <= {a for s in denies for a in s["Action"]}
+    assert {"Effect": "Deny", "Action": ["s3:PutObject"], "Resource": ["*"],
+            "Condition": {"Null": {"s3:x-amz-copy-source": "false"}},
+            "Sid": "NoCopies"} in denies
+    assert len(json.dumps(write)) < 2048  # STS's limit on a session policy's text
+    read = session_policy("s3://wh/sales/t_1", Access.READ)
+    assert all(s["Effect"] == "Allow" for s in read["Statement"])  # grants no write to deny

@@ -126,3 +126,39 @@ def test_deletion_vectors_are_written_and_read_through_the_catalog(world: World,
         "uri": f"{world.s3.endpoint}/{BUCKET}/{puffins[0]}"})
     assert r.status_code == 403, r.text
     assert "is referenced by history that is retained" in r.json()["error"]["message"]
+
+
+def test_s3fileio_deletes_by_the_body_it_showed_and_never_overwrites(world: World) -> None:
+    """Iceberg's S3FileIO through the catalog's signatures (issue 43): the
+    DeleteObjects it sends with its body is signed with that body's hash and
+    Content-MD5, which S3 checks, and deletes what it names; a file it
+    writes is signed with If-None-Match: *, which its client applies, so
+    writing over one that exists is refused by S3 and changes nothing."""
+    spark = world.spark
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS remote_signing.s3_io")
+    spark.sql("CREATE TABLE remote_signing.s3_io.t (id BIGINT) USING iceberg")
+    jvm = spark._jvm  # type: ignore[attr-defined]
+    catalog = spark._jsparkSession.sessionState().catalogManager().catalog(  # type: ignore[attr-defined]
+        "remote_signing").icebergCatalog()
+    table = catalog.loadTable(jvm.org.apache.iceberg.catalog.TableIdentifier.parse("s3_io.t"))
+    io, location = table.io(), table.location()
+    strays = [f"{location}/data/stray-{i}.bin" for i in range(2)]
+    for path in strays:
+        out = io.newOutputFile(path).create()
+        out.write(bytearray(b"first"))
+        out.close()
+    key = strays[0].removeprefix(f"s3://{BUCKET}/")
+    before = world.s3.keys(key)
+    out = io.newOutputFile(strays[0]).createOrOverwrite()
+    out.write(bytearray(b"second"))
+    with pytest.raises(Exception, match=r"412|PreconditionFailed"):
+        out.close()
+    assert world.s3.keys(key) == before
+    assert world.s3.client().get_object(Bucket=BUCKET, Key=key)["Body"].read() == b"first"
+    paths = jvm.java.util.ArrayList()
+    for path in strays:
+        paths.add(path)
+    io.deleteFiles(paths)
+    assert not world.s3.keys(f"{location.removeprefix(f's3://{BUCKET}/')}/data/stray-")
+    log = world.server.log.read_text()
+    assert f"sign granted delete: POST s3://{BUCKET}/" in log, log[-3000:]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
@@ -23,7 +24,9 @@ from sqlalchemy import Table, delete, insert, select, text
 
 from core.commits import NO_ANCESTOR
 from core.errors import InvalidInputError
+from store import cutoff_index
 from store.db import Database
+from store.retention import grace_setting
 from store.schema import Base
 
 FORMAT, VERSION = "sapwood-export", 1
@@ -96,6 +99,9 @@ def import_rows(db: Database, lines: Iterable[str]) -> dict[str, int]:
         for name, rows in batch.items():
             if rows:
                 conn.execute(insert(tables[name]), rows)
+        # The cutoff index follows this catalog's policies and reflog, not
+        # the source's (policies are not exported).
+        cutoff_index.rebuild(conn, time.time_ns() // 1000 - int(grace_setting() * 1_000_000))
         if db.dialect == "postgresql":
             # Ids were copied: move the sequences past them.
             for name in ("reflog", "grants"):

@@ -35,6 +35,7 @@ from core.content import Content
 from core.errors import InvalidInputError
 from core.retention import DEFAULT_GRACE_S, MAX_GRACE_S
 from core.settings import number_setting
+from store import cutoff_index
 from store.changes import change_rows, put_ids
 from store.commit_records import CommitRecord, record_from_row
 from store.mark import SELECT, load, mark, reach
@@ -171,6 +172,10 @@ def collect(store: Store, grace_s: float = DEFAULT_GRACE_S, dry_run: bool = Fals
         # Change-feed events past their retention (SAPWOOD_EVENT_RETENTION_S).
         retention = event_retention_s if event_retention_s is not None else event_retention()
         report.expired_events = store.events.purge(now_us - int(retention * 1_000_000))
+        # Branches deleted before the grace period retain nothing any more
+        # (store.cutoff_index): their history went with this mark.
+        with store.db.write() as conn:
+            cutoff_index.purge(conn, horizon)
         # For /metrics of the process that ran it (the admin endpoint).
         store.stats.add("gc_runs")
         store.stats.add("gc_removed_commits", report.removed_commits)

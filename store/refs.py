@@ -19,6 +19,7 @@ from core.errors import (
 from core.instants import from_micros
 from core.missing import no_such_commit, no_such_ref_at, no_such_reference
 from core.refs import validate_ref_name
+from store import cutoff_index
 from store.db import Database
 from store.events import EventLog
 from store.idempotency import Answer, IdempotencyKeys, Once
@@ -100,7 +101,9 @@ class Refs:
                 if exists is None:
                     raise no_such_commit(hash_)
                 conn.execute(insert(REFS).values(name=name, type=ref_type.value, head=hash_,
-                                                 created_us=now))
+                                                 created_us=now,
+                                                 **cutoff_index.created(conn, name, ref_type,
+                                                                        hash_)))
                 self.journal(conn, name, ref_type, None, hash_, now, principal, reason)
                 answer = self._record(conn, once, made, now)
         except IntegrityError:
@@ -117,6 +120,7 @@ class Refs:
             current = self._check(conn, name, expected, ref_type)
             conn.execute(update(REFS).where(REFS.c.name == name, REFS.c.head == expected)
                          .values(head=new))
+            cutoff_index.moved(conn, name, new)
             self.journal(conn, name, current.type, expected, new, now, principal, "assign")
             moved = Reference(name, current.type, new)
             answer = self._record(conn, once, moved, now)
@@ -131,6 +135,7 @@ class Refs:
         now = self.clock()
         with self.db.write() as conn:
             current = self._check(conn, name, expected, ref_type)
+            cutoff_index.deleting(conn, name, now)  # it retains its history for gc's grace
             conn.execute(delete(REFS).where(REFS.c.name == name, REFS.c.head == expected))
             self.journal(conn, name, current.type, expected, None, now, principal, "delete")
             answer = self._record(conn, once, current, now)

@@ -7,8 +7,11 @@ made at or after its cutoff (core.retention.cutoff_us), and always its
 head; under none, all of it; a tag retains its head. Whether a commit is
 retained is asked only of commits that are not a head (a read at
 ``name*T``, ``name@hash``, ``name~n``, ``@hash``), and with no policy at all
-it costs one small query. Each candidate reference costs O(log n) look-ups
-down the chain's skip pointers (store.changes)."""
+it costs one small query. Otherwise the reference the reader named is
+asked first, then the references that could retain the commit are found by
+the cutoff index (store.cutoff_index: one statement of index ranges,
+whatever the number of references), and each of those costs O(log n)
+look-ups down the chain's skip pointers (store.changes)."""
 
 from __future__ import annotations
 
@@ -32,6 +35,7 @@ from core.retention import (
     policy_of,
 )
 from core.settings import number_setting
+from store import cutoff_index
 from store.changes import Ancestry, ChangeIndex
 from store.db import Database
 from store.schema import REFLOG, REFS, RETENTION
@@ -79,14 +83,17 @@ class Retention:
         return [Policy(r.refs, r.keep, r.keep_commits) for r in rows]
 
     def replace(self, items: list[Policy]) -> None:
-        """The whole list, in matching order, in one transaction."""
+        """The whole list, in matching order, in one transaction, with every
+        reference's class in the cutoff index."""
         policies(items)
         with self.db.write() as conn:
+            cutoff_index.lock(conn)
             conn.execute(delete(RETENTION))
             if items:
                 conn.execute(insert(RETENTION), [
                     {"position": i, "refs": p.refs, "keep": p.keep,
                      "keep_commits": p.keep_commits} for i, p in enumerate(items)])
+            cutoff_index.reclassify(conn, items)
 
     # -- what the references retain ----------------------------------------------------
     def heads(self) -> list[Head]:
@@ -158,15 +165,14 @@ class Retention:
 
     def retained_among(self, hashes: list[str]) -> set[str]:
         """Which of ``hashes`` some reference retains (all of them while no
-        policy is set); the policies and references are read once."""
+        policy is set); the policies are read once."""
         items = self.policies()
         if not items or not hashes:
             return set(hashes)
         now_us = self.clock()
-        cuts = [self.cutoff(h, items, now_us) for h in self.candidates(grace_setting())]
         mine = self.changes.ancestry(hashes)
         return {h for h in hashes if h in mine
-                and any(self.retained_by(h, c, mine[h]) for c in cuts)}
+                and self._retainer(h, mine[h], items, now_us, None)[0]}
 
     def cutoff_of(self, name: str) -> int | None:
         """The time before which branch ``name``'s history has expired (None:
@@ -187,34 +193,43 @@ class Retention:
         """Nothing when some reference retains commit ``h`` (or a branch
         deleted within gc's grace period does); else HistoryExpiredError
         naming the policy and cutoff of ``named`` (the reference the reader
-        named), or of the reference whose chain holds it."""
+        named, which it may read) and no other reference."""
         items = self.policies()
         if not items:
             return
         me = self.changes.ancestry([h])[h]
-        now_us = self.clock()
-        heads = self.candidates(grace_setting())
-        # The reference the reader named first: the one most likely to hold it.
-        heads.sort(key=lambda x: x.name != named)
-        cuts = []
-        for head in heads:
-            cut = self.cutoff(head, items, now_us)
-            if self.retained_by(h, cut, me):
-                return
-            cuts.append(cut)
-        raise HistoryExpiredError(_expired(h, named, cuts, me, self))
+        kept, own = self._retainer(h, me, items, self.clock(), named)
+        if not kept:
+            raise HistoryExpiredError(_expired(h, own, me))
+
+    def _retainer(self, h: str, me: Ancestry, items: list[Policy], now_us: int,
+                  named: str | None) -> tuple[bool, Cutoff | None]:
+        """Whether some reference retains ``h``, and the cutoff of ``named``
+        (a live branch or tag) when it was asked. The named reference first
+        (the one most likely to hold it), then the cutoff index's candidates."""
+        own = None
+        if named is not None:
+            with self.db.read() as conn:
+                row = conn.execute(select(REFS.c.type, REFS.c.head)
+                                   .where(REFS.c.name == named)).first()
+            if row is not None:
+                own = self.cutoff(Head(named, RefType(row.type), row.head), items, now_us)
+                if self.retained_by(h, own, me):
+                    return True, own
+        horizon = now_us - int(grace_setting() * 1_000_000)
+        for name, kind, head in cutoff_index.candidates(
+                self.db, me.depth, now_us - me.created_us, cutoff_index.counts_of(items),
+                horizon):
+            if own is not None and (name, head) == (own.ref.name, own.ref.hash):
+                continue
+            if self.retained_by(h, self.cutoff(Head(name, kind, head), items, now_us), me):
+                return True, own
+        return False, own
 
 
-def _expired(h: str, named: str | None, cuts: list[Cutoff], me: Ancestry,
-             retention: Retention) -> str:
-    owner = next((c for c in cuts if c.ref.name == named and c.policy is not None), None)
-    if owner is None:  # the first policy-bound branch whose chain holds it
-        for c in cuts:
-            if c.policy is not None and c.ref.type is RefType.BRANCH:
-                tip = retention.changes.ancestry([c.ref.hash])[c.ref.hash]
-                if retention.changes.on_chain(me, tip):
-                    owner = c
-                    break
+def _expired(h: str, owner: Cutoff | None, me: Ancestry) -> str:
+    """Why commit ``h`` reads no more, naming only the reference the reader
+    named (``owner``): another one's name may be one it may not know of."""
     made = format_instant(from_micros(me.created_us))
     if owner is None or owner.at_us is None or owner.policy is None:
         return (f"Commit {h[:12]} (made {made}) is past every reference's retention: no "

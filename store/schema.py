@@ -55,12 +55,28 @@ class PackRow(Base):
     data: Mapped[bytes] = mapped_column(LargeBinary)
 
 
+# A reference's retention class when it retains every commit of its chain
+# by count (a branch that matches no policy): more than any chain holds.
+KEEP_ALL = 2**62
+
+
 class RefRow(Base):
     __tablename__ = "refs"
     name: Mapped[str] = mapped_column(REF_NAME, primary_key=True)
     type: Mapped[str] = mapped_column(String(6))
     head: Mapped[str] = mapped_column(HASH)
     created_us: Mapped[int] = mapped_column(BigInteger)
+    # The cutoff index (store.cutoff_index, migration 0011): the head's
+    # first-parent depth, moved with the head, and the retention class
+    # (newest commits kept by count; the policy's keep in microseconds).
+    head_depth: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    keep_commits: Mapped[int] = mapped_column(BigInteger, server_default=str(KEEP_ALL))
+    keep_us: Mapped[int | None] = mapped_column(BigInteger)
+
+    __table_args__ = (
+        Index("ix_refs_count", "keep_commits", "head_depth"),
+        Index("ix_refs_keep", "keep_us", "head_depth"),
+    )
 
 
 class ReflogRow(Base):
@@ -84,10 +100,32 @@ class ReflogRow(Base):
     )
 
 
+class DeletedRefRow(Base):
+    """A branch deleted within gc's grace period still retains its history
+    (store.retention): its head and class as they were, found by the same
+    look-ups as a live reference's (store.cutoff_index). Written with the
+    deletion, dropped when the name is made again, purged by gc."""
+
+    __tablename__ = "deleted_refs"
+    name: Mapped[str] = mapped_column(REF_NAME, primary_key=True)
+    type: Mapped[str] = mapped_column(String(6))
+    head: Mapped[str] = mapped_column(HASH)
+    deleted_us: Mapped[int] = mapped_column(BigInteger)
+    head_depth: Mapped[int] = mapped_column(BigInteger)
+    keep_commits: Mapped[int] = mapped_column(BigInteger)
+    keep_us: Mapped[int | None] = mapped_column(BigInteger)
+
+    __table_args__ = (
+        Index("ix_deleted_refs_count", "keep_commits", "head_depth"),
+        Index("ix_deleted_refs_keep", "keep_us", "head_depth"),
+    )
+
+
 COMMITS = _table(CommitRow)
 PACKS = _table(PackRow)
 REFS = _table(RefRow)
 REFLOG = _table(ReflogRow)
+DELETED_REFS = _table(DeletedRefRow)
 
 
 # -- authentication and authorization (store.auth) ------------------------------

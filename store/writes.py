@@ -175,8 +175,9 @@ class BranchWriter:
                 "message, properties, operations, root, root_loc, depth, pack")
         self._sql_commit = (f"INSERT INTO commits ({cols}) VALUES ({', '.join([p] * 14)}) "
                             "ON CONFLICT (hash) DO NOTHING")
-        self._sql_cas = (f"UPDATE refs SET head = {p} WHERE name = {p} AND head = {p} "
-                         "AND type = 'BRANCH'")
+        # The head's depth moves with it (the cutoff index, store.cutoff_index).
+        self._sql_cas = (f"UPDATE refs SET head = {p}, head_depth = {p} WHERE name = {p} "
+                         f"AND head = {p} AND type = 'BRANCH'")
         self._sql_reflog = ("INSERT INTO reflog (ref, ref_type, old_hash, new_hash, at_us, "
                             f"principal, reason) VALUES ({', '.join([p] * 7)})")
         self._sql_pack = f"INSERT INTO packs (loc, data) VALUES ({p}, {p})"
@@ -191,8 +192,8 @@ class BranchWriter:
         self._sql_one: str | None = None
         self._sql_one_spilled: str | None = None
         if db.dialect == "postgresql":
-            moved = ("WITH moved AS (UPDATE refs SET head = %s WHERE name = %s AND head = %s "
-                     "AND type = 'BRANCH' RETURNING name), "
+            moved = ("WITH moved AS (UPDATE refs SET head = %s, head_depth = %s WHERE name = %s "
+                     "AND head = %s AND type = 'BRANCH' RETURNING name), "
                      f"stored AS (INSERT INTO commits ({cols}) SELECT {', '.join([p] * 14)} "
                      "FROM moved ON CONFLICT (hash) DO NOTHING) ")
             journal = ("INSERT INTO reflog (ref, ref_type, old_hash, new_hash, at_us, "
@@ -264,7 +265,7 @@ class BranchWriter:
             # statement, one round trip. Nothing is inserted unless the swap matched.
             c = ws.commits[0]
             anc, rows = self.changes.plan([c.record], ws.carried)
-            swap = (c.record.hash, head.name, head.hash, *c.row)
+            swap = (c.record.hash, anc[0].depth, head.name, head.hash, *c.row)
             indexed = (*anc[0].row(), *([list(col) for col in zip(*rows, strict=True)]
                                         if rows else [[]] * 6))
             if self.events is not None:
@@ -335,7 +336,7 @@ class BranchWriter:
             cur.executemany(self._sql_ancestry, [a.row() for a in anc])
         cur.executemany(self._sql_changes, rows)
         new = ws.new_head
-        cur.execute(self._sql_cas, (new, head.name, head.hash))
+        cur.execute(self._sql_cas, (new, anc[-1].depth, head.name, head.hash))
         if cur.rowcount != 1:
             self.forget(head.name)
             raise _Moved

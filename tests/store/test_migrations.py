@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import text
+from sqlalchemy import Connection, text
 
 import store.migrate
 from core.commits import NO_ANCESTOR
@@ -101,6 +101,7 @@ def test_the_change_index_is_filled_for_a_catalog_written_before_it(store_url: s
             conn.execute(text("DROP TABLE webhooks"))  # revision 0009's
             conn.execute(text("DROP TABLE retention_policies"))  # revision 0010's
             conn.execute(text("DROP INDEX ix_reflog_deleted"))  # revision 0010's
+            drop_cutoff_index(conn)  # revision 0011's
             conn.execute(text("UPDATE alembic_version SET version_num = '0004'"))
     finally:
         s.close()
@@ -114,3 +115,12 @@ def test_the_change_index_is_filled_for_a_catalog_written_before_it(store_url: s
         assert fsck(s).ok
     finally:
         s.close()
+
+
+def drop_cutoff_index(conn: Connection) -> None:
+    """Back to the schema before revision 0011 (store.cutoff_index)."""
+    conn.execute(text("DROP TABLE deleted_refs"))
+    for index in ("ix_refs_count", "ix_refs_keep"):
+        conn.execute(text(f"DROP INDEX {index}"))
+    for column in ("head_depth", "keep_commits", "keep_us"):
+        conn.execute(text(f"ALTER TABLE refs DROP COLUMN {column}"))

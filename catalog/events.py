@@ -3,7 +3,8 @@
 the ``cloudevents`` library), with what each change did per key — for a
 table its snapshot and the snapshot's summary, for a view its version,
 dialects and status at that commit (catalog.view_status), for a
-materialized view its refresh — and only what the reader
+materialized view its refresh, for a drop the views it left invalid — and
+only what the reader
 may see: events on references it may read, keys it may not read removed,
 and an event left with nothing not shown at all."""
 
@@ -17,6 +18,7 @@ from typing import Any
 from cloudevents.conversion import to_dict
 from cloudevents.http import CloudEvent
 
+from catalog.invalidation import invalidated_keys
 from catalog.service import Catalog
 from catalog.view_status import statuses
 from core.content import IcebergTable, IcebergView, MaterializedView
@@ -240,6 +242,7 @@ class Feed:
         a view's version, dialects and status at the commit (its reasons as
         ``visible`` may see them). A commit garbage collection removed keeps
         what the event stored."""
+        ops = self._invalidated(commit_hash, ops, visible)
         puts = [op for op in ops if op["op"] == "PUT"]
         if not puts:
             return list(ops)
@@ -272,6 +275,22 @@ class Feed:
                 facts |= _status_facts(status[key].seen_by(visible))
             out.append({**op, **facts})
         return out
+
+    def _invalidated(self, commit_hash: str, ops: Sequence[dict[str, Any]],
+                     visible: Readable | None) -> list[dict[str, Any]]:
+        """A drop's DELETE with the views it left invalid (recorded in its
+        commit's properties: catalog.lifecycle), those the reader may read."""
+        if not any(op["op"] == "DELETE" for op in ops):
+            return list(ops)
+        try:
+            broken = invalidated_keys(self.catalog.store.reader.commit(commit_hash).properties)
+        except Exception:  # the commit is gone since (gc): what the event stored
+            return list(ops)
+        shown = [list(k.elements) for k in broken if visible is None or visible(k.elements)]
+        if not shown:
+            return list(ops)
+        return [{**op, "invalidatedViews": shown} if op["op"] == "DELETE" else op
+                for op in ops]
 
     def _value_facts(self, value: Any) -> dict[str, Any]:
         if isinstance(value, IcebergTable):

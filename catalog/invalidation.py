@@ -5,6 +5,7 @@ The decisions themselves are core.sql.invalidation's."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 
 from catalog.analysis import Resolver, relation
@@ -20,6 +21,24 @@ from core.sql.stored import DialectAnalysis
 # Checks the caller may write a key (the guard's rule for keys the path does
 # not name); None: no guard.
 Require = Callable[[ContentKey], None] | None
+# A drop's commit property: the views it left invalid, as a JSON list of
+# keys in path form (what the log and the change feed show of them).
+INVALIDATED = "sapwood.invalidated-views"
+
+
+def invalidated_text(keys: Sequence[ContentKey]) -> str:
+    return json.dumps([k.to_path_string() for k in keys])
+
+
+def invalidated_keys(properties: Mapping[str, str]) -> list[ContentKey]:
+    """The views a commit's drop left invalid (none: not such a commit)."""
+    text = properties.get(INVALIDATED)
+    if not text:
+        return []
+    try:
+        return [ContentKey.parse(k) for k in json.loads(text)]
+    except (ValueError, TypeError):  # written by hand, not by a drop: nothing to say
+        return []
 
 
 def dependents(catalog: Catalog, at: str, keys: Sequence[ContentKey],
@@ -67,26 +86,29 @@ def refused(catalog: Catalog, at: str, views: Mapping[ContentKey, Content],
 
 
 def plan_drop(catalog: Catalog, head: ResolvedRef, key: ContentKey, kind: str,
-              cascade: bool, require: Require = None) -> list[Delete]:
+              cascade: bool, require: Require = None,
+              ) -> tuple[list[Delete], list[ContentKey]]:
     """The extra deletes a drop of ``key`` takes at ``head``: with CASCADE,
     every view that reads it (at any depth); without, none, after checking
-    no strict dependent would break (409 naming each one if so)."""
+    no strict dependent would break (409 naming each one if so). And the
+    views the drop leaves invalid: without CASCADE, every one that reads it,
+    directly or through other views."""
     at = f"@{head.hash}"
     views = dependents(catalog, at, [key])
     if not views:
-        return []
+        return [], []
     name = ".".join(key.elements)
     if cascade:
         for k in views:
             if require is not None:
                 require(k)
-        return [Delete(k, expected=c) for k, c in sorted(views.items())]
+        return [Delete(k, expected=c) for k, c in sorted(views.items())], []
     before = {key.elements: Resolver(catalog, at)(key.elements)}
     strict = refused(catalog, at, views, before, {key.elements: None})
     if strict:
         raise commit_failed(f"Cannot drop {kind} {name}: views that read it would become "
                             f"invalid: {describe(strict)}")
-    return []
+    return [], sorted(views)
 
 
 def check_removals(catalog: Catalog, head: ResolvedRef, keys: Sequence[ContentKey],

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from catalog.invalidation import plan_drop, plan_rename
+from catalog.invalidation import INVALIDATED, invalidated_text, plan_drop, plan_rename
 from catalog.service import KIND, Catalog, Change, Who, require_namespace
 from catalog.targets import Target, dotted
 from core.commits import Delete, Put, ResolvedRef
@@ -62,8 +62,11 @@ def drop(catalog: Catalog, t: Target, kind: ContentType, who: Who, cascade: bool
         what = ("materialized view" if cur.type == ContentType.MATERIALIZED_VIEW
                 else KIND[kind].lower())
         # Inside the plan: a retry re-checks the dependents at its new head.
-        extra = plan_drop(catalog, head, t.key, what, cascade, require)
+        extra, broken = plan_drop(catalog, head, t.key, what, cascade, require)
         message = f"drop {what} {t.name}" + (f" cascade ({len(extra)} views)" if cascade else "")
-        return Change([Delete(t.key, expected=cur), *extra], message, None)
+        # The views it leaves invalid, recorded with it: what the drop broke
+        # stays answerable (the log, the change feed) once the name is gone.
+        props = {INVALIDATED: invalidated_text(broken)} if broken else {}
+        return Change([Delete(t.key, expected=cur), *extra], message, None, properties=props)
 
     catalog.write_at(t.ref, [t.key], who, plan)

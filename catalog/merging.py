@@ -16,8 +16,9 @@ Files of a merge that did not land are removed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from difflib import get_close_matches
 
 from catalog.content_merge import Combined, combine, combiner, discard, report
 from catalog.merge_impact import InvalidatedView, invalidated_views, merge_cycle
@@ -31,7 +32,9 @@ from core.commits import (
     Resolution,
 )
 from core.conflicts import CommitConflictError, Conflict, ConflictType
+from core.errors import bad_request
 from core.keys import ContentKey
+from core.refs import normalize_hash
 from store.idempotency import Once
 
 # A combination is worked out at the target's head; if that moves before the
@@ -59,8 +62,8 @@ class MergeOutcome:
     result: MergeResult
     # How many times the merge was worked out (1 when nothing moved).
     attempts: int = 1
-    # When the answer is the dry run (asked for, or conflicts): the
-    # target's views the merge would break.
+    # The target's views the merge breaks (or would: a dry run, conflicts),
+    # worked out on the head it lands on; None when it was not (abandoned).
     invalidated: list[InvalidatedView] | None = None
 
 
@@ -77,6 +80,7 @@ def merge(catalog: Catalog, req: MergeRequest,
     result: MergeResult | None = None
     for attempt in range(1, ATTEMPTS + 1):
         preview = _run(catalog, req, dry_run=True, expected=req.expected_hash)
+        refuse_unknown_modes(req.modes, [d.key for d in preview.details], "merge")
         combined = combine(catalog, preview, write=not req.dry_run) if req.content_merge \
             else Combined()
         shown = report(preview, combined)
@@ -86,16 +90,38 @@ def merge(catalog: Catalog, req: MergeRequest,
             # What would break on the target: a publisher sees it before merging.
             return MergeOutcome(shown, attempt, invalidated_views(
                 catalog, shown.expected_target_hash, shown))
+        # What it breaks, worked out at the head it lands on (the landing
+        # expects that head), so the answer can warn of it.
+        breaks = invalidated_views(catalog, shown.expected_target_hash, shown)
         if before_landing is not None:
             before_landing(shown)
         result = _land(catalog, req, shown, combined)
         if not (result.conflicts and all(c.retryable for c in result.conflicts)):
-            return MergeOutcome(result, attempt)
+            return MergeOutcome(result, attempt, breaks if result.applied else None)
     # Abandoned: the target kept moving. Each key says so, marked retryable
     # (a client tells it from "cannot be merged").
     assert result is not None
     return MergeOutcome(replace(result, details=[_abandoned(d) for d in result.details]),
                         ATTEMPTS)
+
+
+def refuse_unknown_modes(modes: Iterable[ContentKey], changed: Sequence[ContentKey],
+                         what: str) -> None:
+    """A per-key mode for a key the merge (transplant, revert) does not
+    change is refused, 400 naming it: a mistyped key would otherwise be
+    ignored, and the key meant merged by the default rule."""
+    unknown = sorted(set(modes) - set(changed))
+    if not unknown:
+        return
+    names = [str(k) for k in changed]
+    said = []
+    for k in unknown:
+        close = get_close_matches(str(k), names, n=1)
+        said.append(f"'{k}'" + (f" (did you mean '{close[0]}'?)" if close else ""))
+    raise bad_request(
+        f"keyMergeModes names {'a key' if len(unknown) == 1 else 'keys'} this {what} does "
+        f"not change: {', '.join(said)}; it changes "
+        + (f"{len(names)} key{'' if len(names) == 1 else 's'}" if names else "no key"))
 
 
 def _run(catalog: Catalog, req: MergeRequest, *, dry_run: bool, expected: str | None,
@@ -176,6 +202,12 @@ class TransplantRequest:
 def transplant(catalog: Catalog, req: TransplantRequest) -> MergeResult:
     """Replay commits onto a branch; keys a transplanted commit and the target
     both changed are combined by the merge's rules, commit by commit."""
+    if req.modes:  # the keys the transplanted commits change
+        store = catalog.store
+        refuse_unknown_modes(req.modes, sorted({
+            op.key for h in req.hashes
+            for op in store.reader.commit(store.full_hash(normalize_hash(h))).operations}),
+            "transplant")
     written: list[str] = []
     combine_one = combiner(catalog, not req.dry_run, written) if req.content_merge else None
     try:

@@ -24,7 +24,7 @@ restore of the keys they changed to before them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,7 +54,7 @@ from catalog.tables import table_content
 from catalog.views import view_content
 from core.commits import Delete, Operation, OpKind, Put, ResolvedRef
 from core.content import Content, IcebergTable, IcebergView, MaterializedView, Namespace
-from core.errors import bad_request, commit_failed
+from core.errors import ContentNotFoundError, bad_request, commit_failed
 from core.keys import ContentKey
 from core.refs import RefSpec
 from core.sql.model import TABLE, Relation
@@ -116,9 +116,12 @@ class Restorer:
 
     def restore(self, branch: RefSpec, source: str, keys: Sequence[ContentKey], who: Who,
                 dry_run: bool = False, expected_hash: str | None = None,
-                require: Require = None) -> RestoreResult:
+                require: Require = None, visible: Visible = None) -> RestoreResult:
         """Make ``keys`` on ``branch`` as they were at ``source`` (any ref
-        spec: a name, ``ref@hash``, ``ref*instant``)."""
+        spec: a name, ``ref@hash``, ``ref*instant``). A key that exists at
+        neither side is a mistake, not a no-op: 404 naming it (a key the
+        caller may not read on the branch, ``visible``, counts as absent
+        there, so that the answer says nothing of it)."""
         if not keys:
             raise bad_request("A restore names at least one key")
         if len(set(keys)) != len(keys):
@@ -129,16 +132,19 @@ class Restorer:
         return self.apply(branch, {k: src for k in keys}, who, dry_run, message,
                           {"sapwood.restore.source": source,
                            "sapwood.restore.commit": src.hash},
-                          expected_hash=expected_hash, require=require)
+                          expected_hash=expected_hash, require=require,
+                          missing=_missing(source, branch, visible))
 
     def apply(self, branch: RefSpec, sources: dict[ContentKey, Source], who: Who,
               dry_run: bool, message: str, properties: dict[str, str],
               expected: dict[ContentKey, Content | None] | None = None,
-              expected_hash: str | None = None, require: Require = None) -> RestoreResult:
+              expected_hash: str | None = None, require: Require = None,
+              missing: Missing | None = None) -> RestoreResult:
         """One commit making each key as at its source; with ``expected``,
         the value each key must hold at the head, and with ``expected_hash``
         the keys must not have changed since that commit (else a conflict
-        names them). ``require`` checks the caller may write each key."""
+        names them). ``require`` checks the caller may write each key;
+        ``missing`` refuses keys absent at both their source and the head."""
         if require is not None:
             for k in sources:
                 require(k)
@@ -151,6 +157,8 @@ class Restorer:
                          key=lambda k: k.elements)
 
         def plan(head: ResolvedRef, found: dict[ContentKey, Content]) -> Change[RestoreResult]:
+            if missing is not None:
+                missing(head, [k for k in sources if wanted[k] is None], found)
             if expected is not None:
                 moved = [k for k, v in expected.items() if _hash(found.get(k)) != _hash(v)]
                 if moved:
@@ -365,3 +373,25 @@ def _table_updates(now: TableMetadata, then: TableMetadata) -> list[TableUpdate]
 
 def _hash(c: Content | None) -> str | None:
     return c.value_hash() if c is not None else None
+
+
+# Whether the caller may read a key on the branch (None: every key).
+Visible = Callable[[ContentKey], bool] | None
+# Given the head, the keys absent at their source and what the head holds:
+# raises when one is absent at the head too.
+Missing = Callable[[ResolvedRef, list[ContentKey], dict[ContentKey, Content]], None]
+
+
+def _missing(source: str, branch: RefSpec, visible: Visible) -> Missing:
+    def check(head: ResolvedRef, absent: list[ContentKey],
+              found: dict[ContentKey, Content]) -> None:
+        gone = [k for k in absent
+                if k not in found or (visible is not None and not visible(k))]
+        if gone:
+            names = ", ".join(f"'{k}'" for k in gone)
+            raise ContentNotFoundError(
+                f"{'key' if len(gone) == 1 else 'keys'} {names} "
+                f"{'exists' if len(gone) == 1 else 'exist'} neither at '{source}' nor on "
+                f"'{branch}': nothing to restore")
+
+    return check

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from catalog.merging import refuse_unknown_modes
 from catalog.restore import Restorer, RestoreResult, Source
 from catalog.service import Catalog, Who
 from core.commits import MergeBehavior
@@ -73,8 +74,9 @@ class Reverter:
             raise bad_request("Nothing to revert: the commits changed no key")
         if check_keys is not None:
             check_keys(list(sources))
-        now = self.store.contents(f"@{head}", list(sources))
         modes = req.modes or {}
+        refuse_unknown_modes(modes, list(sources), "revert")
+        now = self.store.contents(f"@{head}", list(sources))
         conflicts = []
         for key in list(sources):
             mode = modes.get(key, req.default_mode)

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from cli.client import ref_path
+from cli.client import CliError, ref_path
 from cli.output import JsonOpt, echo, print_json
 from cli.versioning import UriOpt, _modes, client
 from core.keys import ContentKey
@@ -44,16 +44,31 @@ def restore(keys: list[str],
             branch: str = BranchOpt,
             dry_run: bool = typer.Option(False, "--dry-run", help="Say what would change; "
                                                                   "write nothing"),
+            yes: bool = typer.Option(False, "--yes", "-y",
+                                     help="Delete the KEYs absent at the source (without it "
+                                          "a restore that would delete any writes nothing)"),
             as_json: bool = JsonOpt, uri: str | None = UriOpt) -> None:
     """Put KEYs back as they were at a ref, commit or instant.
 
     One new commit on the branch: a view gets a new version equal to the old
-    one; a table its old snapshot as current, the ones in between kept."""
+    one; a table its old snapshot as current, the ones in between kept. A
+    KEY that did not exist at the source is deleted, only with --yes (as
+    git needs -f); a KEY that exists at neither side is an error."""
     c = client(uri)
     head = c.reference(branch)["hash"]
-    result = c.call("POST", f"/api/v2/trees/{ref_path(branch)}@{head}/history/restore",
-                    json={"source": source, "dryRun": dry_run, "keys": [
-                        {"elements": list(ContentKey.parse(k).elements)} for k in keys]})
+    path = f"/api/v2/trees/{ref_path(branch)}@{head}/history/restore"
+    body = {"source": source, "dryRun": True,
+            "keys": [{"elements": list(ContentKey.parse(k).elements)} for k in keys]}
+    result = c.call("POST", path, json=body)
+    doomed = [".".join(k["key"]["elements"]) for k in result["keys"] if k["action"] == "deleted"]
+    if not dry_run and doomed and not yes:
+        # The dry run's answer says what would go; nothing was written.
+        if not as_json:
+            _report(result, "restore", branch)
+        raise CliError(f"restore would delete {', '.join(doomed)} (absent at {source}); "
+                       "run it again with --yes to delete, nothing was written")
+    if not dry_run:  # at the head the dry run saw: a key changed since is a conflict
+        result = c.call("POST", path, json={**body, "dryRun": False})
     if as_json:
         print_json(result)
     else:

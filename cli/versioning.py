@@ -126,21 +126,56 @@ def _modes(force: list[str], drop: list[str]) -> list[dict[str, Any]]:
 
 # The outcomes of a merge's keys that change the target.
 _CHANGES = ("APPLIED", "FORCED", "MERGED")
+# How to resolve a conflicting key (as the web UI says it).
+_RESOLVE = "--force KEY takes the source's change, --drop KEY keeps the target's"
+
+
+def _keys(n: int) -> str:
+    return f"{n} key{'' if n == 1 else 's'}"
 
 
 def _report(result: dict[str, Any], verb: str, dry_run: bool = False) -> None:
+    """Each key's outcome, the target's views it breaks, and what happened;
+    what a real merge broke is a warning on standard error."""
     for d in result["details"]:
         extra = f"  {d['conflict']['message']}" if d.get("conflict") else ""
         echo(f"{d.get('outcome', ''):9} {'.'.join(d['key']['elements'])}{extra}")
+    target = result["targetBranch"]
+    views = [(".".join(v["key"]), "; ".join(v["reasons"]))
+             for v in result.get("invalidatedViews") or []]
+    conflicts = [".".join(d["key"]["elements"]) for d in result["details"]
+                 if d.get("outcome") == "CONFLICT"]
+    if views and not result["wasApplied"]:
+        echo(f"would invalidate {len(views)} view{'' if len(views) == 1 else 's'} on {target}:")
+        for name, why in views:
+            echo(f"  {name}: {why}")
     if result["wasApplied"]:
-        echo(f"{verb}: {result['targetBranch']} is now at {result['resultantTargetHash'][:12]}")
+        echo(f"{verb}: {target} is now at {result['resultantTargetHash'][:12]}")
+        for name, why in views:
+            typer.echo(f"warning: view {name} on {target} is now invalid: {why}", err=True)
+    elif conflicts:
+        how = "would conflict on" if dry_run else "refused: conflicts on"
+        echo(f"{verb}{' (dry run)' if dry_run else ''}: {how} {_keys(len(conflicts))} "
+             f"({', '.join(conflicts)}); nothing written; {_RESOLVE}")
     elif dry_run:
         n = sum(d.get("outcome") in _CHANGES for d in result["details"])
-        echo(f"{verb} (dry run): would change {n} key{'' if n == 1 else 's'} on "
-             f"{result['targetBranch']}; nothing written")
+        echo(f"{verb} (dry run): would change {_keys(n)} on {target}; nothing written")
     else:
-        echo(f"{verb}: nothing to {verb}; {result['targetBranch']} stays at "
+        echo(f"{verb}: nothing to {verb}; {target} stays at "
              f"{result['resultantTargetHash'][:12]}")
+
+
+def _ended(result: dict[str, Any], verb: str, dry_run: bool) -> None:
+    """Exit 1 when keys conflict (a dry run too, as `git merge --no-commit`
+    does); a refused merge also says so in one error line."""
+    conflicts = [".".join(d["key"]["elements"]) for d in result["details"]
+                 if d.get("outcome") == "CONFLICT"]
+    if not conflicts:
+        return
+    if not dry_run:
+        typer.echo(f"error: {verb} refused: conflicts on {', '.join(conflicts)}; {_RESOLVE}",
+                   err=True)
+    raise typer.Exit(1)
 
 
 def merge(source: str, into: str = typer.Option(..., "--into", help="Target branch"),
@@ -151,29 +186,38 @@ def merge(source: str, into: str = typer.Option(..., "--into", help="Target bran
           drop: Annotated[list[str] | None,
                           typer.Option("--drop", help="Keep the target's value")] = None,
           as_json: bool = JsonOpt, uri: str | None = UriOpt) -> None:
-    """Merge SOURCE into a branch, three-way per key."""
+    """Merge SOURCE into a branch, three-way per key.
+
+    Lists each key's outcome and the target's views the merge breaks (a
+    warning after a real merge). Exits 1 when keys conflict, dry run or not."""
     c = client(uri)
     head = c.reference(into)["hash"]
+    # Conflicts come back as the merge's answer, so they can be shown.
     result = c.call("POST", f"/api/v2/trees/{ref_path(into)}@{head}/history/merge",
                     json={"fromRefName": source, "dryRun": dry_run,
-                          "keyMergeModes": _modes(force or [], drop or [])})
+                          "keyMergeModes": _modes(force or [], drop or []),
+                          "returnConflictAsResult": True})
     if as_json:
         print_json(result)
     else:
         _report(result, "merge", dry_run)
+    _ended(result, "merge", dry_run)
 
 
 def transplant(hashes: list[str], onto: str = typer.Option(..., "--onto"),
                as_json: bool = JsonOpt, uri: str | None = UriOpt) -> None:
-    """Replay commits (oldest first) onto a branch, all or nothing."""
+    """Replay commits (oldest first) onto a branch, all or nothing.
+
+    Exits 1 when keys conflict."""
     c = client(uri)
     head = c.reference(onto)["hash"]
     result = c.call("POST", f"/api/v2/trees/{ref_path(onto)}@{head}/history/transplant",
-                    json={"hashesToTransplant": hashes})
+                    json={"hashesToTransplant": hashes, "returnConflictAsResult": True})
     if as_json:
         print_json(result)
     else:
         _report(result, "transplant")
+    _ended(result, "transplant", False)
 
 
 def show(key: str, ref: str = typer.Option("main", "--ref"),

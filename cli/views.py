@@ -51,12 +51,20 @@ def _exists(d: dict[str, object]) -> str:
 @view_app.command("dependents")
 def dependents(key: str, ref: str = RefOpt, as_json: bool = JsonOpt,
                uri: str | None = UriOpt) -> None:
-    """The views that read KEY (a table or a view), recursively."""
+    """The views that read KEY (a table or a view), recursively.
+
+    Also after KEY was dropped: the views still reading it."""
     out = client(uri).call("GET", f"/api/v2/trees/{ref_path(ref)}/contents/{_key(key)}/"
                                   "dependents")
     if as_json:
         print_json(out)
         return
+    if not out.get("exists", True):
+        n = len(out["dependents"])
+        echo(f"{key} does not exist at {ref}; " + (
+            f"{n} view{' reads' if n == 1 else 's read'} it still" if n else "no view reads it"))
+        if not n:
+            return
     print_table(("depth", "view", "reads", "status"),
                 ((str(d["depth"]), ".".join(d["key"]), ".".join(d["via"]), d["status"])
                  for d in out["dependents"]))

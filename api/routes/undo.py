@@ -18,7 +18,7 @@ from api.idempotency import answering
 from api.routes.trees import name_and_hash, require
 from api.v2.requests import KeyBody, _MergeOptions
 from api.v2.shapes import key_json, reference_json
-from catalog.restore import Restorer, RestoreResult
+from catalog.restore import Restorer, RestoreResult, Visible
 from catalog.revert import KeysCheck, Reverter, RevertRequest
 from core.auth import Privilege
 from core.commits import Reference, RefType
@@ -56,6 +56,16 @@ def _writer(request: Request, branch: str) -> Any:
     return lambda key: guard.require(request, Privilege.WRITE, branch, key.elements)
 
 
+def _reader(request: Request, branch: str) -> Visible:
+    """Whether the caller may read a key on the branch (None: no guard); a
+    key it may not read answers as one that is not there."""
+    guard = guard_of(request)
+    if guard is None:
+        return None
+    spec = parse_ref(branch)
+    return lambda key: guard.allows(request, Privilege.READ, spec, key.elements)
+
+
 def _reverter_check(request: Request, branch: str) -> KeysCheck:
     """Checks the caller may read every key the commits changed (a refusal
     that names none of them: some may be hidden from it) and write each."""
@@ -85,7 +95,7 @@ def restore_keys(request: Request, ref: str, body: RestoreBody) -> Response:
     answer = answering(request, lambda r: json_response(result_json(branch, r)))
     return answer(Restorer(c.svc.catalog).restore(
         parse_ref(branch), body.source, keys, c.who, body.dry_run, expected,
-        _writer(request, branch)))
+        _writer(request, branch), _reader(request, branch)))
 
 
 @router.post("/revert")

@@ -164,7 +164,10 @@ def test_dependents_at_any_ref(http, ns) -> None:
         ("d1", 1, "facts"), ("d2", 2, "d1")]
     then = http.get(f"/api/v2/trees/main*{before}/contents/{ns}.facts/dependents").json()
     assert [d["key"][-1] for d in then["dependents"]] == ["d1", "d3", "d2"]
-    assert http.get(f"/api/v2/trees/main/contents/{ns}.nothing/dependents").status_code == 404
+    # A name that does not exist (or no longer does) answers too: nothing reads it.
+    nothing = http.get(f"/api/v2/trees/main/contents/{ns}.nothing/dependents")
+    assert nothing.status_code == 200, nothing.text
+    assert nothing.json()["exists"] is False and nothing.json()["dependents"] == []
 
 
 def test_views_that_no_longer_hold_are_listed_with_reasons(http, ns) -> None:

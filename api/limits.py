@@ -16,6 +16,7 @@ from catalog.limits import DEFAULT_MAX_METADATA_BYTES as DEFAULT_MAX_METADATA_BY
 from catalog.limits import DEFAULT_READ_TIMEOUT_S as DEFAULT_READ_TIMEOUT_S
 from catalog.limits import MAX_PATH_CHARS as MAX_PATH_CHARS
 from catalog.limits import MAX_PATH_DEPTH as MAX_PATH_DEPTH
+from catalog.limits import MAX_VIEW_NESTING as MAX_VIEW_NESTING
 from catalog.limits import TABLE_FORMATS as TABLE_FORMATS
 from catalog.limits import unsupported_format as unsupported_format
 from core.keys import MAX_ELEMENTS, MAX_LENGTH

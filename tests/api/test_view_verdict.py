@@ -153,6 +153,10 @@ def test_a_view_broken_through_another_is_invalid_everywhere(server: Server, htt
     code, out = cli(server, "merge", dev, "--into", "main", "--dry-run", "--json")
     assert code == 0, out
     assert '"invalidatedViews"' in out and way in out and dropped in out
+    # As text: each view with its reasons (the CLI's report, issue 44 defect 2).
+    code, out = cli(server, "merge", dev, "--into", "main", "--dry-run")
+    assert code == 0, out
+    assert f"{ns}.top: {way}\n" in out and f"{ns}.big_regions: {dropped}\n" in out, out
     assert head(http, "main") == before
 
     # The UI: the view page's badge, reasons, reads and graph; the merge preview.

@@ -26,6 +26,7 @@ from catalog.mviews import MaterializedViews
 from catalog.namespaces import Namespaces
 from catalog.service import Catalog, Who
 from catalog.tables import Tables
+from catalog.targets import Target
 from catalog.views import Views
 from catalog.webhooks import WebhookService
 from core.auth import Privilege
@@ -92,12 +93,16 @@ class Call:
         self.ref = request_ref(request.scope, fallback)
 
     async def read(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run a read. On SQLite a warm read is a few microseconds of local file
-        access, far less than the hop to FastAPI's thread pool (which was most
-        of a read's latency in bench/rest_bench.py), so it runs on the event
-        loop; on PostgreSQL it is a network round trip and goes to the pool.
-        Writes always run in the pool (they wait for fsync or the server)."""
-        if self.svc.inline_reads:
+        """Run a read. On SQLite a warm read at a reference's head is a few
+        microseconds of local file access, far less than the hop to FastAPI's
+        thread pool (which was most of a read's latency in
+        bench/rest_bench.py), so it runs on the event loop; on PostgreSQL it
+        is a network round trip and goes to the pool. A read anywhere but at
+        a head (``main~3``, ``@hash``, ``main*T``: a hash to look up, history
+        to walk, retention to check) goes to the pool too, so it never holds
+        up the loop (tests/api/test_expired_reads.py). Writes always run in
+        the pool (they wait for fsync or the server)."""
+        if self.svc.inline_reads and at_heads(args):
             return fn(*args)
         return await run_in_threadpool(fn, *args)
 
@@ -130,6 +135,16 @@ class Call:
         """``who`` for a write the route answers with ``shape``."""
         self.answering(shape)
         return self.who
+
+
+def at_heads(args: tuple[Any, ...]) -> bool:
+    """Whether every reference a read's arguments name is a bare name (a
+    table or view's own ``name@ref`` included)."""
+    for a in args:
+        spec = a.ref if isinstance(a, Target) else a
+        if isinstance(spec, RefSpec) and not spec.is_plain:
+            return False
+    return True
 
 
 def no_content(_: object = None) -> Response:

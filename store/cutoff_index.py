@@ -33,17 +33,15 @@ past its grace.
 
 from __future__ import annotations
 
-from typing import Any
+from functools import lru_cache
 
 from sqlalchemy import (
     Connection,
-    Select,
     bindparam,
     delete,
     insert,
     select,
     text,
-    union_all,
     update,
 )
 
@@ -169,23 +167,33 @@ def purge(conn: Connection, before_us: int) -> int:
 
 
 # -- the look-up --------------------------------------------------------------------------------
+@lru_cache(maxsize=64)
+def _lookup_sql(counts: tuple[int, ...], param: str) -> str:
+    """The look-up's statement for these counts (prebuilt: it runs on every
+    read at a commit that is not a head). Parameters, in order: per
+    count the depth twice (from, below + count), then the depth and the
+    age; the same again for ``deleted_refs``, each part with the horizon."""
+    parts = []
+    for table, recent in (("refs", ""), ("deleted_refs", f" AND deleted_us >= {param}")):
+        head = f"SELECT name, type, head FROM {table} WHERE "
+        for k in counts:
+            parts.append(f"{head}keep_commits = {k} AND head_depth >= {param} "
+                         f"AND head_depth < {param}{recent}")
+        parts.append(f"{head}keep_us >= {param} AND head_depth >= {param}{recent}")
+    return " UNION ALL ".join(parts)
+
+
 def candidates(db: Database, depth: int, age_us: int, counts: list[int],
                horizon_us: int) -> list[Candidate]:
     """The references (and the branches deleted at or after ``horizon_us``)
     that retain a commit at ``depth`` made ``age_us`` ago if it lies on their
     chain: one statement of index ranges."""
-    parts: list[Select[Any]] = []
-    for table in (REFS, DELETED_REFS):
-        recent = (table.c.deleted_us >= horizon_us,) if table is DELETED_REFS else ()
-        cols = (table.c.name, table.c.type, table.c.head)
+    params: list[object] = []
+    for recent in ((), (horizon_us,)):
         for k in counts:
-            parts.append(select(*cols).where(
-                table.c.keep_commits == k, table.c.head_depth >= depth,
-                table.c.head_depth < depth + k, *recent))
-        parts.append(select(*cols).where(table.c.keep_us >= age_us,
-                                         table.c.head_depth >= depth, *recent))
-    with db.read() as conn:
-        rows = conn.execute(union_all(*parts)).all()
+            params += [depth, depth + k, *recent]
+        params += [age_us, depth, *recent]
+    rows = db.raw_read(_lookup_sql(tuple(counts), db.param), tuple(params))
     seen: set[tuple[str, str]] = set()
     out: list[Candidate] = []
     for row in rows:

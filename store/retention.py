@@ -40,6 +40,8 @@ from store.changes import Ancestry, ChangeIndex
 from store.db import Database
 from store.schema import REFLOG, REFS, RETENTION
 
+_POLICIES = "SELECT refs, keep, keep_commits FROM retention_policies ORDER BY position"
+
 
 @dataclass(frozen=True)
 class Head:
@@ -76,11 +78,10 @@ class Retention:
 
     # -- the list ----------------------------------------------------------------------
     def policies(self) -> list[Policy]:
-        with self.db.read() as conn:
-            rows = conn.execute(select(RETENTION.c.refs, RETENTION.c.keep,
-                                       RETENTION.c.keep_commits)
-                                .order_by(RETENTION.c.position)).all()
-        return [Policy(r.refs, r.keep, r.keep_commits) for r in rows]
+        # Prebuilt SQL on a dedicated connection: read on every read at a
+        # commit that is not a head.
+        rows = self.db.raw_read(_POLICIES, ())
+        return [Policy(r[0], r[1], r[2]) for r in rows]
 
     def replace(self, items: list[Policy]) -> None:
         """The whole list, in matching order, in one transaction, with every
@@ -209,11 +210,10 @@ class Retention:
         (the one most likely to hold it), then the cutoff index's candidates."""
         own = None
         if named is not None:
-            with self.db.read() as conn:
-                row = conn.execute(select(REFS.c.type, REFS.c.head)
-                                   .where(REFS.c.name == named)).first()
-            if row is not None:
-                own = self.cutoff(Head(named, RefType(row.type), row.head), items, now_us)
+            rows = self.db.raw_read(f"SELECT type, head FROM refs WHERE name = {self.db.param}",
+                                    (named,))
+            if rows:
+                own = self.cutoff(Head(named, RefType(rows[0][0]), rows[0][1]), items, now_us)
                 if self.retained_by(h, own, me):
                     return True, own
         horizon = now_us - int(grace_setting() * 1_000_000)

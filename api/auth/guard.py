@@ -147,8 +147,10 @@ class Guard:
         """``check`` from the event loop: inline when the auth data is cached
         in process, else in the thread pool (it reads the database). Then,
         for the rest of the request (its task, and the threads it hands work
-        to), a hash prefix names only commits the caller sees."""
-        if self.inline:
+        to), a hash prefix names only commits the caller sees. A rule that
+        asks about every reference, or a request naming a commit by hash
+        (which references hold it?), reads the store at length: the pool."""
+        if self.inline and not self._long(request, rule):
             self.check(request, rule)
         else:
             await run_in_threadpool(self.check, request, rule)
@@ -156,6 +158,18 @@ class Guard:
         if privilege is not None:
             who, data = request.scope[PRINCIPAL], request.scope[_DATA]
             PREFIX_SCOPE.set(lambda h: bool(self._holders(who, data, privilege, h)))
+
+    def _long(self, request: Request, rule: Rule) -> bool:
+        """Whether checking ``rule`` may walk the references (see check_async)."""
+        if rule.ref == "any":
+            return True
+        if rule.ref in ("*", "all") or rule.privilege is None:
+            return False
+        try:
+            spec, _ = self._addressed(request, rule)
+        except Exception:
+            return True  # check answers it, wherever it runs
+        return spec.hash is not None
 
     def _addressed(self, request: Request, rule: Rule,
                    ) -> tuple[RefSpec, tuple[str, ...] | None]:

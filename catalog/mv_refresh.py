@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pyiceberg.table.metadata import TableMetadata
-from pyiceberg.table.update import update_table_metadata
 
 from catalog.commands import Loaded, TableCommit
 from catalog.maintenance.engine_gc import refuse_turning_on, served
 from catalog.mv_state import bases
 from catalog.mviews import MaterializedViews, content
 from catalog.service import Change, Who
+from catalog.table_updates import apply, check_requirements
 from catalog.targets import Target
 from core.commits import Put, RefType, ResolvedRef
 from core.content import Content, IcebergTable, MaterializedView
@@ -260,12 +260,10 @@ def _refresh_change(views: MaterializedViews, t: Target, req: TableCommit, p: Pi
     catalog = views.catalog
     base = catalog.files.mv(cur.metadata_location)
     table = table_part(base)
-    for r in req.requirements:
-        r.validate(table)
+    check_requirements(table, req.requirements)
     refuse_turning_on(t.name, req.updates)
     catalog.files.require_snapshots(t.name, req.updates)
-    new = update_table_metadata(table, tuple(req.updates),
-                                metadata_location=cur.metadata_location)
+    new = apply(table, req.updates, cur.metadata_location)
     snap = new.current_snapshot()
     if snap is None or snap.snapshot_id == table.current_snapshot_id:
         raise bad_request(f"A refresh of {t.name} must write a new current snapshot")

@@ -40,7 +40,6 @@ from pyiceberg.table.update import (
     SetDefaultSpecUpdate,
     SetSnapshotRefUpdate,
     TableUpdate,
-    update_table_metadata,
 )
 
 from catalog.analysis import analyse_version, refuse_cycle, view_relation
@@ -50,6 +49,7 @@ from catalog.iceberg_v3.lineage import bring_back
 from catalog.iceberg_v3.metadata import V3
 from catalog.invalidation import Require, check_changes, check_removals
 from catalog.service import Catalog, Change, Who
+from catalog.table_updates import apply
 from catalog.tables import table_content
 from catalog.views import view_content
 from core.commits import Delete, Operation, OpKind, Put, ResolvedRef
@@ -304,8 +304,9 @@ class Restorer:
             for u in [u for u in updates if isinstance(u, AddSnapshotUpdate)]:
                 before = bring_back(before, u.snapshot)
                 updates.remove(u)
-        meta = update_table_metadata(before, tuple(updates),
-                                     metadata_location=base.metadata_location)
+        # Ids as Iceberg assigns them: an old schema whose id another holds
+        # now comes back under a new one.
+        meta = apply(before, updates, base.metadata_location)
         loc = self.catalog.metadata_file(meta.location, meta.properties, base.metadata_location)
         new = table_content(meta, loc, old.id)
         written = []

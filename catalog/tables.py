@@ -6,14 +6,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
-from pyiceberg.table.metadata import TableMetadata, new_table_metadata
+from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
 from pyiceberg.table.update import AssertCreate, SetLocationUpdate
 
 from catalog.claims import claims, moved
 from catalog.commands import Loaded, NewTable, Registration, TableCommit
-from catalog.iceberg_v3.lineage import apply_updates
-from catalog.iceberg_v3.metadata import created, dump
+from catalog.iceberg_v3.metadata import dump
 from catalog.invalidation import check_schema_changes
 from catalog.maintenance.engine_gc import (
     answer_key,
@@ -30,6 +29,7 @@ from catalog.service import (
     refuse_clash,
     require_namespace,
 )
+from catalog.table_updates import apply, check_requirements, fresh
 from catalog.targets import Target, dotted, target
 from core.commits import Operation, Put, ResolvedRef
 from core.content import Content, ContentType, IcebergTable, MaterializedView
@@ -86,9 +86,8 @@ class Tables:
         props = create_properties(t.name, req.properties)
         location = (self.catalog.locations.check(req.location) if req.location
                     else self.catalog.locations.default(ns.elements, key.name))
-        meta = created(new_table_metadata(
-            req.schema, req.partition_spec or UNPARTITIONED_PARTITION_SPEC,
-            req.write_order or UNSORTED_SORT_ORDER, location, props))
+        meta = fresh(req.schema, req.partition_spec or UNPARTITIONED_PARTITION_SPEC,
+                     req.write_order or UNSORTED_SORT_ORDER, location, props)
         if req.stage_create:
             # Nothing is written: the client commits it later with assert-create.
             self._check_free(ref, key, ns)
@@ -187,14 +186,13 @@ class Tables:
             base, base_loc = None, None
         else:
             base, base_loc = self.files.table(cur.metadata_location)[0], cur.metadata_location
-        for r in req.requirements:
-            r.validate(base)
+        check_requirements(base, req.requirements)
         if cur is not None and base_loc is not None and not req.updates:
             return None, base_loc, self.files.table(base_loc)[1]
         refuse_turning_on(dotted(key), req.updates)
         self.files.require_snapshots(dotted(key), req.updates)
-        # PyIceberg's update logic, with format v3's row lineage around it.
-        new = served(apply_updates(base, req.updates, base_loc))
+        # Iceberg's metadata builder's rules, PyIceberg's update logic.
+        new = served(apply(base, req.updates, base_loc))
         if base is None or any(isinstance(u, SetLocationUpdate) for u in req.updates):
             checked = self.catalog.locations.check(new.location)
             if checked != new.location:  # keep the spelling that was checked

@@ -39,10 +39,11 @@ class AssertViewUUID(_Model):
     uuid: str
 
     def validate_against(self, base: ViewMetadata) -> None:
-        if base.view_uuid != self.uuid:
+        # UpdateRequirement.AssertViewUUID's words, the view's own UUID first.
+        if base.view_uuid.lower() != self.uuid.lower():
             raise RequirementFailedError(
-                f"Requirement failed: view UUID does not match: expected {self.uuid} "
-                f"!= {base.view_uuid}")
+                f"Requirement failed: view UUID does not match: expected {base.view_uuid} "
+                f"!= {self.uuid}")
 
 
 ViewRequirement = Annotated[AssertViewUUID, Field(discriminator="type")]
@@ -114,6 +115,7 @@ class _Builder:
         self.last_schema: int | None = None
         self.last_version: int | None = None
         self.client_ids: dict[int, int] = {}  # id a client gave an added version -> its id
+        self.client_schemas: dict[int, int] = {}  # ... and an added schema -> its id
 
     def apply(self, u: ViewUpdate) -> None:
         if isinstance(u, AssignUUID):
@@ -142,12 +144,19 @@ class _Builder:
             self._set_current(u.view_version_id)
 
     def _add_schema(self, schema: Schema) -> None:
-        for s in self.schemas:
-            if s.fields == schema.fields and s.identifier_field_ids == schema.identifier_field_ids:
-                self.last_schema = s.schema_id
-                return
-        new_id = max((s.schema_id for s in self.schemas), default=-1) + 1
-        self.schemas.append(schema.model_copy(update={"schema_id": new_id}))
+        """The id is the server's (Java's ViewMetadata.Builder): an identical
+        schema's, else one past the highest, whatever id the client gave."""
+        same = next((s for s in self.schemas if s.fields == schema.fields
+                     and s.identifier_field_ids == schema.identifier_field_ids), None)
+        if same is not None:
+            new_id = same.schema_id
+        else:
+            new_id = max((s.schema_id for s in self.schemas), default=-1) + 1
+            self.schemas.append(schema.model_copy(update={"schema_id": new_id}))
+        if schema.schema_id not in (new_id, LAST_ADDED):
+            # A version of this commit naming the schema by the client's id
+            # means this one.
+            self.client_schemas[schema.schema_id] = new_id
         self.last_schema = new_id
 
     def _add_version(self, v: ViewVersion) -> None:
@@ -157,6 +166,7 @@ class _Builder:
                 raise InvalidInputError(
                     "Cannot set last added schema: no schema has been added")
             schema_id = self.last_schema
+        schema_id = self.client_schemas.get(schema_id, schema_id)
         if all(s.schema_id != schema_id for s in self.schemas):
             raise InvalidInputError(f"Cannot add version with unknown schema: {schema_id}")
         seen: set[str] = set()

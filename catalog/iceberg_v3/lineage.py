@@ -16,7 +16,8 @@ v3 is done around it:
   validation error), because another writer numbered rows meanwhile;
 * ``next-row-id`` becomes the added snapshot's ``first-row-id`` plus its
   ``added-rows`` (never less than before), so it stays above every id
-  assigned, even for a ``first-row-id`` ahead of it.
+  assigned, even for a ``first-row-id`` ahead of it; a sum past 2^63-1 (a
+  ``next-row-id`` no 64-bit integer holds) is a 400.
 
 Format v1 and v2 commits take PyIceberg's path unchanged."""
 
@@ -41,6 +42,7 @@ from pyiceberg.utils.datetime import datetime_to_millis
 from catalog.iceberg_v3.manifests import unnumbered_rows
 from catalog.iceberg_v3.metadata import V3, upgraded
 from core.errors import bad_request, commit_failed
+from core.numbers import INT64_MAX
 
 
 def apply_updates(base: TableMetadata | None, updates: Sequence[TableUpdate],
@@ -98,6 +100,12 @@ def check(meta: TableMetadata, updates: Sequence[TableUpdate]) -> int | None:
                               "its rows from the table's next-row-id)")
         if s.first_row_id < 0 or s.added_rows < 0:
             raise bad_request(f"{what}: first-row-id and added-rows cannot be negative")
+        if s.first_row_id + s.added_rows > INT64_MAX:
+            # The table's next-row-id would not fit in Iceberg's long: no
+            # snapshot could be added after it.
+            raise bad_request(
+                f"{what}: first-row-id {s.first_row_id} + added-rows {s.added_rows} is past "
+                f"the largest row id {INT64_MAX} (next-row-id would not fit in 64 bits)")
         if s.first_row_id < running:
             raise commit_failed(
                 f"{what}: its first-row-id {s.first_row_id} is behind the table's next-row-id "

@@ -31,6 +31,7 @@ from api.limits import (
     check_updates,
     unsupported_format,
 )
+from api.strict import loose
 from catalog.commands import (
     NewTable,
     NewView,
@@ -60,6 +61,10 @@ class _Request(BaseModel):
         # PyIceberg's models take any integer (ids, timestamps, sizes): one
         # past the 64-bit range would fail in the store or in a client.
         wrong = out_of_range(parsed)
+        if wrong is not None:
+            raise ValueError(wrong)
+        # Lax parsing took "2" or true for an integer: the spec's types, strictly.
+        wrong = loose(data, parsed) if isinstance(data, dict) else None
         if wrong is not None:
             raise ValueError(wrong)
         return parsed
@@ -97,8 +102,10 @@ def _checked_location(value: str | None) -> str | None:
 def _table_properties(value: dict[str, str]) -> dict[str, str]:
     check_properties(value)
     version = value.get("format-version")
-    if version is not None and version.strip() not in {str(v) for v in TABLE_FORMATS}:
-        raise ValueError(unsupported_format(version[:20]))
+    # Exactly a version's digits: Python's int() would also take " 3", "٣" or "+3".
+    if version is not None and version not in {str(v) for v in TABLE_FORMATS}:
+        shown = version if version.isascii() and version.isdigit() else repr(version[:20])
+        raise ValueError(unsupported_format(shown))
     return value
 
 

@@ -19,10 +19,12 @@ from dataclasses import dataclass
 from core.errors import InvalidInputError
 
 # PnW, PnDTnHnMnS (fractions on the last field; no years or months, whose
-# length depends on the calendar).
+# length depends on the calendar). ASCII digits only: Python's \d and
+# float() also take other scripts' digits ("P٣D"), which ISO 8601 does not,
+# and ``$`` would match before a final newline, so the end is ``\Z``.
 _DURATION = re.compile(
     r"^P(?:(?P<w>\d+)W|(?:(?P<d>\d+)D)?(?:T(?:(?P<h>\d+)H)?(?:(?P<m>\d+)M)?"
-    r"(?:(?P<s>\d+(?:\.\d+)?)S)?)?)$")
+    r"(?:(?P<s>\d+(?:\.\d+)?)S)?)?)\Z", re.ASCII)
 # A hundred years: beyond it, keep everything (and arithmetic stays exact).
 MAX_KEEP_S = 100 * 365 * 86_400
 MAX_KEEP_COMMITS = 2**31 - 1

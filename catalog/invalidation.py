@@ -46,14 +46,14 @@ def dependents(catalog: Catalog, at: str, keys: Sequence[ContentKey],
     """Every view that reads one of ``keys`` at ``at``, directly or through
     other views; ``keys`` themselves excluded."""
     out: dict[ContentKey, Content] = {}
+    start = set(keys)
     frontier = list(keys)
-    while frontier:
+    while frontier:  # a level at a time, each in a few queries however many keys
         nxt: list[ContentKey] = []
-        for k in frontier:
-            for vk, c in catalog.store.dependents(at, k)[1].items():
-                if vk not in out and vk not in keys:
-                    out[vk] = c
-                    nxt.append(vk)
+        for vk, c in sorted(catalog.store.readers(at, frontier).items()):
+            if vk not in out and vk not in start:
+                out[vk] = c
+                nxt.append(vk)
         frontier = nxt
     return out
 

@@ -54,6 +54,26 @@ class ViewEdges:
             out.setdefault(ContentKey(json.loads(view_key)), set()).add(location)
         return out
 
+    def readers(self, keys: Sequence[ContentKey],
+                lookup: Callable[[list[ContentKey]], dict[ContentKey, Content]],
+                ) -> dict[ContentKey, Content]:
+        """The views that read any of ``keys`` at the commit ``lookup``
+        reads: one query per ``_CHUNK`` keys and one lookup, so a merge or
+        restore of many keys pays per chunk, not per key."""
+        texts = sorted({_text(k) for k in keys})
+        cands: dict[ContentKey, set[str]] = {}
+        with self.db.read() as conn:
+            for i in range(0, len(texts), _CHUNK):
+                rows = conn.execute(select(VIEW_EDGES.c.view_key, VIEW_EDGES.c.location).where(
+                    VIEW_EDGES.c.base_key.in_(texts[i:i + _CHUNK]))).all()
+                for view_key, location in rows:
+                    cands.setdefault(ContentKey(json.loads(view_key)), set()).add(location)
+        if not cands:
+            return {}
+        now = lookup(sorted(cands))
+        return {k: c for k, c in now.items()
+                if getattr(c, "metadata_location", None) in cands[k]}
+
     def dependents(self, key: ContentKey,
                    lookup: Callable[[list[ContentKey]], dict[ContentKey, Content]],
                    ) -> dict[ContentKey, Content]:
@@ -64,6 +84,10 @@ class ViewEdges:
         now = lookup(sorted(cands))
         return {k: c for k, c in now.items()
                 if getattr(c, "metadata_location", None) in cands[k]}
+
+
+# Keys per query of ``readers`` (well under SQLite's bound on parameters).
+_CHUNK = 500
 
 
 def _text(key: ContentKey) -> str:

@@ -184,6 +184,13 @@ class Store(Reads):
         return resolved, self.edges.dependents(key, lambda keys: self.lookup(at, keys)[1])
 
     def merge(self, source: str | RefSpec, into: str | RefSpec, *, expected_hash: str | None = None,
+    def readers(self, spec: str | RefSpec, keys: Sequence[ContentKey],
+                ) -> dict[ContentKey, Content]:
+        """The views that read any of ``keys`` at the commit ``spec`` names
+        (``dependents`` of many keys at once)."""
+        at = f"@{self.resolve(spec).hash}"
+        return self.edges.readers(keys, lambda wanted: self.lookup(at, wanted)[1])
+
               default_mode: MergeBehavior = MergeBehavior.NORMAL,
               key_modes: dict[ContentKey, MergeBehavior] | None = None,
               dry_run: bool = False, meta: CommitMeta | None = None,

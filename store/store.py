@@ -183,7 +183,6 @@ class Store(Reads):
         at = f"@{resolved.hash}"
         return resolved, self.edges.dependents(key, lambda keys: self.lookup(at, keys)[1])
 
-    def merge(self, source: str | RefSpec, into: str | RefSpec, *, expected_hash: str | None = None,
     def readers(self, spec: str | RefSpec, keys: Sequence[ContentKey],
                 ) -> dict[ContentKey, Content]:
         """The views that read any of ``keys`` at the commit ``spec`` names
@@ -191,6 +190,7 @@ class Store(Reads):
         at = f"@{self.resolve(spec).hash}"
         return self.edges.readers(keys, lambda wanted: self.lookup(at, wanted)[1])
 
+    def merge(self, source: str | RefSpec, into: str | RefSpec, *, expected_hash: str | None = None,
               default_mode: MergeBehavior = MergeBehavior.NORMAL,
               key_modes: dict[ContentKey, MergeBehavior] | None = None,
               dry_run: bool = False, meta: CommitMeta | None = None,

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from pyiceberg.io import FileIO
 from pyiceberg.manifest import ManifestEntryStatus, ManifestFile, read_manifest_list
@@ -37,6 +38,9 @@ from store.held import Held, HeldVersions
 from store.retention import grace_setting
 
 _CACHE_BYTES = 64 << 20
+# A path's normal form (fsspec's, some µs each), asked again for every file
+# of every retained version on each check: kept, paths never change.
+_norm = lru_cache(maxsize=1 << 16)(norm)
 # The schemes a location in the warehouse's bucket may be written with.
 _S3_SCHEMES = ("s3", "s3a", "s3n")
 
@@ -118,7 +122,7 @@ class Liveness:
         loc = getattr(c, "metadata_location", None)
         if not loc or not wanted:
             return set()
-        found = {norm(loc)} & wanted
+        found = {_norm(loc)} & wanted
         if not isinstance(c, IcebergTable | MaterializedView):
             return found
         meta = self._read_metadata(loc)
@@ -131,15 +135,15 @@ class Liveness:
             if mlist in seen:
                 continue
             seen.add(mlist)
-            if norm(mlist) in wanted:
-                found.add(norm(mlist))
+            if _norm(mlist) in wanted:
+                found.add(_norm(mlist))
             manifests += self._read_list(io, mlist)
         for path, m in manifests:
             if path in seen:
                 continue
             seen.add(path)
-            if norm(path) in wanted:
-                found.add(norm(path))
+            if _norm(path) in wanted:
+                found.add(_norm(path))
             found |= self._read_manifest(io, path, m) & wanted
         return found
 

@@ -8,8 +8,9 @@ settings, measured side by side (interleaved rounds) in one run.
 Prints p50/p99 latency of loadTable, loadView and GET namespace, each ÷ the
 floor's (requests alternate one by one between the two servers), and
 GET-namespace requests/s with 10 concurrent clients against 1 and 2 server
-workers; a signing request ÷ a cached loadView on a server whose warehouse
-is on S3. Ends with ``name: value`` lines.
+workers; a signing request (a GET, and a PUT of a new file) ÷ a cached
+loadView on a server whose warehouse is on S3. Ends with ``name: value``
+lines.
 """
 
 from __future__ import annotations
@@ -133,11 +134,14 @@ def commits_with_and_without_key(port: int, n: int) -> tuple[list[float], list[f
     return keyed, plain
 
 
-def sign_vs_loadview(tmp: Path, rounds: int, per_round: int) -> tuple[float, float, float]:
-    """A signing request (a GET of one of the table's data files) against a
-    cached loadView, alternated one by one on one server whose warehouse is
-    on S3 (moto, from the test dependencies: signing asks nothing of it).
-    Returns (ratio of medians, sign p50, loadView p50)."""
+def sign_vs_loadview(tmp: Path, rounds: int, per_round: int,
+                     ) -> tuple[float, float, float, float]:
+    """Signing requests against a cached loadView, alternated one by one on
+    one server whose warehouse is on S3 (moto, from the test dependencies:
+    signing asks nothing of it): a GET of one of the table's data files, and
+    a PUT of a new one (checked against what the table's retained history
+    references, catalog.delegation). Returns (GET's ratio of medians, GET
+    p50, loadView p50, PUT's ratio of medians)."""
     from tests.s3 import LocalS3
 
     s3 = LocalS3.start()
@@ -154,33 +158,40 @@ def sign_vs_loadview(tmp: Path, rounds: int, per_round: int) -> tuple[float, flo
             assert r.status == 200, (path, r.status, data)
             return json.loads(data)
 
+        def timed_sign(method: str, key: str) -> float:
+            body = json.dumps({"method": method, "region": "us-east-1",
+                               "uri": f"{s3.endpoint}/{key}", "headers": {}})
+            t = time.perf_counter()
+            c.request("POST", sign_path, body=body, headers={"Content-Type": "application/json"})
+            r = c.getresponse()
+            r.read()
+            took = time.perf_counter() - t
+            assert r.status == 200, r.status
+            return took
+
         call("POST", "/iceberg/v1/namespaces", {"namespace": [NS]})
         location = call("POST", f"/iceberg/v1/namespaces/{NS}/tables",
                         sb.create_table("events"))["metadata"]["location"]
         call("POST", f"/iceberg/v1/namespaces/{NS}/views", sb.create_view("daily", "SELECT 0"))
         key = location.removeprefix("s3://") + "/data/00000-0-part.parquet"
-        sign_body = json.dumps({"method": "GET", "region": "us-east-1",
-                                "uri": f"{s3.endpoint}/{key}", "headers": {}})
         sign_path = f"/iceberg/v1/namespaces/{NS}/tables/events/sign"
         signs: list[float] = []
+        puts: list[float] = []
         loads: list[float] = []
         for i in range(rounds * per_round + 100):
-            t = time.perf_counter()
-            c.request("POST", sign_path, body=sign_body,
-                      headers={"Content-Type": "application/json"})
-            r = c.getresponse()
-            r.read()
-            took_sign = time.perf_counter() - t
-            assert r.status == 200, r.status
+            took_sign = timed_sign("GET", key)
             took_load = _timed_get(c, PATHS["loadview"])
+            took_put = timed_sign("PUT", f"{key}.{uuid.uuid4().hex}")
             if i >= 100:  # after a warm-up
                 signs.append(took_sign)
                 loads.append(took_load)
+                puts.append(took_put)
         c.close()
     finally:
         srv.stop()
         s3.stop()
-    return pct(signs, .5) / pct(loads, .5), pct(signs, .5), pct(loads, .5)
+    return (pct(signs, .5) / pct(loads, .5), pct(signs, .5), pct(loads, .5),
+            pct(puts, .5) / pct(loads, .5))
 
 
 def pct(xs: list[float], p: float) -> float:
@@ -362,10 +373,12 @@ def main() -> None:
         print(f"loadTable with If-None-Match: p50 {pct(not_modified, .5) * 1e6:.0f} µs (304), "
               f"floor {pct(floor304, .5) * 1e6:.0f} µs (200 with the body)")
 
-        ratio, sign50, load50 = sign_vs_loadview(tmp, rounds, per_round // 4)
+        ratio, sign50, load50, put_ratio = sign_vs_loadview(tmp, rounds, per_round // 4)
         results["sign_p50_vs_loadview"] = ratio
-        print(f"signing an S3 GET: p50 {sign50 * 1e6:.0f} µs, a cached loadView on the same "
-              f"server {load50 * 1e6:.0f} µs")
+        results["sign_put_p50_vs_loadview"] = put_ratio
+        print(f"signing an S3 GET: p50 {sign50 * 1e6:.0f} µs, a PUT of a new file "
+              f"{put_ratio * load50 * 1e6:.0f} µs, a cached loadView on the same server "
+              f"{load50 * 1e6:.0f} µs")
 
         keyed, plain = commits_with_and_without_key(srv.port, rounds * 20)
         results["idempotent_commit_vs_plain"] = pct(keyed, .5) / pct(plain, .5)
@@ -405,6 +418,7 @@ def main() -> None:
     print(f"loadtable_304_p50_vs_floor: {results['loadtable_304_p50_vs_floor']:.2f}")
     print(f"idempotent_commit_vs_plain: {results['idempotent_commit_vs_plain']:.2f}")
     print(f"sign_p50_vs_loadview: {results['sign_p50_vs_loadview']:.2f}")
+    print(f"sign_put_p50_vs_loadview: {results['sign_put_p50_vs_loadview']:.2f}")
     print(f"getns_rps_1_worker: {one:.0f}")
     print(f"getns_rps_2_workers: {two:.0f}")
 

@@ -178,3 +178,15 @@ class Locations:
         if self.allow_external or not self.root.local:
             return True
         return _inside(os.path.realpath(path), os.path.realpath(self.root.path))
+
+
+def spelled(checked: str, given: str) -> str:
+    """The location a table or view keeps, once ``Locations.check`` passed
+    ``given`` as ``checked``: the caller's spelling (less a trailing slash),
+    as Iceberg keeps it, so ``file:/a/b`` comes back ``file:/a/b``, not
+    ``file:///a/b``. Only a spelling of the same URI is kept: a path the
+    check had to normalise (``..``, ``//``, ``.``) is kept normalised, so
+    what is stored is what was judged."""
+    given = given.rstrip("/") or given
+    short = "file:/" + checked[len("file:///"):] if checked.startswith("file:///") else None
+    return given if given in (checked, short) else checked

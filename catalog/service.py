@@ -20,6 +20,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from catalog.claims import claims
 from catalog.commands import Registration
 from catalog.files import Locations, MetadataFiles, next_metadata_location
+from catalog.locations import spelled
 from catalog.targets import Target, dotted, target
 from core.commits import CommitMeta, Operation, RefType, ResolvedRef
 from core.conflicts import CommitConflictError, ConflictType
@@ -117,7 +118,8 @@ class Catalog:
                       previous: str | None) -> str:
         """Where the next metadata file goes; under the warehouse unless the
         server allows otherwise (``write.metadata.path`` included)."""
-        return self.locations.check(next_metadata_location(location, properties, previous))
+        wanted = next_metadata_location(location, properties, previous)
+        return spelled(self.locations.check(wanted), wanted)  # as the caller spells it
 
     def _landed(self, ref: RefSpec, keys: Sequence[ContentKey], files: list[str]) -> bool:
         _, now = self.store.lookup(ref, keys)

@@ -14,6 +14,7 @@ from catalog.claims import claims, moved
 from catalog.commands import Loaded, NewTable, Registration, TableCommit
 from catalog.iceberg_v3.metadata import dump
 from catalog.invalidation import check_schema_changes
+from catalog.locations import spelled
 from catalog.maintenance.engine_gc import (
     answer_key,
     create_properties,
@@ -84,8 +85,8 @@ class Tables:
         t = target(ref, ns, req.name)
         ref, key = t.ref, t.key
         props = create_properties(t.name, req.properties)
-        location = (self.catalog.locations.check(req.location) if req.location
-                    else self.catalog.locations.default(ns.elements, key.name))
+        location = (spelled(self.catalog.locations.check(req.location), req.location)
+                    if req.location else self.catalog.locations.default(ns.elements, key.name))
         meta = fresh(req.schema, req.partition_spec or UNPARTITIONED_PARTITION_SPEC,
                      req.write_order or UNSORTED_SORT_ORDER, location, props)
         if req.stage_create:
@@ -194,8 +195,9 @@ class Tables:
         # Iceberg's metadata builder's rules, PyIceberg's update logic.
         new = served(apply(base, req.updates, base_loc))
         if base is None or any(isinstance(u, SetLocationUpdate) for u in req.updates):
-            checked = self.catalog.locations.check(new.location)
-            if checked != new.location:  # keep the spelling that was checked
+            # The caller's spelling of the location the check passed.
+            checked = spelled(self.catalog.locations.check(new.location), new.location)
+            if checked != new.location:
                 new = new.model_copy(update={"location": checked})
         loc = self.catalog.metadata_file(new.location, new.properties, base_loc)
         data = self.files.write_table(new, loc,

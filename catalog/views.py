@@ -14,6 +14,7 @@ from catalog.delegation.definers import adopted as adopted_definer
 from catalog.delegation.definers import vouch, writer
 from catalog.delegation.view_security import asks_definer, check_security, recorded
 from catalog.invalidation import check_changes
+from catalog.locations import spelled
 from catalog.service import (
     Catalog,
     Change,
@@ -90,8 +91,8 @@ class Views:
         # A name may carry its own branch (``t@etl``), as it may for reads.
         t = target(ref, ns, req.name)
         ref, key = t.ref, t.key
-        location = (self.catalog.locations.check(req.location) if req.location
-                    else self.catalog.locations.default(ns.elements, key.name))
+        location = (spelled(self.catalog.locations.check(req.location), req.location)
+                    if req.location else self.catalog.locations.default(ns.elements, key.name))
 
         def plan(found: dict[ContentKey, Content]) -> Change[Loaded]:
             require_namespace(found, ns)
@@ -130,8 +131,9 @@ class Views:
             if props != meta.properties:
                 meta = meta.model_copy(update={"properties": props})
             if any(isinstance(u, SetLocation) for u in req.updates):
-                checked = self.catalog.locations.check(meta.location)
-                if checked != meta.location:  # keep the spelling that was checked
+                # The caller's spelling of the location the check passed.
+                checked = spelled(self.catalog.locations.check(meta.location), meta.location)
+                if checked != meta.location:
                     meta = meta.model_copy(update={"location": checked})
             if meta == base:
                 loc = cur.metadata_location

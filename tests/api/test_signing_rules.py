@@ -5,7 +5,8 @@ headers and query parameters a table's reads and writes use, each once.
 On an S3 that checks every signature, the payload hash and Content-MD5
 against the body and that every x-amz-* header is signed, as AWS does
 (tests.moto_secured); clients hold no storage keys, only the catalog's
-signatures."""
+signatures. The catalog on SQLite and PostgreSQL (what history retains is
+the store's answer)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import pyarrow as pa
 import pytest
 
 from tests.api.test_storage_access import SCHEMA, World, secured_world
+from tests.fixtures import BACKENDS, database_url
 from tests.http import http_request
 from tests.s3 import BUCKET
 
@@ -87,9 +89,11 @@ def deleting(*keys: str) -> bytes:
             + "</Delete>").encode()
 
 
-@pytest.fixture(scope="module")
-def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scene]:
-    with secured_world(tmp_path_factory.mktemp("signing-rules"), GRANTS) as w:
+@pytest.fixture(scope="module", params=BACKENDS)
+def scene(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+          ) -> Iterator[Scene]:
+    tmp = tmp_path_factory.mktemp("signing-rules")
+    with secured_world(tmp, GRANTS, database_url(request, request.param, tmp)) as w:
         admin = w.http("admin")
         etl = w.catalog("etl", "remote-signing")
         t = etl.create_table("sales.t", SCHEMA)

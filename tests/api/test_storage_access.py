@@ -80,12 +80,12 @@ class World:
 
 @contextmanager
 def secured_world(tmp: Path, grants: dict[str, list[tuple[str, str, tuple[str, ...]]]],
-                  ) -> Iterator[World]:
-    """A server on a warehouse in SecuredS3, with a principal and its key
-    for each of ``grants``, and namespaces sales, hr (with hr.salaries) and
-    reports."""
+                  url: str | None = None) -> Iterator[World]:
+    """A server on a warehouse in SecuredS3 (its catalog at ``url``, else a
+    SQLite file), with a principal and its key for each of ``grants``, and
+    namespaces sales, hr (with hr.salaries) and reports."""
     s3 = SecuredS3.start()
-    url = f"sqlite:///{tmp / 'sapwood.db'}"
+    url = url or f"sqlite:///{tmp / 'sapwood.db'}"
     store = Store(url)
     keys = {}
     for name, granted in grants.items():

@@ -35,7 +35,7 @@ class S3Request:
     listing: bool
     query: dict[str, str]
     access: Access
-    op: str = ""  # S3's name of the operation (PutObject, DeleteObjects, ...)
+    op: str  # S3's name of the operation (PutObject, DeleteObjects, ...)
     # An object delete (DeleteObject, or DeleteObjects with its body): only
     # files the principal wrote may go.
     deletes: bool = False

@@ -10,7 +10,7 @@ choice; ``host`` always is, and the headers a client's HTTP library sets
 or changes later are not, so they do not break the signature.
 
 The signature is computed here rather than with botocore's ``S3SigV4Auth``
-(tests/delegation/test_signing.py holds the two equal): botocore's general
+(tests/catalog/test_delegation.py holds the two equal): botocore's general
 machinery took 210 µs a signature, more than a whole cached loadView; this
 takes about 15, the derived key being kept for the day.
 """

@@ -41,6 +41,7 @@ from api.auth.guard import PRINCIPAL, AuthRoute
 from api.errors import answer_for
 from api.headers import MEANINGFUL_HEADERS
 from api.paths import BASE, request_ref
+from api.unused import refusing_unused
 from core.errors import SapwoodError, UnprocessableError, bad_request
 from core.refs import parse_ref
 from store.idempotency import Answer, IdempotencyKeys, KeyTakenError, Once, Recorded
@@ -220,10 +221,11 @@ def _now_us() -> int:
 
 
 class OnceRoute(APIRoute):
-    """A route whose mutations honour ``Idempotency-Key``."""
+    """A route whose mutations honour ``Idempotency-Key`` and refuse what
+    they would not use (api.unused)."""
 
     def get_route_handler(self) -> Handler:
-        handler = super().get_route_handler()
+        handler = refusing_unused(super().get_route_handler(), self)
         return idempotent(handler, self.name, self.path) \
             if (self.methods or set()) & MUTATING else handler
 
@@ -233,6 +235,6 @@ class CheckedOnceRoute(AuthRoute):
     rule is checked first, so a key belongs to a principal."""
 
     def inner_handler(self) -> Handler:
-        handler = super().inner_handler()
+        handler = refusing_unused(super().inner_handler(), self)
         return idempotent(handler, self.name, self.path) \
             if (self.methods or set()) & MUTATING else handler

@@ -11,6 +11,8 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
 from api.deps import json_response
+from api.unused import takes_body
+from api.v2.admin_requests import from_query, gc_options
 from catalog.maintenance.fsck_files import FilesCheck, check_files
 from catalog.maintenance.gc import MIN_WRITE_WINDOW_S, collect_all
 from catalog.maintenance.reports import fsck_json, gc_json
@@ -22,16 +24,22 @@ router = APIRouter(prefix="/api/v2/admin")
 
 
 @router.post("/gc")
-async def run_gc(request: Request, dry_run: bool = Query(False, alias="dryRun"),
+@takes_body  # the same options as JSON (api.v2.admin_requests)
+async def run_gc(request: Request, dry_run: bool | None = Query(None, alias="dryRun"),
                  grace_seconds: float | None = Query(None, alias="graceSeconds", ge=0,
-                                                    le=MAX_GRACE_S),
+                                                    le=MAX_GRACE_S, allow_inf_nan=False),
                  window_seconds: float | None = Query(None, alias="writeWindowSeconds",
-                                                     ge=MIN_WRITE_WINDOW_S, le=MAX_GRACE_S),
+                                                     ge=MIN_WRITE_WINDOW_S, le=MAX_GRACE_S,
+                                                     allow_inf_nan=False),
                  ) -> Response:
+    """Options from the query string or a JSON body (a body it cannot use,
+    or one that contradicts the query, is a 400 and nothing runs)."""
+    options = gc_options(from_query(dry_run, grace_seconds, window_seconds),
+                         await request.body(), request.headers.get("content-type"))
     catalog: Catalog = request.app.state.services.catalog
     store_report, files_report = await run_in_threadpool(
-        collect_all, catalog.store, catalog.files, catalog.locations.warehouse, grace_seconds,
-        window_seconds, dry_run)
+        collect_all, catalog.store, catalog.files, catalog.locations.warehouse,
+        options.grace_seconds, options.window_seconds, bool(options.dry_run))
     return json_response(gc_json(store_report, files_report))
 
 

@@ -10,11 +10,13 @@ from starlette.concurrency import run_in_threadpool
 
 from api.auth.errors import OAuthError
 from api.deps import json_response
+from api.unused import takes_body
 
 router = APIRouter(prefix="/iceberg/v1")
 
 
 @router.post("/oauth/tokens")
+@takes_body  # a form, parsed below
 async def oauth_tokens(request: Request) -> Response:
     guard = request.app.state.guard
     if guard is None:

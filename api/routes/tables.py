@@ -20,6 +20,7 @@ from api.models import (
     TableIdentifier,
 )
 from api.paths import namespace_key
+from api.unused import takes_body
 from catalog.lifecycle import drop, rename
 from catalog.mv_refresh import REFRESH_HEADER, commit_refresh
 from catalog.mviews import STALENESS_HEADER, ReadOptions
@@ -113,6 +114,7 @@ def drop_table(request: Request, namespace: str, table: str,
 
 
 @router.post("/namespaces/{namespace}/tables/{table}/metrics", status_code=204)
+@takes_body  # the spec's report: accepted, not kept (docs/iceberg-rest.md)
 def report_metrics(namespace: str, table: str) -> Response:
     # Scan and commit reports are accepted and not kept.
     namespace_key(namespace)

@@ -9,7 +9,7 @@ owner may read, like the feed. A caller sees and manages its own webhooks;
 from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from api.auth.guard import guard_of
@@ -22,6 +22,8 @@ router = APIRouter(prefix="/api/v2/webhooks")
 
 
 class WebhookBody(BaseModel):
+    # A misspelt field ("type") would register a webhook for everything.
+    model_config = ConfigDict(extra="forbid")
     url: str = Field(min_length=1, max_length=2048)
     types: list[str] = Field([], max_length=16)
     refs: list[str] = Field([], max_length=100)

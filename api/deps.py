@@ -167,5 +167,9 @@ def identifiers_response(keys: list[ContentKey], token: str | None) -> Response:
 # Paging query parameters, as the spec spells them.
 PageToken = Annotated[str | None, Query(alias="pageToken")]
 PageSize = Annotated[int | None, Query(alias="pageSize", ge=1, le=INT64_MAX)]
-# The versioning API's page size (Nessie's name).
+# The versioning API's page size and token, and Nessie's own spellings of
+# them (org.projectnessie.api.v2.params), taken beside (api.paging).
 MaxRecords = Annotated[int | None, Query(alias="maxRecords", ge=1, le=INT64_MAX)]
+NessieMaxRecords = Annotated[int | None, Query(alias="max-records", ge=1, le=INT64_MAX)]
+VersioningPageToken = Annotated[str | None, Query(alias="pageToken")]
+NessiePageToken = Annotated[str | None, Query(alias="page-token")]

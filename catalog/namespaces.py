@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from catalog.service import Catalog, Change, Who, refuse_clash, require_namespace
 from catalog.targets import dotted
 from core.commits import Delete, Put
@@ -15,6 +17,9 @@ from core.errors import (
 from core.keys import ContentKey
 from core.refs import RefSpec
 
+# Which keys (by their elements) the caller may see; None: all.
+Visible = Callable[[tuple[str, ...]], bool]
+
 
 class Namespaces:
     def __init__(self, catalog: Catalog) -> None:
@@ -22,19 +27,22 @@ class Namespaces:
         self.store = catalog.store
 
     def listed(self, ref: RefSpec, parent: ContentKey | None, page_token: str | None,
-             page_size: int | None) -> tuple[list[tuple[str, ...]], str | None]:
+               page_size: int | None, visible: Visible | None = None,
+               ) -> tuple[list[tuple[str, ...]], str | None]:
         if parent is not None:
             self.load(ref, parent)
         page = list_entries(self.catalog, ref, parent, ContentType.NAMESPACE, page_token,
-                            page_size)
+                            page_size, visible=visible)
         return [e.elements for e in page[0]], page[1]
 
     def children(self, ref: RefSpec, ns: ContentKey, kind: ContentType | tuple[ContentType, ...],
-                 page_token: str | None,
-                 page_size: int | None) -> tuple[list[ContentKey], str | None]:
-        """The tables (or views) directly in a namespace that exists."""
+                 page_token: str | None, page_size: int | None,
+                 visible: Visible | None = None) -> tuple[list[ContentKey], str | None]:
+        """The tables (or views) directly in a namespace that exists; those
+        ``visible`` says the caller may not see are skipped before paging."""
         self.load(ref, ns)
-        return list_entries(self.catalog, ref, ns, kind, page_token, page_size)
+        return list_entries(self.catalog, ref, ns, kind, page_token, page_size,
+                            visible=visible)
 
     def load(self, ref: RefSpec, ns: ContentKey) -> dict[str, str]:
         c = self.catalog.get(ref, ns)
@@ -96,19 +104,22 @@ class Namespaces:
 
 def list_entries(catalog: Catalog, ref: RefSpec, parent: ContentKey | None,
                  kind: ContentType | tuple[ContentType, ...] | None, page_token: str | None,
-                 page_size: int | None,
-                 depth: int | None = 1) -> tuple[list[ContentKey], str | None]:
+                 page_size: int | None, depth: int | None = 1,
+                 visible: Visible | None = None) -> tuple[list[ContentKey], str | None]:
     """Keys directly below ``parent``; without a page token, all of them (the spec:
-    a client that does not page gets everything)."""
+    a client that does not page gets everything); ``visible``: the keys the
+    caller may see (by elements), the others skipped before paging."""
     types = list(kind) if isinstance(kind, tuple) else [kind] if kind else None
     if page_token is None and page_size is None:
         out: list[ContentKey] = []
         token = None
         while True:
-            page = catalog.store.entries(ref, parent, depth, types, token, 1000)
+            page = catalog.store.entries(ref, parent, depth, types, token, 1000,
+                                         visible=visible)
             out += [e.key for e in page.items]
             token = page.next_token
             if token is None:
                 return out, None
-    page = catalog.store.entries(ref, parent, depth, types, page_token or None, page_size)
+    page = catalog.store.entries(ref, parent, depth, types, page_token or None, page_size,
+                                 visible=visible)
     return [e.key for e in page.items], page.next_token

@@ -141,8 +141,11 @@ class Reads:
     def entries(self, spec: str | RefSpec, namespace: ContentKey | None = None,
                 depth: int | None = None, types: Iterable[ContentType] | None = None,
                 page_token: str | None = None, page_size: int | None = None,
-                with_content: bool = False) -> Page[Entry]:
-        """Keys below ``namespace`` (all, or ``depth`` levels down), in key order."""
+                with_content: bool = False,
+                visible: Callable[[tuple[str, ...]], bool] | None = None) -> Page[Entry]:
+        """Keys below ``namespace`` (all, or ``depth`` levels down), in key
+        order; ``visible``: the keys the caller may see (by their elements),
+        the others skipped before paging, so the token names a visible key."""
         _, state = self.state_of(spec)
         size = clamp_page_size(page_size)
         prefix = namespace.child_prefix() if namespace else ""
@@ -151,6 +154,8 @@ class Reads:
         found: list[tuple[str, IndexEntry]] = []
         for k, e in self._walk(state, start, prefix, depth):
             if wanted is not None and e.type not in wanted:
+                continue
+            if visible is not None and not visible(tuple(k.split(SEP))):
                 continue
             found.append((k, e))
             if len(found) > size:

@@ -70,23 +70,34 @@ class Refs:
         return Reference(name, RefType(row.type), row.head)
 
     def page(self, page_token: str | None = None, page_size: int | None = None,
-             prefix: str | None = None) -> Page[Reference]:
+             prefix: str | None = None, visible: Callable[[str], bool] | None = None,
+             ) -> Page[Reference]:
         """References in name order, a page at a time (by the primary key:
         the cost is the page's, however many references there are), those
-        whose name starts with ``prefix`` only if given."""
+        whose name starts with ``prefix`` only if given. ``visible``: the
+        names the caller may see; the others are skipped before paging, so
+        a page is full unless it is the last, and the token names a
+        reference the caller sees."""
         size = clamp_page_size(page_size)
         q = select(REFS.c.name, REFS.c.type, REFS.c.head).order_by(REFS.c.name)
-        if page_token:
-            q = q.where(REFS.c.name > decode_token(page_token))
         if prefix:
             # A range on the key, not LIKE (whose wildcards a name may hold).
             q = q.where(REFS.c.name >= prefix,
                         REFS.c.name < prefix[:-1] + chr(ord(prefix[-1]) + 1))
-        with self.db.read() as conn:
-            rows = conn.execute(q.limit(size + 1)).all()
-        refs = [Reference(r.name, RefType(r.type), r.head) for r in rows[:size]]
-        token = encode_token(refs[-1].name) if len(rows) > size else None
-        return Page(refs, token)
+        after = decode_token(page_token) if page_token else None
+        batch = size + 1 if visible is None else max(size + 1, MAX_PAGE)
+        found: list[Reference] = []
+        while len(found) <= size:
+            with self.db.read() as conn:
+                rows = conn.execute((q.where(REFS.c.name > after) if after is not None else q)
+                                    .limit(batch)).all()
+            found += [Reference(r.name, RefType(r.type), r.head) for r in rows
+                      if visible is None or visible(r.name)]
+            if len(rows) < batch:
+                break
+            after = rows[-1].name
+        token = encode_token(found[size - 1].name) if len(found) > size else None
+        return Page(found[:size], token)
 
     # ``once``: the request's Idempotency-Key, recorded in the same
     # transaction with the answer it makes of the Reference (store.idempotency).

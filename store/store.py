@@ -90,8 +90,9 @@ class Store(Reads):
 
     # -- references ------------------------------------------------------------------
     def list_references(self, page_token: str | None = None, page_size: int | None = None,
-                        prefix: str | None = None) -> Page[Reference]:
-        return self.refs.page(page_token, page_size, prefix)
+                        prefix: str | None = None,
+                        visible: Callable[[str], bool] | None = None) -> Page[Reference]:
+        return self.refs.page(page_token, page_size, prefix, visible)
 
     def get_reference(self, name: str) -> Reference:
         return self.refs.get(name)

@@ -8,7 +8,14 @@ from urllib.parse import unquote
 from fastapi import APIRouter, Query, Request, Response
 
 from api.auth.guard import guard_of
-from api.deps import MaxRecords, json_response
+from api.deps import (
+    MaxRecords,
+    NessieMaxRecords,
+    NessiePageToken,
+    VersioningPageToken,
+    json_response,
+)
+from api.paging import Paging
 from api.paths import ref_param
 from api.routes.trees import store_of
 from api.v2.redact import Readable
@@ -32,8 +39,9 @@ router = APIRouter(prefix="/api/v2/trees")
 
 @router.get("/{ref}/entries")
 def entries(request: Request, ref: str,
-            page_token: str | None = Query(None, alias="pageToken"),
-            max_records: MaxRecords = None,
+            page_token: VersioningPageToken = None,
+            max_records: MaxRecords = None, nessie_token: NessiePageToken = None,
+            nessie_max: NessieMaxRecords = None,
             prefix_key: str | None = Query(None, alias="prefixKey"),
             depth: int | None = Query(None, ge=1, le=INT64_MAX),
             content: bool = False) -> Response:
@@ -43,15 +51,18 @@ def entries(request: Request, ref: str,
     whatever lies below), ``content=true`` adds each value."""
     store = store_of(request)
     spec = ref_param(ref)
+    # Keys the caller may not read are skipped before paging, and the
+    # token is sealed for the caller and this listing (api.paging).
+    paging = Paging(request, "entries", {"ref": ref, "prefixKey": prefix_key, "depth": depth},
+                    page_token, max_records, nessie_token, nessie_max)
     resolved = store.resolve(spec)
-    page = store.entries(f"@{resolved.hash}", ContentKey.parse(prefix_key) if prefix_key
-                         else None, depth=depth, page_token=page_token,
-                         page_size=max_records, with_content=content)
     guard = guard_of(request)
     visible = guard.key_filter(request, spec) if guard is not None else None
-    items = page.items if visible is None else [e for e in page.items
-                                                if visible(e.key.elements)]
-    out = page_json("entries", [entry_json(e, visible) for e in items], page.next_token)
+    page = store.entries(f"@{resolved.hash}", ContentKey.parse(prefix_key) if prefix_key
+                         else None, depth=depth, page_token=paging.cursor,
+                         page_size=paging.size, with_content=content, visible=visible)
+    out = page_json("entries", [entry_json(e, visible) for e in page.items],
+                    paging.seal(page.next_token))
     out["effectiveReference"] = effective_json(resolved)
     return json_response(out)
 
@@ -100,16 +111,19 @@ def post_contents(request: Request, ref: str, body: ContentsBody) -> Response:
 
 @router.get("/{from_ref}/diff/{to_ref}")
 def diff(request: Request, from_ref: str, to_ref: str,
-         page_token: str | None = Query(None, alias="pageToken"),
-         max_records: MaxRecords = None) -> Response:
+         page_token: VersioningPageToken = None, max_records: MaxRecords = None,
+         nessie_token: NessiePageToken = None, nessie_max: NessieMaxRecords = None,
+         ) -> Response:
+    paging = Paging(request, "diff", {"from": from_ref, "to": to_ref}, page_token, max_records,
+                    nessie_token, nessie_max)
     store = store_of(request)
     to_spec = ref_param(to_ref)
     guard = guard_of(request)
     if guard is not None:
         guard.require(request, Privilege.READ, to_spec, None)
     a, b = store.resolve(ref_param(from_ref)), store.resolve(to_spec)
-    page = store.diff(f"@{a.hash}", f"@{b.hash}", page_token, max_records)
-    out = page_json("diffs", [diff_json(d) for d in page.items], page.next_token)
+    page = store.diff(f"@{a.hash}", f"@{b.hash}", paging.cursor, paging.size)
+    out = page_json("diffs", [diff_json(d) for d in page.items], paging.seal(page.next_token))
     out["effectiveFromReference"] = effective_json(a)
     out["effectiveToReference"] = effective_json(b)
     return json_response(out)

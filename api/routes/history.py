@@ -4,11 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Request, Response
 
 from api.auth.guard import guard_of
-from api.deps import MaxRecords, commit_author, json_response, principal, reads_of
+from api.deps import (
+    MaxRecords,
+    NessieMaxRecords,
+    NessiePageToken,
+    VersioningPageToken,
+    commit_author,
+    json_response,
+    principal,
+    reads_of,
+)
 from api.idempotency import answering, once_of
+from api.paging import Paging
 from api.paths import ref_param
 from api.routes.trees import name_and_hash, require, require_on_protected, store_of
 from api.v2.requests import CommitBody, MergeBody, OperationBody, TransplantBody
@@ -45,8 +55,9 @@ router = APIRouter(prefix="/api/v2/trees/{ref}/history")
 
 @router.get("")
 def history(request: Request, ref: str,
-            page_token: str | None = Query(None, alias="pageToken"),
-            max_records: MaxRecords = None,
+            page_token: VersioningPageToken = None,
+            max_records: MaxRecords = None, nessie_token: NessiePageToken = None,
+            nessie_max: NessieMaxRecords = None,
             fetch: str | None = None, author: str | None = None, key: str | None = None,
             since: str | None = None, until: str | None = None) -> Response:
     """First-parent history, newest first. ``fetch=ALL`` adds each commit's
@@ -56,8 +67,12 @@ def history(request: Request, ref: str,
         raise bad_request(f"Invalid fetch option {fetch!r}: expected MINIMAL or ALL")
     store = store_of(request)
     spec = ref_param(ref)
+    # The token is sealed, for the caller and this log (api.paging).
+    paging = Paging(request, "log", {"ref": ref, "author": author, "key": key,
+                                     "since": since, "until": until},
+                    page_token, max_records, nessie_token, nessie_max)
     page = store.log(
-        spec, page_token, max_records,
+        spec, paging.cursor, paging.size,
         key=ContentKey.parse(key) if key else None, author=author,
         since_us=to_micros(parse_instant(since)) if since else None,
         until_us=to_micros(parse_instant(until)) if until else None,
@@ -73,7 +88,7 @@ def history(request: Request, ref: str,
             items, token = kept, None
         expired = format_instant(from_micros(cutoff))
     entries = [log_entry_json(c, fetch == "ALL") for c in items]
-    body = page_json("logEntries", entries, token)
+    body = page_json("logEntries", entries, paging.seal(token))
     if expired is not None:
         body["historyExpiredBefore"] = expired
     return json_response(body)

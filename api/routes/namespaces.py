@@ -6,6 +6,7 @@ from fastapi import APIRouter, Request, Response
 
 from api.deps import Call, PageSize, PageToken, json_response, no_content
 from api.models import CreateNamespaceRequest, UpdateNamespacePropertiesRequest
+from api.paging import iceberg_listing
 from api.paths import namespace_key
 from catalog.targets import namespace_from_levels
 from core.auth import Privilege
@@ -18,11 +19,9 @@ async def list_namespaces(request: Request, page_token: PageToken = None,
                           page_size: PageSize = None, parent: str | None = None) -> Response:
     c = Call(request)
     parent_key = namespace_key(parent) if parent else None
-    found, token = await c.read(c.svc.namespaces.listed, c.ref, parent_key, page_token,
-                                page_size)
-    visible = c.visible()
-    if visible is not None:
-        found = [ns for ns in found if visible(ns)]
+    found, token = await iceberg_listing(request, c, "namespaces", {"parent": parent},
+                                         page_token, page_size, c.svc.namespaces.listed,
+                                         c.ref, parent_key)
     return json_response({"namespaces": [list(ns) for ns in found],
                           "next-page-token": token})
 

@@ -10,9 +10,14 @@ from typing import Any
 
 from fastapi import APIRouter, Query, Request, Response
 
-from api.auth.guard import guard_of
-from api.deps import MaxRecords, json_response
-from api.routes.trees import DEFAULT_REFS_PAGE, store_of
+from api.deps import (
+    MaxRecords,
+    NessieMaxRecords,
+    NessiePageToken,
+    VersioningPageToken,
+    json_response,
+)
+from api.routes.trees import references_page, store_of
 from api.v2.retention_requests import RetentionBody
 from api.v2.shapes import page_json
 from catalog.maintenance import retention
@@ -48,18 +53,17 @@ def replace_retention(request: Request, body: RetentionBody) -> Response:
 
 
 @router.get("/cutoffs")
-def retention_cutoffs(request: Request,
-                      page_token: str | None = Query(None, alias="pageToken"),
+def retention_cutoffs(request: Request, page_token: VersioningPageToken = None,
                       max_records: MaxRecords = None,
-                      prefix: str | None = Query(None, max_length=256)) -> Response:
+                      prefix: str | None = Query(None, max_length=256),
+                      nessie_token: NessiePageToken = None,
+                      nessie_max: NessieMaxRecords = None) -> Response:
     """Each reference's policy and cutoff, paged like ``GET /api/v2/trees``
-    (same order, ``prefix``, ``pageToken``); references the caller may not
-    read are left out, as there."""
-    store = store_of(request)
-    page = store.list_references(page_token, max_records or DEFAULT_REFS_PAGE, prefix or None)
-    guard = guard_of(request)
-    readable = guard.ref_filter(request) if guard is not None else None
-    refs = page.items if readable is None else [r for r in page.items if readable(r.name)]
+    (same order, ``prefix``, ``pageToken``, and a token of either listing
+    is good for the other); references the caller may not read are left
+    out, as there."""
+    paging, refs, token = references_page(request, prefix, page_token, max_records,
+                                          nessie_token, nessie_max)
     return json_response(page_json("references", [_cutoff_json(r) for r in
-                                                  retention.cutoffs(store, refs)],
-                                   page.next_token))
+                                                  retention.cutoffs(store_of(request), refs)],
+                                   paging.seal(token)))

@@ -19,6 +19,7 @@ from api.models import (
     RenameTableRequest,
     TableIdentifier,
 )
+from api.paging import iceberg_listing
 from api.paths import namespace_key
 from api.unused import takes_body
 from catalog.lifecycle import drop, rename
@@ -37,11 +38,9 @@ router = APIRouter(prefix="/iceberg/v1")
 async def list_tables(request: Request, namespace: str, page_token: PageToken = None,
                       page_size: PageSize = None) -> Response:
     c = Call(request)
-    keys, token = await c.read(c.svc.namespaces.children, c.ref, namespace_key(namespace),
-                               ContentType.ICEBERG_TABLE, page_token, page_size)
-    visible = c.visible()
-    if visible is not None:
-        keys = [k for k in keys if visible(k.elements)]
+    keys, token = await iceberg_listing(request, c, "tables", {"namespace": namespace},
+                                        page_token, page_size, c.svc.namespaces.children,
+                                        c.ref, namespace_key(namespace), ContentType.ICEBERG_TABLE)
     return identifiers_response(keys, token)
 
 

@@ -8,8 +8,16 @@ from fastapi import APIRouter, Query, Request, Response
 
 from api.auth.errors import Forbidden
 from api.auth.guard import guard_of
-from api.deps import MaxRecords, json_response, principal
+from api.deps import (
+    MaxRecords,
+    NessieMaxRecords,
+    NessiePageToken,
+    VersioningPageToken,
+    json_response,
+    principal,
+)
 from api.idempotency import answering, once_of
+from api.paging import Paging
 from api.paths import ref_param
 from api.v2.requests import ReferenceBody
 from api.v2.shapes import commit_meta_json, effective_json, page_json, reference_json
@@ -75,21 +83,21 @@ DEFAULT_REFS_PAGE = 250
 
 
 @router.get("/trees")
-def list_references(request: Request, page_token: str | None = Query(None, alias="pageToken"),
+def list_references(request: Request, page_token: VersioningPageToken = None,
                     max_records: MaxRecords = None,
                     prefix: str | None = Query(None, max_length=256),
-                    fetch: str | None = None) -> Response:
+                    fetch: str | None = None, nessie_token: NessiePageToken = None,
+                    nessie_max: NessieMaxRecords = None) -> Response:
     """References in name order, ``DEFAULT_REFS_PAGE`` at a time unless
     ``maxRecords`` says (``hasMore``/``token`` for the next page: nothing is
     cut silently); ``prefix`` keeps the names that start with it;
-    ``fetch=ALL`` adds each head's commit metadata."""
+    ``fetch=ALL`` adds each head's commit metadata. References the caller
+    may not read are skipped before paging; the token is sealed (api.paging)."""
     if fetch not in (None, "MINIMAL", "ALL"):
         raise bad_request(f"Invalid fetch option {fetch!r}: expected MINIMAL or ALL")
     store = store_of(request)
-    page = store.list_references(page_token, max_records or DEFAULT_REFS_PAGE, prefix or None)
-    guard = guard_of(request)
-    readable = guard.ref_filter(request) if guard is not None else None
-    refs = page.items if readable is None else [r for r in page.items if readable(r.name)]
+    paging, refs, token = references_page(request, prefix, page_token, max_records,
+                                          nessie_token, nessie_max)
     heads = store.reader.commits_light(r.hash for r in refs) if fetch == "ALL" else {}
     out = []
     for r in refs:
@@ -98,7 +106,22 @@ def list_references(request: Request, page_token: str | None = Query(None, alias
             item["metadata"] = {"commitMetaOfHEAD": commit_meta_json(
                 heads[r.hash].to_commit_light())}
         out.append(item)
-    return json_response(page_json("references", out, page.next_token))
+    return json_response(page_json("references", out, paging.seal(token)))
+
+
+def references_page(request: Request, prefix: str | None, page_token: str | None,
+                    max_records: int | None, nessie_token: str | None,
+                    nessie_max: int | None) -> tuple[Paging, list[Reference], str | None]:
+    """One page of the references the caller may read, as ``/api/v2/trees``
+    and ``/api/v2/retention/cutoffs`` list them (a token of one is good for
+    the other: the same listing)."""
+    paging = Paging(request, "references", {"prefix": prefix or ""}, page_token, max_records,
+                    nessie_token, nessie_max)
+    guard = guard_of(request)
+    readable = guard.ref_filter(request) if guard is not None else None
+    page = store_of(request).list_references(paging.cursor, paging.size or DEFAULT_REFS_PAGE,
+                                             prefix or None, readable)
+    return paging, page.items, page.next_token
 
 
 @router.post("/trees")

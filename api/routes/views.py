@@ -8,6 +8,7 @@ from fastapi import APIRouter, Request, Response
 from api.answers import ANSWERS, loaded_json, loaded_or_not_modified
 from api.deps import Call, PageSize, PageToken, identifiers_response, no_content
 from api.models import CommitViewRequest, CreateViewRequest, RegisterViewRequest, RenameTableRequest
+from api.paging import iceberg_listing
 from api.paths import namespace_key
 from api.routes.tables import check_identifier, renamed
 from catalog.lifecycle import drop
@@ -25,11 +26,9 @@ VIEW_TYPES = (ContentType.ICEBERG_VIEW, ContentType.MATERIALIZED_VIEW)
 async def list_views(request: Request, namespace: str, page_token: PageToken = None,
                      page_size: PageSize = None) -> Response:
     c = Call(request)
-    keys, token = await c.read(c.svc.namespaces.children, c.ref, namespace_key(namespace),
-                               VIEW_TYPES, page_token, page_size)
-    visible = c.visible()
-    if visible is not None:
-        keys = [k for k in keys if visible(k.elements)]
+    keys, token = await iceberg_listing(request, c, "views", {"namespace": namespace},
+                                        page_token, page_size, c.svc.namespaces.children,
+                                        c.ref, namespace_key(namespace), VIEW_TYPES)
     return identifiers_response(keys, token)
 
 

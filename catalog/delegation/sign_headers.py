@@ -19,6 +19,13 @@ headers sent with another body; a client that claims another hash
 signed with ``If-None-Match: *`` where S3 takes it (PutObject,
 CompleteMultipartUpload), so a key that exists when the write arrives is
 not overwritten, and with its writer's mark.
+
+A value the client sent is never changed, only refused: Iceberg's Java
+client (``S3V4RestSignerClient.reconstructHeaders``) keeps its own value
+over the answer's, and PyIceberg's (``S3V4RestSigner``) adds the answer's
+beside its own, so either way a changed value would break the signature.
+A header the catalog adds is one the client did not send, and both apply
+it (tests/api/test_signing_rules.py, tests/spark/test_spark_s3.py).
 """
 
 from __future__ import annotations

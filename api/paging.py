@@ -80,8 +80,8 @@ class Paging:
         token_name = "pageToken"
         if nessie_token is not None and token is None:
             token_name = "page-token"
-        token = _one(token, nessie_token, "pageToken", "page-token")
-        self.size = _one(size, nessie_size, "maxRecords", "max-records")
+        token = either(token, nessie_token, "pageToken", "page-token")
+        self.size = either(size, nessie_size, "maxRecords", "max-records")
         self.cursor = self._open(token, token_name) if token else None
 
     def seal(self, cursor: str | None) -> str | None:
@@ -106,7 +106,7 @@ class Paging:
                 "that got it)") from None
 
 
-def _one(own: T | None, nessie: T | None, own_name: str, nessie_name: str) -> T | None:
+def either(own: T | None, nessie: T | None, own_name: str, nessie_name: str) -> T | None:
     """A parameter given in our spelling or Nessie's (or both, alike)."""
     if own is not None and nessie is not None and own != nessie:
         raise bad_request(f"'{own_name}' and '{nessie_name}' are the same parameter and were "

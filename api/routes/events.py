@@ -18,6 +18,7 @@ from starlette.concurrency import run_in_threadpool
 from api.auth.guard import guard_of
 from api.deps import Call, json_response
 from api.models import QueryEventsRequest
+from api.paging import either
 from catalog.events import MAX_WAIT_S, Feed, FeedQuery, KeyFilter, RefFilter
 from catalog.iceberg_events import EventsQuery, IcebergEvents
 from core.errors import InvalidInputError
@@ -31,11 +32,17 @@ router = APIRouter()
 @router.get("/api/v2/events")
 async def list_events(request: Request,
                       after: Annotated[int, Query(ge=0, le=INT64_MAX)] = 0,
-                      max_records: Annotated[int, Query(alias="maxRecords", ge=1, le=1000)] = 100,
+                      max_records: Annotated[int | None,
+                                             Query(alias="maxRecords", ge=1, le=1000)] = None,
                       types: str | None = None, ref: str | None = None, key: str | None = None,
-                      wait: Annotated[float, Query(ge=0, le=MAX_WAIT_S)] = 0) -> Response:
+                      wait: Annotated[float, Query(ge=0, le=MAX_WAIT_S)] = 0,
+                      nessie_max: Annotated[int | None,
+                                            Query(alias="max-records", ge=1, le=1000)] = None,
+                      ) -> Response:
     c = Call(request)
-    q = FeedQuery(after, max_records,
+    # Nessie's spelling of the page size too (api.paging).
+    size = either(max_records, nessie_max, "maxRecords", "max-records") or 100
+    q = FeedQuery(after, size,
                   tuple(t.strip() for t in (types or "").split(",") if t.strip()),
                   ref or None, ContentKey.parse(key) if key else None)
     feed = Feed(c.svc.catalog)

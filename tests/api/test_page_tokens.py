@@ -292,3 +292,15 @@ def test_a_read_past_retention_names_no_hidden_reference(server: Server) -> None
             assert "past every reference's retention" in body["message"], body
         finally:
             assert admin.put("/api/v2/retention", json={"policies": []}).status_code == 200
+
+
+def test_the_event_feed_takes_nessies_page_size_too(server: Server) -> None:
+    with _client(server, "admin") as admin:
+        ours = admin.get("/api/v2/events", params={"maxRecords": 2})
+        theirs = admin.get("/api/v2/events", params={"max-records": 2})
+        assert ours.status_code == theirs.status_code == 200, theirs.text
+        assert len(theirs.json()["events"]) == 2 and theirs.json()["hasMore"]
+        assert theirs.json()["events"] == ours.json()["events"]
+        clash = admin.get("/api/v2/events", params={"maxRecords": 2, "max-records": 3})
+        assert clash.status_code == 400, clash.text
+        assert "'maxRecords' and 'max-records'" in clash.text, clash.text

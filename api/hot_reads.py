@@ -12,7 +12,10 @@ else, or anything unusual about one of them (a query string, a
 materialized-view reading header, a failure of any kind), goes to the
 FastAPI application, which answers it as before; errors are therefore
 answered by the one exception handler, and an answer here is byte for byte
-what the route gives (tests/api/test_hot_reads.py).
+what the route gives (tests/api/test_hot_reads.py). A read past retention
+(410) is the exception: it fails while the reference is resolved, as the
+route's would, and the same handler answers it here without a second
+resolution (tests/api/test_expired_reads.py).
 """
 
 from __future__ import annotations
@@ -27,10 +30,12 @@ from api.asgi import App, Message, Receive, Scope, Send
 from api.auth.policy import RULES
 from api.delegated import HEADER, RemoteSignRequest, delegating, sign_answer, table_answer
 from api.deps import Call, json_response
+from api.errors import answer_for
 from api.paths import namespace_key
 from catalog.mv_refresh import REFRESH_HEADER
 from catalog.mviews import STALENESS_HEADER
 from catalog.targets import target
+from core.errors import HistoryExpiredError
 
 _SEGMENT = "([^/]+)"
 _ROUTES = (
@@ -76,8 +81,14 @@ class HotReads:
         scope["path_params"] = dict(zip(params, values, strict=True))
         scope["route"] = self.routes[name]  # the template, for metrics and the log
         scope["app"] = self.api
+        request = Request(scope, receive)
         try:
-            response = await self._answer(name, Request(scope, receive))
+            response = await self._answer(name, request)
+        except HistoryExpiredError as e:
+            # Past retention: decided while resolving the reference, before
+            # anything the route does differently; answered by the one
+            # exception handler without resolving it all again.
+            response = await answer_for(request, e)
         except Exception:
             # Whatever it was (not found, forbidden, a bad ref ...), the
             # application answers it as it answers every error.

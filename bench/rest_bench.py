@@ -9,8 +9,8 @@ Prints p50/p99 latency of loadTable, loadView and GET namespace, each ÷ the
 floor's (requests alternate one by one between the two servers), and
 GET-namespace requests/s with 10 concurrent clients against 1 and 2 server
 workers; a signing request (a GET, and a PUT of a new file) ÷ a cached
-loadView on a server whose warehouse is on S3. Ends with ``name: value``
-lines.
+loadView on a server whose warehouse is on S3; a read past retention with
+10^4 references (bench/expired_read.py). Ends with ``name: value`` lines.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.expired_read import expired_reads  # noqa: E402
 from tests.api import spark_bodies as sb  # noqa: E402
 from tests.pg import free_port  # noqa: E402
 from tests.server import Server  # noqa: E402
@@ -404,6 +405,12 @@ def main() -> None:
             two_srv.stop()
         print(f"GET namespace, 10 concurrent clients: {one:,.0f} req/s on 1 worker, "
               f"{two:,.0f} on 2 (floor on 1 worker: {floor_rps:,.0f})")
+
+        past = expired_reads(f"sqlite:///{tmp / 'expired.db'}", tmp / "expired",
+                             rounds * per_round // 15)
+        results["expired_read_p50_ms"] = past["expired"]
+        print(f"a read past retention with 10^4 references (410): p50 {past['expired']:.2f} ms, "
+              f"within retention {past['kept']:.2f} ms, at the head {past['head']:.2f} ms")
     finally:
         srv.stop()
         if floor_proc is not None:
@@ -422,6 +429,7 @@ def main() -> None:
     print(f"sign_put_p50_vs_loadview: {results['sign_put_p50_vs_loadview']:.2f}")
     print(f"getns_rps_1_worker: {one:.0f}")
     print(f"getns_rps_2_workers: {two:.0f}")
+    print(f"expired_read_p50_ms: {results['expired_read_p50_ms']:.2f}")
 
 
 if __name__ == "__main__":

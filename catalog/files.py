@@ -16,9 +16,10 @@ import fsspec
 from pydantic import ValidationError
 from pyiceberg.exceptions import ValidationError as IcebergValidationError
 from pyiceberg.table.metadata import TableMetadata
-from pyiceberg.table.update import AddSnapshotUpdate, TableUpdate
+from pyiceberg.table.update import TableUpdate
 from pyiceberg.view.metadata import ViewMetadata
 
+from catalog import local_files
 from catalog.iceberg_v3.metadata import dump as dump_table
 from catalog.iceberg_v3.metadata import parse as parse_table
 from catalog.limits import (
@@ -27,10 +28,11 @@ from catalog.limits import (
     TABLE_FORMATS,
     unsupported_format,
 )
-from catalog.locations import Locations
+from catalog.locations import METADATA_PATH, Locations
 from catalog.maintenance.engine_gc import served
 from catalog.reading import MetadataReader, not_found
 from catalog.settings import CatalogSettings
+from catalog.snapshot_files import SnapshotFiles
 from catalog.still_there import still_there
 from core.commits import Put
 from core.content import IcebergView, MaterializedView
@@ -41,7 +43,6 @@ from core.mv.metadata import MaterializedViewMetadata, view_part
 __all__ = ["Locations", "MetadataFiles", "next_metadata_location", "open_files"]
 
 M = TypeVar("M")
-METADATA_PATH = "write.metadata.path"
 _NUMBERED = re.compile(r"(?:^|/)(\d+)-[^/]*\.metadata\.json$")
 _HADOOP = re.compile(r"(?:^|/)v(\d+)\.metadata\.json$")
 
@@ -103,6 +104,7 @@ class MetadataFiles:
         # or view half), by a key naming the form and the file.
         self.encoded: LRU[str, bytes] = LRU(cache_size, share("encoded"),
                                             lambda data: 100 + len(data))
+        self.snapshot_files = SnapshotFiles(self.reader, cache_size)
 
     def caches(self) -> dict[str, LRU[str, Any]]:
         """The caches by name (for /metrics)."""
@@ -192,14 +194,20 @@ class MetadataFiles:
             return
         self.require(loc, f"the metadata file of {op.key}")
 
-    def require_snapshots(self, table: str, updates: Sequence[TableUpdate]) -> None:
-        """Every snapshot a commit adds must have its manifest list written: a
-        client writes it before committing, and a file gc removed meanwhile
-        must refuse the commit, not land a table nobody can read."""
-        for u in updates:
-            if isinstance(u, AddSnapshotUpdate):
-                self.require(u.snapshot.manifest_list,
-                             f"the manifest list of snapshot {u.snapshot.snapshot_id} of {table}")
+    def require_snapshots(self, table: str, updates: Sequence[TableUpdate],
+                          base: TableMetadata | None, after: TableMetadata) -> None:
+        """Every snapshot a commit adds must name a manifest list that is
+        there, is one, and lies in the table's folders, and whose new
+        manifests are manifests (catalog.snapshot_files): a client writes
+        them before committing, a file gc removed meanwhile refuses the
+        commit, and a file that is not what the commit says is refused
+        before readers, gc or fsck meet it. ``after``: the table's metadata
+        with ``updates`` applied."""
+        self.snapshot_files.added("Cannot commit", table, updates, base, after)
+
+    def require_registered(self, table: str, meta: TableMetadata) -> None:
+        """The same for every snapshot of a table metadata file being registered."""
+        self.snapshot_files.brought(f"Cannot register table {table}", table, meta)
 
     # -- writing ----------------------------------------------------------------
     def write_mv(self, meta: MaterializedViewMetadata, location: str) -> None:
@@ -222,8 +230,16 @@ class MetadataFiles:
         return data
 
     def _write(self, location: str, data: bytes) -> None:
+        locations = self.reader.locations
+        # Judged again at the write (real path included), then written in a
+        # file warehouse without following links: a link swapped in since
+        # the location was checked cannot take the file out.
+        parts = locations.confined(locations.where(location))
         fs, path = fsspec.core.url_to_fs(location)
         try:
+            if parts is not None and local_files.SUPPORTED:
+                local_files.write_new(locations.real_root(), parts, data, location)
+                return
             fs.makedirs(fs._parent(path), exist_ok=True)
             if fs.exists(path):
                 raise bad_request(f"Metadata file {location} exists already: files are never "

@@ -12,6 +12,12 @@ external locations):
 * A location is judged after normalisation (``posixpath.normpath`` of its
   path), and judged again as a consumer that percent-decodes it or reads
   ``\\`` as a separator would see it: all readings must be inside.
+* In a file warehouse, a location is judged once more as its real path
+  (``os.path.realpath``: symbolic links followed) against the warehouse's
+  real path: a link planted inside the warehouse that leads out cannot take
+  a location, a metadata file or a read through it (and catalog.local_files
+  writes without following links, so one swapped in after this check
+  cannot either).
 """
 
 from __future__ import annotations
@@ -21,13 +27,15 @@ import os
 import posixpath
 import string
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from urllib.parse import unquote
 
 from catalog.limits import MAX_PATH_CHARS, MAX_PATH_DEPTH
 from core.errors import SapwoodError, bad_request
 
+# Where a table's or view's metadata files go, when not in <location>/metadata.
+METADATA_PATH = "write.metadata.path"
 _SAFE = frozenset(string.ascii_letters + string.digits + "_-")
 # Longest encoded element kept whole: the table's folder adds 33 characters
 # (``_<uuid>``) and a path segment may hold 255 bytes.
@@ -127,6 +135,13 @@ def _inside(path: str, base: str) -> bool:
     return path == base or path.startswith(base.rstrip("/") + "/")
 
 
+def under(where: Where, folder: Where) -> bool:
+    """Whether ``where`` is ``folder`` or inside it (as written: same
+    storage, path at ``/`` boundaries)."""
+    return (where.scheme, where.netloc) == (folder.scheme, folder.netloc) and \
+        _inside(where.path, folder.path)
+
+
 def _shown(location: str) -> str:
     return repr(location if len(location) <= 200 else location[:200] + "...")
 
@@ -151,7 +166,8 @@ class Locations:
 
     def check(self, location: str) -> str:
         """The normalised location, if the server may write or read there;
-        otherwise a 400 that depends only on the text (never on what exists)."""
+        otherwise a 400 that depends only on the text and, in a file
+        warehouse, on the links inside it (never on what exists outside)."""
         return self.where(location).uri
 
     def where(self, location: str) -> Where:
@@ -163,9 +179,19 @@ class Locations:
         if self.allow_external:
             return where
         if (where.scheme, where.netloc) != (self.root.scheme, self.root.netloc) or \
-                not _inside_all(where.path, self.root.path):
+                not _inside_all(where.path, self.root.path) or not self.inside_real(where.path):
+            # A link inside the warehouse that leads out is answered as any
+            # location outside is (and without saying where it leads).
             raise self.outside(location)
         return where
+
+    def check_placed(self, location: str, properties: Mapping[str, str]) -> None:
+        """400 unless the server may write where an object lives: its
+        location and its write.metadata.path (where its next metadata file
+        goes). Register adopts a file whose own location says this."""
+        self.check(location)
+        if properties.get(METADATA_PATH):
+            self.check(properties[METADATA_PATH])
 
     def outside(self, location: str) -> SapwoodError:
         return bad_request(
@@ -174,10 +200,27 @@ class Locations:
 
     def inside_real(self, path: str) -> bool:
         """For a local file: whether it is inside the warehouse once symbolic
-        links are followed (a link in the warehouse may point anywhere)."""
+        links are followed (a link in the warehouse may point anywhere; the
+        parts of ``path`` that do not exist yet are taken as written)."""
         if self.allow_external or not self.root.local:
             return True
-        return _inside(os.path.realpath(path), os.path.realpath(self.root.path))
+        return _inside(os.path.realpath(path), self.real_root())
+
+    def confined(self, where: Where) -> list[str] | None:
+        """For a location in a file warehouse that keeps every file inside
+        (external locations not allowed): the parts of its path below the
+        warehouse folder, to write it without following links
+        (catalog.local_files); otherwise None."""
+        if self.allow_external or not self.root.local or not where.local or \
+                not _inside(where.path, self.root.path):
+            return None
+        below = where.path[len(self.root.path.rstrip("/")):].strip("/")
+        return below.split("/") if below else []
+
+    def real_root(self) -> str:
+        """The warehouse folder's real path (read each time: an operator may
+        move a link the warehouse itself is reached through)."""
+        return os.path.realpath(self.root.path)
 
 
 def spelled(checked: str, given: str) -> str:

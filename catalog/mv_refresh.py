@@ -262,7 +262,7 @@ def _refresh_change(views: MaterializedViews, t: Target, req: TableCommit, p: Pi
     table = table_part(base)
     check_requirements(table, req.requirements)
     refuse_turning_on(t.name, req.updates)
-    catalog.files.require_snapshots(t.name, req.updates)
+    catalog.files.require_snapshots(t.name, req.updates, table, table)
     new = apply(table, req.updates, cur.metadata_location)
     snap = new.current_snapshot()
     if snap is None or snap.snapshot_id == table.current_snapshot_id:

@@ -44,18 +44,23 @@ class MetadataReader:
         self.timeout_s = timeout_s
 
     def read(self, location: str) -> bytes:
+        return self.head(location, None)
+
+    def head(self, location: str, size: int | None) -> bytes:
+        """The first ``size`` bytes of a file (all of it, when shorter), read
+        as ``read`` reads; ``None``: the whole file, up to the limit."""
+        # where(): in a file warehouse, a link inside it that leads out is
+        # refused as any location outside is (without saying where it leads).
         where = self.locations.where(location)
         if where.local:
-            return self._local(where)
-        return self._within_timeout(lambda: self._remote(where), f"Reading {where.uri}")
+            return self._local(where, size)
+        return self._within_timeout(lambda: self._remote(where, size), f"Reading {where.uri}")
 
     def exists(self, location: str) -> bool:
         """Whether a file is at ``location``; checked as a read is (outside
         the warehouse: the same 400, whatever is there)."""
         where = self.locations.where(location)
         if where.local:
-            if not self.locations.inside_real(where.path):
-                raise self.locations.outside(where.uri)
             return os.path.isfile(where.path)
         return self._within_timeout(lambda: _remote_exists(where.uri),
                                     f"Looking up {where.uri}")
@@ -70,12 +75,8 @@ class MetadataReader:
                 f"{doing} took longer than {self.timeout_s:g} s "
                 "(SAPWOOD_METADATA_READ_TIMEOUT_S); retry later") from None
 
-    def _local(self, where: Where) -> bytes:
+    def _local(self, where: Where, size: int | None) -> bytes:
         path, uri = where.path, where.uri
-        if not self.locations.inside_real(path):
-            # A link inside the warehouse that leads out: answered as any
-            # location outside is (and without saying where it leads).
-            raise self.locations.outside(uri)
         try:
             if not stat.S_ISREG(os.stat(path).st_mode):
                 raise bad_request(f"Cannot read metadata file {uri}: not a regular file")
@@ -89,18 +90,18 @@ class MetadataReader:
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise bad_request(f"Cannot read metadata file {uri}: not a regular file")
-            return self._capped(lambda n: os.read(fd, n), uri)
+            return self._capped(lambda n: os.read(fd, n), uri, size)
         except OSError as e:
             raise bad_request(f"Cannot read metadata file {uri}: {e.strerror}") from None
         finally:
             os.close(fd)
 
-    def _remote(self, where: Where) -> bytes:
+    def _remote(self, where: Where, size: int | None) -> bytes:
         uri = where.uri
         try:
             fs, path = fsspec.core.url_to_fs(uri)
             with fs.open(path, "rb") as f:
-                return self._capped(f.read, uri)
+                return self._capped(f.read, uri, size)
         except FileNotFoundError:
             raise not_found(uri) from None
         except ImportError:
@@ -110,17 +111,21 @@ class MetadataReader:
             # The storage client's message names the request, not the file's bytes.
             raise bad_request(f"Cannot read metadata file {uri}: {type(e).__name__}") from None
 
-    def _capped(self, read: Callable[[int], bytes], uri: str) -> bytes:
-        """Read to the end, refusing anything larger than the limit."""
+    def _capped(self, read: Callable[[int], bytes], uri: str, size: int | None) -> bytes:
+        """Read to the end (or ``size`` bytes), refusing anything larger than
+        the limit."""
+        want = self.max_bytes + 1 if size is None else min(size, self.max_bytes + 1)
         out = bytearray()
         while True:
-            chunk = read(min(_CHUNK, self.max_bytes + 1 - len(out)))
+            chunk = read(min(_CHUNK, want - len(out)))
             if not chunk:
                 return bytes(out)
             out += chunk
             if len(out) > self.max_bytes:
                 raise bad_request(f"Metadata file {uri} is larger than the limit of "
                                   f"{self.max_bytes} bytes (SAPWOOD_MAX_METADATA_BYTES)")
+            if len(out) >= want:  # ``size`` bytes read
+                return bytes(out)
 
 
 def _remote_exists(uri: str) -> bool:

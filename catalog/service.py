@@ -240,6 +240,8 @@ def adopted(catalog: Catalog, ref: RefSpec, ns: ContentKey, req: Registration, k
         # Checked before anything is opened (the reader checks it again).
         location = catalog.locations.check(req.metadata_location)
         found = read(location)
+        # Where the object lives, as its own file says: the next commit writes there.
+        catalog.locations.check_placed(found[0].location, found[0].properties)
     except SapwoodError as e:
         raise bad_request(f"Cannot register {kind} {t.name}: {e.message}") from None
     taken = claims(t.key, found[0].location, found[0].properties, exclusive=True)

@@ -191,7 +191,6 @@ class Tables:
         if cur is not None and base_loc is not None and not req.updates:
             return None, base_loc, self.files.table(base_loc)[1]
         refuse_turning_on(dotted(key), req.updates)
-        self.files.require_snapshots(dotted(key), req.updates)
         # Iceberg's metadata builder's rules, PyIceberg's update logic.
         new = served(apply(base, req.updates, base_loc))
         if base is None or any(isinstance(u, SetLocationUpdate) for u in req.updates):
@@ -199,6 +198,7 @@ class Tables:
             checked = spelled(self.catalog.locations.check(new.location), new.location)
             if checked != new.location:
                 new = new.model_copy(update={"location": checked})
+        self.files.require_snapshots(dotted(key), req.updates, base, new)
         loc = self.catalog.metadata_file(new.location, new.properties, base_loc)
         data = self.files.write_table(new, loc,
                                       self.files.table(base_loc)[1] if base_loc else None)
@@ -208,6 +208,7 @@ class Tables:
     def register(self, ref: RefSpec, ns: ContentKey, req: Registration, who: Who) -> Loaded:
         t, location, (meta, data), taken = adopted(self.catalog, ref, ns, req, "table",
                                                    self.files.table)
+        self.files.require_registered(t.name, meta)
 
         def plan(found: dict[ContentKey, Content]) -> Change[Loaded]:
             require_namespace(found, ns)

@@ -138,8 +138,8 @@ def fsck(database: str | None = DatabaseOpt, data_dir: Path | None = DataDirOpt,
 
     Refs, commits, index nodes, content values (and with --files, the
     warehouse files they reference). Reads only, in bounded memory; progress
-    on a terminal. Exits 1 when anything is missing or does not match its
-    hash."""
+    on a terminal. Exits 1 when anything is missing, does not match its
+    hash, or (a warehouse file) cannot be read; the check goes on past each."""
     from store import Store
     from store.fsck import fsck as check
 
@@ -153,7 +153,7 @@ def fsck(database: str | None = DatabaseOpt, data_dir: Path | None = DataDirOpt,
         store.close()
         if sys.stderr.isatty():
             sys.stderr.write("\r\x1b[K")  # the progress line gives way to the report
-    problems = len(report.problems) + (len(found.missing) if found is not None else 0)
+    problems = len(report.problems) + (len(found.problems) if found is not None else 0)
     if as_json:
         from catalog.maintenance.reports import fsck_json
 
@@ -169,7 +169,7 @@ def fsck(database: str | None = DatabaseOpt, data_dir: Path | None = DataDirOpt,
         typer.echo(str(p))
     if found is not None:
         typer.echo(str(found))
-        for m in found.missing:
+        for m in found.problems:  # missing and damaged files
             typer.echo(str(m))
     if problems:
         typer.echo(f"{problems} problem(s)", err=True)

@@ -42,6 +42,7 @@ from catalog.tables import table_content
 from catalog.targets import dotted
 from core.commits import CommitResult, Operation, Put, ResolvedRef
 from core.content import Content, ContentType, IcebergTable
+from core.errors import SapwoodError
 from core.keys import ContentKey
 from core.numbers import INT64_MAX
 from core.refs import parse_ref
@@ -130,7 +131,12 @@ def expire_branch(catalog: Catalog, branch: str, policy: Policy, now_ms: int,
         for key, c in found.items():
             if not isinstance(c, IcebergTable):
                 continue
-            meta = catalog.files.table(c.metadata_location)[0]
+            try:
+                meta = catalog.files.table(c.metadata_location)[0]
+            except SapwoodError:
+                # Damaged or unreadable metadata: its snapshots stay, and the
+                # files step reports it (one table never stops the rest).
+                continue
             snaps, refs = plan(meta, default_age, now_ms)
             if not snaps and not refs:
                 continue

@@ -8,19 +8,23 @@ and the snapshots.
 Which versions count is gc's mark: every reference head and every commit a
 reflog entry within the grace period names, through every parent. The
 warehouse is listed once; files outside it (external locations) are looked
-up one by one. Metadata files are read with PyIceberg.
+up one by one. Metadata files are read with PyIceberg. A file that is there
+but cannot be read as what it should be (a manifest list that is not Avro
+...) is reported as damaged, with the same names, and the check goes on
+with the rest.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import fsspec
 
 from catalog.files import MetadataFiles
-from catalog.maintenance.referenced import Need, references
+from catalog.maintenance.referenced import Damaged, Need, references
 from core.retention import DEFAULT_GRACE_S
 from store import Store
 from store.gc import live_contents
@@ -58,15 +62,22 @@ class FilesCheck:
     versions: int = 0
     files: int = 0
     missing: list[Missing] = field(default_factory=list)
+    damaged: list[Damaged] = field(default_factory=list)
     seconds: float = 0.0
 
     @property
     def ok(self) -> bool:
-        return not self.missing
+        return not self.missing and not self.damaged
+
+    @property
+    def problems(self) -> list[Missing | Damaged]:
+        """Every missing and damaged file, by path."""
+        return sorted([*self.missing, *self.damaged], key=lambda p: p.path)
 
     def __str__(self) -> str:
         return (f"warehouse: {self.files} files referenced by {self.versions} table and view "
-                f"versions, {len(self.missing)} missing; {self.seconds:.2f} s")
+                f"versions, {len(self.missing)} missing, {len(self.damaged)} damaged; "
+                f"{self.seconds:.2f} s")
 
 
 def check_files(store: Store, files: MetadataFiles, warehouse: str,
@@ -85,7 +96,8 @@ def check_files(store: Store, files: MetadataFiles, warehouse: str,
     root = root.rstrip("/")
     missing: dict[str, Missing] = {}
     seen: set[str] = set()
-    for kind, path, need, manifest in references(files, contents):
+    damaged: list[Damaged] = []
+    for kind, path, need, manifest in references(files, contents, damaged):
         if path not in seen:
             seen.add(path)
             if _exists(path, root, listed):
@@ -97,8 +109,9 @@ def check_files(store: Store, files: MetadataFiles, warehouse: str,
         if len(gone.needs) < 10 * _SHOWN:
             gone.needs.append(need)
     report.files = len(seen)
-    _name(store, list(missing.values()))
+    name(store, [*missing.values(), *damaged])
     report.missing = sorted(missing.values(), key=lambda m: m.path)
+    report.damaged = sorted(damaged, key=lambda d: d.path)
     report.seconds = time.perf_counter() - t
     return report
 
@@ -113,10 +126,10 @@ def _exists(path: str, root: str, listed: set[str]) -> bool:
         return False
 
 
-def _name(store: Store, missing: list[Missing]) -> None:
-    """The keys and references that need each missing file: per content id,
-    the references whose history put it (the change index), and the keys it
-    was put under there."""
+def name(store: Store, missing: Sequence[Missing | Damaged]) -> None:
+    """The keys and references that need each missing (or damaged) file:
+    per content id, the references whose history put it (the change index),
+    and the keys it was put under there."""
     ids = {n.content_id for m in missing for n in m.needs}
     if not ids:
         return

@@ -25,7 +25,15 @@ window gets an error, never a table that cannot be read.
 
 The live set is read with PyIceberg: each live table metadata file, every
 snapshot's manifest list, every manifest, every file it lists (statistics
-files too); a view's is its metadata file."""
+files too); a view's is its metadata file.
+
+**Damage stops nothing but its own table.** A file a live version
+references that is there but cannot be read (a manifest list that is not
+Avro, metadata that is not JSON, a read that timed out) hides which files
+that table needs, so every file in that table's folders (its location and
+``write.*.path`` places, from its metadata or the location index) is kept,
+the damaged file and the tables and references that need it are reported,
+and the rest of the warehouse is collected as usual."""
 
 from __future__ import annotations
 
@@ -43,7 +51,8 @@ from catalog.claims import places
 from catalog.files import MetadataFiles
 from catalog.locations import Locations
 from catalog.maintenance.expiry import Expired, expire_branch
-from catalog.maintenance.referenced import references, storage_fields
+from catalog.maintenance.fsck_files import name
+from catalog.maintenance.referenced import Damaged, norm, references, storage_fields
 from catalog.service import Catalog
 from core.commits import RefType
 from core.content import Content
@@ -51,6 +60,7 @@ from core.errors import InvalidInputError, SapwoodError
 from core.retention import DEFAULT_GRACE_S, MAX_GRACE_S, policy_of
 from store import Store
 from store.gc import GcReport, check_grace, collect, contents_since
+from store.locations import ancestors
 
 # The longest a writer may take between writing a file and committing it
 # (docs/operations.md): an hour by default; never below the floor, which is
@@ -69,21 +79,29 @@ class FilesReport:
     kept_young: int = 0
     # Unreferenced at the mark, referenced by a commit that landed since.
     kept_landed: int = 0
+    # Unreferenced, in the folders of a table whose files could not all be read.
+    kept_damaged: int = 0
     seconds: float = 0.0
     removed: list[str] = field(default_factory=list)
+    damaged: list[Damaged] = field(default_factory=list)
 
     def __str__(self) -> str:
         verb = "would remove" if self.dry_run else "removed"
-        return (f"warehouse: {self.files_seen} files, {self.live_files} live; {verb} "
-                f"{self.removed_files} files ({self.removed_bytes:,} bytes); "
-                f"{self.kept_young} unreferenced but younger than the grace period or the "
-                f"write window; {self.kept_landed} referenced by commits since the mark; "
-                f"{self.seconds:.2f} s")
+        lines = [f"warehouse: {self.files_seen} files, {self.live_files} live; {verb} "
+                 f"{self.removed_files} files ({self.removed_bytes:,} bytes); "
+                 f"{self.kept_young} unreferenced but younger than the grace period or the "
+                 f"write window; {self.kept_landed} referenced by commits since the mark; "
+                 f"{self.kept_damaged} in the folders of tables with damaged files; "
+                 f"{self.seconds:.2f} s"]
+        lines += [f"kept the folders of a table with a {d}" for d in self.damaged]
+        return "\n".join(lines)
 
 
-def live_files(files: MetadataFiles, contents: Iterable[Content]) -> set[str]:
-    """Every file the given table and view versions reference (normalised paths)."""
-    return {path for _, path, _, _ in references(files, contents)}
+def live_files(files: MetadataFiles, contents: Iterable[Content],
+               damaged: list[Damaged] | None = None) -> set[str]:
+    """Every file the given table and view versions reference (normalised
+    paths); files that cannot be read are added to ``damaged``."""
+    return {path for _, path, _, _ in references(files, contents, damaged)}
 
 
 def write_window(seconds: float | None = None) -> float:
@@ -102,16 +120,20 @@ def write_window(seconds: float | None = None) -> float:
 def collect_files(files: MetadataFiles, warehouse: str, contents: Iterable[Content],
                   grace_s: float, dry_run: bool, *, mark_started_s: float,
                   window_s: float, since: Callable[[], Iterable[Content]] | None = None,
+                  claimed: Callable[[], dict[str, set[str]]] | None = None,
                   ) -> FilesReport:
     """``mark_started_s``: when the mark read the references; ``since``: the
     content values of commits that landed after it, read once the
-    warehouse is listed and before anything is deleted."""
+    warehouse is listed and before anything is deleted; ``claimed``: the
+    location index's places by content id (store.locations.owners), for
+    the folders of a table whose metadata cannot be read."""
     report = FilesReport(dry_run)
     t = time.perf_counter()
-    live = live_files(files, contents)
+    live = live_files(files, contents, report.damaged)
     report.live_files = len(live)
     fs, root = fsspec.core.url_to_fs(warehouse)
     horizon = mark_started_s - max(grace_s, window_s)
+    # A link is listed as "other" (fsspec does not follow one): never removed.
     found = fs.find(root, detail=True) if fs.exists(root) else {}
     doomed: list[tuple[str, int]] = []
     for path, info in found.items():
@@ -126,9 +148,14 @@ def collect_files(files: MetadataFiles, warehouse: str, contents: Iterable[Conte
             continue
         doomed.append((path, int(info.get("size") or 0)))
     if doomed and since is not None:
-        landed = live_files(files, since())
+        landed = live_files(files, since(), report.damaged)
         report.kept_landed = sum(1 for p, _ in doomed if p.rstrip("/") in landed)
         doomed = [(p, n) for p, n in doomed if p.rstrip("/") not in landed]
+    if report.damaged:
+        folders = _folders(report.damaged, claimed() if claimed is not None else {})
+        kept = {p for p, _ in doomed if any(a in folders for a in ancestors(p.rstrip("/")))}
+        report.kept_damaged = len(kept)
+        doomed = [(p, n) for p, n in doomed if p not in kept]
     for path, size in doomed:
         report.removed_files += 1
         report.removed_bytes += size
@@ -137,6 +164,24 @@ def collect_files(files: MetadataFiles, warehouse: str, contents: Iterable[Conte
             fs.rm(path)
     report.seconds = time.perf_counter() - t
     return report
+
+
+def _folders(damaged: list[Damaged], claimed: dict[str, set[str]]) -> set[str]:
+    """The folders (normalised paths) whose files gc keeps: each damaged
+    table's places, read from its metadata or else from the location index;
+    when neither knows them, the folder its metadata file is in (or, for
+    ``<location>/metadata``, the one above)."""
+    out: set[str] = set()
+    for d in damaged:
+        found = set(d.places)
+        for n in d.needs:
+            found |= claimed.get(n.content_id, set())
+        if not found:
+            for n in d.needs:
+                folder = n.metadata_location.rsplit("/", 1)[0]
+                found.add(folder.rsplit("/", 1)[0] if folder.endswith("/metadata") else folder)
+        out |= {norm(p) for p in found}
+    return out
 
 
 def collect_all(store: Store, files: MetadataFiles, warehouse: str,
@@ -161,7 +206,9 @@ def collect_all(store: Store, files: MetadataFiles, warehouse: str,
         return report, None
     out = collect_files(files, warehouse, live, grace_s, dry_run,
                         mark_started_s=report.mark_started_s, window_s=window,
-                        since=lambda: contents_since(store, report))
+                        since=lambda: contents_since(store, report),
+                        claimed=store.locations.owners)
+    name(store, out.damaged)
     if not dry_run:  # for /metrics of the process that ran it (the admin endpoint)
         store.stats.add("gc_removed_files", out.removed_files)
         keep_claims(store, files, live)

@@ -10,6 +10,7 @@ from typing import Any
 
 from catalog.maintenance.fsck_files import FilesCheck
 from catalog.maintenance.gc import FilesReport
+from catalog.maintenance.referenced import Damaged
 from store.fsck import FsckReport
 from store.gc import GcReport
 
@@ -25,9 +26,17 @@ def gc_json(store: GcReport, files: FilesReport | None) -> dict[str, Any]:
         "removedCommits": store.removed[:LISTED]}
     if files is not None:
         body["warehouse"] = {f.name: getattr(files, f.name) for f in fields(files)
-                             if f.name != "removed"}
+                             if f.name not in ("removed", "damaged")}
+        body["warehouse"]["damaged"] = [damaged_json(d) for d in files.damaged]
         body["removedFiles"] = files.removed[:LISTED]
     return body
+
+
+def damaged_json(d: Damaged) -> dict[str, Any]:
+    """A file that is there but cannot be read: which, why, and who needs it."""
+    return {"path": d.path, "kind": d.kind, "problem": d.problem, "keys": d.keys,
+            "references": d.refs, "contentIds": sorted({n.content_id for n in d.needs}),
+            "metadataLocations": sorted({n.metadata_location for n in d.needs})[:20]}
 
 
 def fsck_json(store: FsckReport, files: FilesCheck | None) -> dict[str, Any]:
@@ -46,5 +55,6 @@ def fsck_json(store: FsckReport, files: FilesCheck | None) -> dict[str, Any]:
             "missing": [{"path": m.path, "kind": m.kind, "manifest": m.manifest,
                          "keys": m.keys, "references": m.refs, "snapshots": m.snapshots,
                          "contentIds": sorted({n.content_id for n in m.needs})}
-                        for m in files.missing]}
+                        for m in files.missing],
+            "damaged": [damaged_json(d) for d in files.damaged]}
     return body

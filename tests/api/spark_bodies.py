@@ -26,14 +26,19 @@ def manifest_list(location: str, snapshot_id: int) -> str:
 
 
 def write_manifest_list(location: str, snapshot_id: int) -> None:
-    """The file Spark writes before it commits (the server refuses a
-    snapshot whose manifest list is not there); empty is enough here."""
+    """The file Spark writes before it commits: a manifest list for the
+    snapshot (the server refuses a snapshot whose manifest list is not
+    there, or is not one); listing no manifests is enough here."""
     from pathlib import Path
     from urllib.parse import urlparse
 
+    from pyiceberg.io.pyarrow import PyArrowFileIO
+    from pyiceberg.manifest import write_manifest_list as write
+
     path = Path(urlparse(manifest_list(location, snapshot_id)).path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.touch()
+    with write(2, PyArrowFileIO().new_output(str(path)), snapshot_id, None, 1, "null"):
+        pass
 
 
 def append(table_uuid: str, snapshot_id: int, parent: int | None, location: str,

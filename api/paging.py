@@ -5,8 +5,9 @@ The store pages by a plain cursor — the last reference name, the next key
 or commit of a listing. Given to a client as it is, a cursor names what
 comes next, which may be something the caller may not see. So every token
 a route answers (``token`` under ``/api/v2``, ``next-page-token`` under
-``/iceberg``) is the cursor sealed with AES-256-GCM under a key derived
-(HKDF-SHA256) from the catalog's signing key — made by migration 0003 and
+``/iceberg``) is the cursor sealed with AES-256-GCM (its nonce an HMAC of
+the query and the cursor: the same page gets the same token) under a key
+derived (HKDF-SHA256) from the catalog's signing key — made by migration 0003 and
 kept in the database, so every replica seals and opens the same tokens —
 with the caller's name, the listing and its parameters as associated data.
 A token opens only for that caller, that listing and those parameters (the
@@ -25,8 +26,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
+import hmac
 import json
-import os
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
@@ -46,17 +48,18 @@ _NONCE = 12
 _INFO = b"sapwood page tokens v1"
 
 
-def _key(request: Request) -> AESGCM:
-    """The catalog's page-token key, derived once per process."""
+def _keys(request: Request) -> tuple[AESGCM, bytes]:
+    """The catalog's page-token keys (the cipher's, and the one that makes
+    its nonces), derived once per process."""
     state = request.app.state
-    aead: AESGCM | None = getattr(state, "page_token_aead", None)
-    if aead is None:
+    keys: tuple[AESGCM, bytes] | None = getattr(state, "page_token_keys", None)
+    if keys is None:
         guard = getattr(state, "guard", None)
         store = guard.store if guard is not None else state.services.catalog.store
         secret = store.auth.current().signing_key.encode()
-        key = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_INFO).derive(secret)
-        aead = state.page_token_aead = AESGCM(key)
-    return aead
+        key = HKDF(algorithm=hashes.SHA256(), length=64, salt=None, info=_INFO).derive(secret)
+        keys = state.page_token_keys = (AESGCM(key[:32]), key[32:])
+    return keys
 
 
 def _bound(request: Request, listing: str, params: Mapping[str, object]) -> bytes:
@@ -88,8 +91,13 @@ class Paging:
         """The token of the page after this one (None: this is the last)."""
         if cursor is None:
             return None
-        nonce = os.urandom(_NONCE)
-        sealed = _key(self._request).encrypt(nonce, cursor.encode(), self._bound)
+        aead, nonces = _keys(self._request)
+        # A synthetic nonce (SIV): the same page of the same query gets the
+        # same token (answers stay comparable and cacheable), and two
+        # different cursors or queries never share a nonce.
+        nonce = hmac.new(nonces, self._bound + b"\x00" + cursor.encode(),
+                         hashlib.sha256).digest()[:_NONCE]
+        sealed = aead.encrypt(nonce, cursor.encode(), self._bound)
         return base64.urlsafe_b64encode(_VERSION + nonce + sealed).rstrip(b"=").decode()
 
     def _open(self, token: str, name: str) -> str:
@@ -97,7 +105,7 @@ class Paging:
             raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
             if raw[:1] != _VERSION or len(raw) <= 1 + _NONCE:
                 raise ValueError(token)
-            return _key(self._request).decrypt(raw[1:1 + _NONCE], raw[1 + _NONCE:],
+            return _keys(self._request)[0].decrypt(raw[1:1 + _NONCE], raw[1 + _NONCE:],
                                                self._bound).decode()
         except (ValueError, binascii.Error, InvalidTag, UnicodeDecodeError):
             raise bad_request(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated
 from urllib.parse import unquote
 
@@ -18,6 +19,7 @@ from api.deps import (
 from api.paging import Paging
 from api.paths import ref_param
 from api.routes.trees import store_of
+from api.v2.filtered import NessieFilter, entries_filter, filtered_entries
 from api.v2.redact import Readable
 from api.v2.requests import ContentsBody
 from api.v2.shapes import (
@@ -44,23 +46,30 @@ def entries(request: Request, ref: str,
             nessie_max: NessieMaxRecords = None,
             prefix_key: str | None = Query(None, alias="prefixKey"),
             depth: int | None = Query(None, ge=1, le=INT64_MAX),
-            content: bool = False) -> Response:
+            content: bool = False, cel: NessieFilter = None) -> Response:
     """Keys at the ref, in key order; ``prefixKey`` keeps those below a
     namespace, ``depth`` those at most that many levels below it (1: its
     children; the walk skips deeper subtrees, so a page costs the same
-    whatever lies below), ``content=true`` adds each value."""
+    whatever lies below), ``content=true`` adds each value, Nessie's
+    ``filter`` (CEL: api.v2.filtered) keeps those it accepts."""
+    compiled = entries_filter(cel)  # before anything is read: a 400 naming what is wrong
     store = store_of(request)
     spec = ref_param(ref)
     # Keys the caller may not read are skipped before paging, and the
     # token is sealed for the caller and this listing (api.paging).
-    paging = Paging(request, "entries", {"ref": ref, "prefixKey": prefix_key, "depth": depth},
+    paging = Paging(request, "entries", {"ref": ref, "prefixKey": prefix_key, "depth": depth,
+                                         "filter": cel},
                     page_token, max_records, nessie_token, nessie_max)
     resolved = store.resolve(spec)
     guard = guard_of(request)
     visible = guard.key_filter(request, spec) if guard is not None else None
-    page = store.entries(f"@{resolved.hash}", ContentKey.parse(prefix_key) if prefix_key
-                         else None, depth=depth, page_token=paging.cursor,
-                         page_size=paging.size, with_content=content, visible=visible)
+    listing = partial(store.entries, f"@{resolved.hash}", ContentKey.parse(prefix_key)
+                      if prefix_key else None, depth=depth, visible=visible)
+    if compiled is not None:  # hidden keys were skipped before it sees any
+        page = filtered_entries(listing, compiled, paging.cursor, paging.size, content,
+                                partial(store.contents, f"@{resolved.hash}"))
+    else:
+        page = listing(page_token=paging.cursor, page_size=paging.size, with_content=content)
     out = page_json("entries", [entry_json(e, visible) for e in page.items],
                     paging.seal(page.next_token))
     out["effectiveReference"] = effective_json(resolved)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
@@ -21,6 +22,7 @@ from api.idempotency import answering, once_of
 from api.paging import Paging
 from api.paths import ref_param
 from api.routes.trees import name_and_hash, require, require_on_protected, store_of
+from api.v2.filtered import NessieFilter, filtered_log, log_filter
 from api.v2.requests import CommitBody, MergeBody, OperationBody, TransplantBody
 from api.v2.shapes import key_json, log_entry_json, merge_json, page_json, reference_json
 from catalog import merging
@@ -59,32 +61,37 @@ def history(request: Request, ref: str,
             max_records: MaxRecords = None, nessie_token: NessiePageToken = None,
             nessie_max: NessieMaxRecords = None,
             fetch: str | None = None, author: str | None = None, key: str | None = None,
-            since: str | None = None, until: str | None = None) -> Response:
+            since: str | None = None, until: str | None = None,
+            cel: NessieFilter = None) -> Response:
     """First-parent history, newest first. ``fetch=ALL`` adds each commit's
     operations and extra parents; ``author``, ``key`` (path form) and the
-    ``since``/``until`` instants filter it."""
+    ``since``/``until`` instants filter it, and so does Nessie's ``filter``
+    (CEL: api.v2.filtered)."""
     if fetch not in (None, "MINIMAL", "ALL"):
         raise bad_request(f"Invalid fetch option {fetch!r}: expected MINIMAL or ALL")
+    compiled = log_filter(cel)  # before anything is read: a 400 naming what is wrong
     store = store_of(request)
     spec = ref_param(ref)
     # The token is sealed, for the caller and this log (api.paging).
     paging = Paging(request, "log", {"ref": ref, "author": author, "key": key,
-                                     "since": since, "until": until},
+                                     "since": since, "until": until, "filter": cel},
                     page_token, max_records, nessie_token, nessie_max)
-    page = store.log(
-        spec, paging.cursor, paging.size,
-        key=ContentKey.parse(key) if key else None, author=author,
-        since_us=to_micros(parse_instant(since)) if since else None,
-        until_us=to_micros(parse_instant(until)) if until else None,
-        operations=fetch == "ALL")
-    items, token, expired = page.items, page.next_token, None
+    log = partial(store.log, spec, key=ContentKey.parse(key) if key else None, author=author,
+                  since_us=to_micros(parse_instant(since)) if since else None,
+                  until_us=to_micros(parse_instant(until)) if until else None)
     # A branch's log goes back as far as its retention: the commits before
     # its cutoff are past it (a read of one is refused), and the answer says
-    # from when (store.retention).
+    # from when (store.retention). A filtered walk stops there itself, and
+    # may answer an empty page with a token (its budget spent).
     cutoff = store.retention.cutoff_of(spec.name) if spec.name else None
+    if compiled is not None:
+        page = filtered_log(log, compiled, paging.cursor, paging.size, fetch == "ALL", cutoff)
+    else:
+        page = log(paging.cursor, paging.size, operations=fetch == "ALL")
+    items, token, expired = page.items, page.next_token, None
     if cutoff is not None:
         kept = [c for c in items if to_micros(c.created_at) >= cutoff]
-        if len(kept) < len(items) or not items:
+        if len(kept) < len(items) or (not items and compiled is None):
             items, token = kept, None
         expired = format_instant(from_micros(cutoff))
     entries = [log_entry_json(c, fetch == "ALL") for c in items]

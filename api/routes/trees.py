@@ -19,6 +19,7 @@ from api.deps import (
 from api.idempotency import answering, once_of
 from api.paging import Paging
 from api.paths import ref_param
+from api.v2.filtered import NessieFilter
 from api.v2.requests import ReferenceBody
 from api.v2.shapes import commit_meta_json, effective_json, page_json, reference_json
 from core.auth import Privilege
@@ -87,7 +88,7 @@ def list_references(request: Request, page_token: VersioningPageToken = None,
                     max_records: MaxRecords = None,
                     prefix: str | None = Query(None, max_length=256),
                     fetch: str | None = None, nessie_token: NessiePageToken = None,
-                    nessie_max: NessieMaxRecords = None) -> Response:
+                    nessie_max: NessieMaxRecords = None, cel: NessieFilter = None) -> Response:
     """References in name order, ``DEFAULT_REFS_PAGE`` at a time unless
     ``maxRecords`` says (``hasMore``/``token`` for the next page: nothing is
     cut silently); ``prefix`` keeps the names that start with it;
@@ -95,6 +96,10 @@ def list_references(request: Request, page_token: VersioningPageToken = None,
     may not read are skipped before paging; the token is sealed (api.paging)."""
     if fetch not in (None, "MINIMAL", "ALL"):
         raise bad_request(f"Invalid fetch option {fetch!r}: expected MINIMAL or ALL")
+    if cel is not None:  # never answered as if every reference matched
+        raise bad_request("'filter' (a CEL expression) is not supported when listing "
+                          "references: use 'prefix' (the log and entries take a filter: "
+                          "docs/versioning-api.md)")
     store = store_of(request)
     paging, refs, token = references_page(request, prefix, page_token, max_records,
                                           nessie_token, nessie_max)

@@ -211,6 +211,13 @@ def test_a_filter_it_cannot_use_is_refused_naming_why(admin: httpx.Client, cel: 
     _refused(admin.get("/api/v2/trees/work/history", params={"filter": cel}), *named)
 
 
+def test_listing_references_with_a_filter_is_refused(admin: httpx.Client) -> None:
+    """Nessie filters references with CEL too; that is not provided, so it
+    is refused rather than answered as if every reference matched."""
+    _refused(admin.get("/api/v2/trees", params={"filter": "ref.name == 'main'"}),
+             "'filter'", "not supported")
+
+
 def test_a_page_stops_when_its_evaluation_budget_is_spent(admin: httpx.Client) -> None:
     """A filter that matches only the oldest of LONG commits: the first page
     looks at BUDGET of them and answers none, with a token past them; the

@@ -26,6 +26,7 @@ from starlette.exceptions import HTTPException
 
 from api.asgi import Scope
 from api.auth.errors import OAuthError, Unauthorized
+from core.commits import MergeConflictError
 from core.conflicts import CommitConflictError
 from core.errors import (
     AlreadyExistsError,
@@ -93,9 +94,15 @@ def error_details(err: SapwoodError) -> dict[str, Any]:
     """Structured extras for an error body (conflict lists, hashes)."""
     out: dict[str, Any] = {}
     if isinstance(err, CommitConflictError):
+        # A refused merge's conflicts carry what a content merge found too
+        # (a view's SQL per dialect and its diffs), as its answer does.
+        found = {d.key: d.conflict_details for d in err.result.details
+                 if d.conflict_details is not None} \
+            if isinstance(err, MergeConflictError) else {}
         out["conflicts"] = [
             {"conflictType": str(c.type), "key": str(c.key) if c.key else None,
-             "message": c.message, "retryable": c.retryable}
+             "message": c.message, "retryable": c.retryable,
+             **({"conflictDetails": found[c.key]} if c.key in found else {})}
             for c in err.conflicts
         ]
         # Whether sending the same request again may succeed: every conflict

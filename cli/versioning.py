@@ -134,12 +134,28 @@ def _keys(n: int) -> str:
     return f"{n} key{'' if n == 1 else 's'}"
 
 
-def _report(result: dict[str, Any], verb: str, dry_run: bool = False) -> None:
-    """Each key's outcome, the target's views it breaks, and what happened;
-    what a real merge broke is a warning on standard error."""
+def _resolve(d: dict[str, Any], target: str, source: str | None) -> None:
+    """Under a conflicting key: a view's SQL diff per dialect (the target's
+    to the source's, as the API found it) and how to resolve the key."""
+    for dialect, diff in ((d.get("conflictDetails") or {}).get("sqlDiff") or {}).items():
+        echo(f"    {dialect}:")
+        for line in diff.splitlines():
+            echo(f"      {line}")
+    key = ".".join(d["key"]["elements"])
+    theirs = f"{source}'s" if source else "the source's"
+    echo(f"    resolve: --force {key} takes {theirs} change, --drop {key} keeps {target}'s")
+
+
+def _report(result: dict[str, Any], verb: str, dry_run: bool = False,
+            source: str | None = None) -> None:
+    """Each key's outcome (a conflict with its diffs and how to resolve it),
+    the target's views it breaks, and what happened; what a real merge
+    broke is a warning on standard error."""
     for d in result["details"]:
         extra = f"  {d['conflict']['message']}" if d.get("conflict") else ""
         echo(f"{d.get('outcome', ''):9} {'.'.join(d['key']['elements'])}{extra}")
+        if d.get("outcome") == "CONFLICT":
+            _resolve(d, result["targetBranch"], source)
     target = result["targetBranch"]
     views = [(".".join(v["key"]), "; ".join(v["reasons"]))
              for v in result.get("invalidatedViews") or []]
@@ -200,7 +216,7 @@ def merge(source: str, into: str = typer.Option(..., "--into", help="Target bran
     if as_json:
         print_json(result)
     else:
-        _report(result, "merge", dry_run)
+        _report(result, "merge", dry_run, source)
     _ended(result, "merge", dry_run)
 
 

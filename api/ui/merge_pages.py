@@ -90,7 +90,11 @@ async def _merge(api: Api, frm: str, into: str, chosen: dict[str, str], dry_run:
                                     "mergeBehavior": m.upper()}
                                    for k, m in sorted(chosen.items())]})
     details = [{"key": ".".join(d["key"]["elements"]), "outcome": d["outcome"],
-                "conflict": (d.get("conflict") or {}).get("message")}
+                "conflict": (d.get("conflict") or {}).get("message"),
+                # A view's conflict: per dialect what each side did, and the
+                # diff from the target's SQL to the source's.
+                "dialects": (d.get("conflictDetails") or {}).get("dialects") or {},
+                "diffs": (d.get("conflictDetails") or {}).get("sqlDiff") or {}}
                for d in got["details"]]
     return {"applied": got["wasApplied"], "head": got["resultantTargetHash"],
             "target": got["expectedHash"], "details": details,

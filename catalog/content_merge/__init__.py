@@ -15,7 +15,7 @@ from typing import Any
 
 from catalog.content_merge.not_mergeable import NotMergeable
 from catalog.content_merge.tables import merge_tables
-from catalog.content_merge.views import merge_properties, merge_views
+from catalog.content_merge.views import merge_properties, merge_views, merged_analysis
 from catalog.service import Catalog
 from catalog.tables import table_content
 from catalog.views import view_content
@@ -141,14 +141,12 @@ def _combine(catalog: Catalog, b: Content, s: Content, t: Content, write: bool,
         return table_content(merged.metadata, loc, t.id), merged.combined
     if isinstance(b, IcebergView) and isinstance(s, IcebergView) and isinstance(t, IcebergView):
         vb, vs, vt = (catalog.files.view(c.metadata_location)[0] for c in (b, s, t))
-        meta, side, combined = merge_views(vb, vs, vt)
+        meta, how, combined = merge_views(vb, vs, vt, catalog.store.clock() // 1000)
         loc = catalog.metadata_file(vt.location, meta.properties, t.metadata_location)
         if write:
             catalog.files.write_view(meta, loc)
             files.append(loc)
-        kept = s if side == "source" else t
-        analysis = (kept.analysis, dict(kept.extensions))
-        return view_content(meta, loc, t.id, analysis), combined
+        return view_content(meta, loc, t.id, merged_analysis(how, s, t)), combined
     return None, {}
 
 

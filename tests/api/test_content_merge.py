@@ -212,9 +212,10 @@ def test_views_and_namespaces_combine(server, store, http, ns: str) -> None:
     assert "SELECT 3 AS id" in w["conflict"]["message"]
     assert "SELECT 4 AS id" in w["conflict"]["message"]
     assert "\n" not in w["conflict"]["message"]  # one line; the diff is in the details
-    assert w["conflictDetails"]["sql"] == {"target": {"spark": "SELECT 3 AS id, 'x' AS name"},
+    assert w["conflictDetails"]["sql"] == {"base": {"spark": "SELECT 1 AS id, 'a' AS name"},
+                                           "target": {"spark": "SELECT 3 AS id, 'x' AS name"},
                                            "source": {"spark": "SELECT 4 AS id, 'y' AS name"}}
-    diff = w["conflictDetails"]["sqlDiff"]
+    diff = w["conflictDetails"]["sqlDiff"]["spark"]  # per dialect (test_view_merge_dialects)
     assert "-SELECT 3 AS id" in diff and "+SELECT 4 AS id" in diff
     # With w left out, the merge lands: v has b's version and a's property.
     r = merge(http, f"b_{ns}", keyMergeModes=[{"key": {"elements": [ns, "w"]},

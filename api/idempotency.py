@@ -10,10 +10,12 @@ query, body and the headers that change what it does), which is the spec's
 422 and runs nothing. Otherwise it runs;
 a write it makes records the key and its answer in the commit's own
 transaction (store.idempotency), so the record exists if and only if the
-commit landed. Answers of requests that committed nothing are recorded
-afterwards on their own when final: 2xx, and 4xx other than 401, 408, 425 and
-429 (the spec's "deterministic terminal" answers); 5xx and those four are
-not kept, and a retry runs again. Within a process, requests with one key
+commit landed, and the route answers with that very answer (``answering``:
+made once, so a replay is the first answer byte for byte). Answers of
+requests that committed nothing are recorded afterwards on their own when
+final: 2xx, and 4xx other than 401, 408, 425 and 429 (the spec's
+"deterministic terminal" answers); 5xx and those four are not kept, and a
+retry runs again. Within a process, requests with one key
 run one at a time (a repeat waits for the first and gets its answer); across
 replicas the database's primary key lets one commit win, and the others get
 its answer (``KeyTakenError``).
@@ -141,11 +143,35 @@ def once_of(request: Request) -> Once | None:
 
 def answering(request: Request, shape: Callable[[Any], Response]) -> Callable[[Any], Response]:
     """``shape`` (how the route answers with what its write returns) is also
-    how the answer recorded with the key in the write's transaction is made."""
+    how the answer recorded with the key in the write's transaction is made.
+    The route answers with what this returns: once a write recorded its
+    answer, the response made for that record, not a second one — the
+    answer is made once, so a replay is exactly the first answer (a shape
+    that vends credentials, or a route that answers with more than its
+    write returns, could not otherwise tell the two apart)."""
     once = once_of(request)
-    if once is not None:
-        once.answer = lambda value: to_answer(shape(value))
-    return shape
+    if once is None:
+        return shape
+    # Each answer made inside a write's transaction, with its response: a
+    # transaction that rolled back (a retry, a key taken) made one too.
+    made: list[tuple[Answer, Response]] = []
+
+    def record(value: Any) -> Answer:
+        response = shape(value)
+        answer = to_answer(response)
+        made.append((answer, response))
+        return answer
+
+    def respond(value: Any) -> Response:
+        kept = once.recorded
+        if kept is not None:
+            for answer, response in made:
+                if answer is kept:
+                    return response
+        return shape(value)
+
+    once.answer = record
+    return respond
 
 
 def idempotent(handler: Handler, route_name: str, template: str) -> Handler:

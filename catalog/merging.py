@@ -53,7 +53,8 @@ class MergeRequest:
     content_merge: bool = True
     meta: CommitMeta = field(default_factory=CommitMeta)
     principal: str | None = None
-    # The request's Idempotency-Key: recorded with the merge commit.
+    # The request's Idempotency-Key: recorded with the merge commit, its
+    # answer made of the MergeOutcome the merge returns.
     once: Once | None = None
 
 
@@ -95,7 +96,8 @@ def merge(catalog: Catalog, req: MergeRequest,
         breaks = invalidated_views(catalog, shown.expected_target_hash, shown)
         if before_landing is not None:
             before_landing(shown)
-        result = _land(catalog, req, shown, combined)
+        result = _land(catalog, replace(req, once=_answered(req.once, attempt, breaks)),
+                       shown, combined)
         if not (result.conflicts and all(c.retryable for c in result.conflicts)):
             return MergeOutcome(result, attempt, breaks if result.applied else None)
     # Abandoned: the target kept moving. Each key says so, marked retryable
@@ -103,6 +105,17 @@ def merge(catalog: Catalog, req: MergeRequest,
     assert result is not None
     return MergeOutcome(replace(result, details=[_abandoned(d) for d in result.details]),
                         ATTEMPTS)
+
+
+def _answered(once: Once | None, attempt: int,
+              breaks: list[InvalidatedView]) -> Once | None:
+    """The key as the merge's commit records it: the answer is made of the
+    outcome the caller gets (the views it breaks with it), not of the
+    store's result alone, so a replay is the first answer."""
+    if once is None or once.answer is None:
+        return once
+    answer = once.answer
+    return once.bind(lambda result: answer(MergeOutcome(result, attempt, breaks)))
 
 
 def refuse_unknown_modes(modes: Iterable[ContentKey], changed: Sequence[ContentKey],

@@ -193,12 +193,14 @@ def merge(request: Request, ref: str, body: MergeBody) -> Response:
     require(request, Privilege.READ, source)
     if MergeBehavior.FORCE in (body.default_key_merge_mode, *body.modes().values()):
         require_on_protected(request, branch, "a forced merge into")
-    answering(request, lambda result: _merge_answer(body, result))
-    outcome = merging.merge(request.app.state.services.catalog, merging.MergeRequest(
+    # One shape for the answer and the one recorded with an Idempotency-Key
+    # (made once, in the merge's transaction: catalog.merging).
+    answer = answering(request, lambda outcome: _merge_answer(
+        body, outcome.result, outcome.invalidated))
+    return answer(merging.merge(request.app.state.services.catalog, merging.MergeRequest(
         source, branch, expected, body.default_key_merge_mode, body.modes(), body.dry_run,
         body.content_merge, CommitMeta(message, author), principal(request),
-        once_of(request)))
-    return _merge_answer(body, outcome.result, outcome.invalidated)
+        once_of(request))))
 
 
 @router.post("/transplant")

@@ -18,7 +18,6 @@ from typing import Any
 from cloudevents.conversion import to_dict
 from cloudevents.http import CloudEvent
 
-from catalog.invalidation import invalidated_keys
 from catalog.service import Catalog
 from catalog.view_status import statuses
 from core.content import IcebergTable, IcebergView, MaterializedView
@@ -26,6 +25,7 @@ from core.errors import InvalidInputError
 from core.instants import format_instant, from_micros
 from core.keys import ContentKey
 from core.mv.metadata import view_part
+from core.redact import invalidated_views
 from core.sql.validity import Readable, ViewStatus
 from store.events import KINDS, StoredEvent
 
@@ -283,10 +283,11 @@ class Feed:
         if not any(op["op"] == "DELETE" for op in ops):
             return list(ops)
         try:
-            broken = invalidated_keys(self.catalog.store.reader.commit(commit_hash).properties)
+            properties = self.catalog.store.reader.commit(commit_hash).properties
         except Exception:  # the commit is gone since (gc): what the event stored
             return list(ops)
-        shown = [list(k.elements) for k in broken if visible is None or visible(k.elements)]
+        # Those the reader may read, as the log shows them (core.redact).
+        shown = [list(k) for k in invalidated_views(properties, visible) or ()]
         if not shown:
             return list(ops)
         return [{**op, "invalidatedViews": shown} if op["op"] == "DELETE" else op

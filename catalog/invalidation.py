@@ -5,7 +5,6 @@ The decisions themselves are core.sql.invalidation's."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 
 from catalog.analysis import Resolver, relation
@@ -21,24 +20,6 @@ from core.sql.stored import DialectAnalysis
 # Checks the caller may write a key (the guard's rule for keys the path does
 # not name); None: no guard.
 Require = Callable[[ContentKey], None] | None
-# A drop's commit property: the views it left invalid, as a JSON list of
-# keys in path form (what the log and the change feed show of them).
-INVALIDATED = "sapwood.invalidated-views"
-
-
-def invalidated_text(keys: Sequence[ContentKey]) -> str:
-    return json.dumps([k.to_path_string() for k in keys])
-
-
-def invalidated_keys(properties: Mapping[str, str]) -> list[ContentKey]:
-    """The views a commit's drop left invalid (none: not such a commit)."""
-    text = properties.get(INVALIDATED)
-    if not text:
-        return []
-    try:
-        return [ContentKey.parse(k) for k in json.loads(text)]
-    except (ValueError, TypeError):  # written by hand, not by a drop: nothing to say
-        return []
 
 
 def dependents(catalog: Catalog, at: str, keys: Sequence[ContentKey],

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from catalog.invalidation import INVALIDATED, invalidated_text, plan_drop, plan_rename
+from catalog.invalidation import plan_drop, plan_rename
 from catalog.service import KIND, Catalog, Change, Who, require_namespace
 from catalog.targets import Target, dotted
 from core.commits import Delete, Put, ResolvedRef
@@ -14,6 +14,7 @@ from core.content import Content, ContentType
 from core.errors import already_exists, bad_request, no_such_table, no_such_view
 from core.keys import ContentKey
 from core.refs import RefSpec
+from core.sql.invalidation import INVALIDATED, invalidated_text
 
 
 def rename(catalog: Catalog, ref: RefSpec, src: ContentKey, dst: ContentKey, kind: ContentType,

@@ -18,16 +18,24 @@ from catalog.view_status import Verdicts
 from core.commits import KeyOutcome, MergeResult
 from core.content import Content, IcebergView, MaterializedView
 from core.keys import ContentKey
+from core.sql.validity import ViewStatus
 
 _TAKEN = (KeyOutcome.APPLIED, KeyOutcome.FORCED)
 
 
 @dataclass(frozen=True, slots=True)
 class InvalidatedView:
-    """A view on the target that the merge would break, and why."""
+    """A view on the target that the merge would break, and why: its
+    verdict on the merge's result narrowed to the reasons the merge adds
+    (with the causes behind them, so an answer can tell which objects they
+    name: core.redact.invalidated)."""
 
     key: ContentKey
-    reasons: list[str]
+    status: ViewStatus
+
+    @property
+    def reasons(self) -> list[str]:
+        return list(self.status.reasons)
 
 
 def invalidated_views(catalog: Catalog, target_hash: str, r: MergeResult,
@@ -50,10 +58,20 @@ def invalidated_views(catalog: Catalog, target_hash: str, r: MergeResult,
     out = []
     for k in sorted(readers):
         had = set(before[k].reasons)
-        new = [why for why in after[k].reasons if why not in had]
-        if after[k].status == "invalid" and new:
-            out.append(InvalidatedView(k, new))
+        if after[k].status == "invalid" and any(why not in had for why in after[k].reasons):
+            out.append(InvalidatedView(k, _added(after[k], had)))
     return out
+
+
+def _added(s: ViewStatus, had: set[str]) -> ViewStatus:
+    """``s`` with only the reasons not in ``had``, and their causes (each
+    reason is rendered from the cause beside it; were they ever not paired,
+    every cause is kept: an answer then hides more, never less)."""
+    reasons = tuple(why for why in s.reasons if why not in had)
+    causes = s.causes
+    if len(causes) == len(s.reasons):
+        causes = tuple(c for why, c in zip(s.reasons, s.causes, strict=True) if why not in had)
+    return ViewStatus(s.status, reasons, s.analysis, causes)
 
 
 def merge_cycle(catalog: Catalog, target_hash: str, r: MergeResult) -> list[ContentKey] | None:

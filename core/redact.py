@@ -20,6 +20,12 @@ it names it, once per column — ``sales.v_nested`` (``SELECT * FROM
 hr.v_inner``) shows ``{"table": ["hr", "v_inner"], "redacted": true}``,
 never the ``hr.salaries`` that ``hr.v_inner`` reads, nor its columns.
 
+A change's list of the views it breaks (a merge's ``invalidatedViews``, a
+drop's ``sapwood.invalidated-views`` commit property, which the log and the
+change feed show) names a view the caller may not read nowhere: it is left
+out, and a view that is shown gives the neutral reason when its way passes
+a hidden object, as a view's status does.
+
 Every function takes ``readable`` (key elements → may the caller read it;
 None: it may read everything, and the answer is returned as it is). Pure:
 JSON in, JSON out.
@@ -30,11 +36,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from core.keys import ContentKey
+from core.sql.invalidation import INVALIDATED, invalidated_keys, invalidated_text
 from core.sql.validity import HIDDEN_REASON, Readable, ViewStatus
 
 __all__ = ["HIDDEN_REASON", "REDACTED", "Readable", "analysis", "audit", "column_origins",
-           "content", "dotted_hidden", "field_origins", "freshness", "hidden", "lineage",
-           "reads_hidden", "refreshes", "status"]
+           "commit_properties", "content", "dotted_hidden", "field_origins", "freshness",
+           "hidden", "invalidated", "invalidated_views", "lineage", "reads_hidden", "refreshes",
+           "status"]
 
 REDACTED = "redacted"
 _TABLE = "ICEBERG_TABLE"
@@ -156,6 +165,45 @@ def status(s: ViewStatus, readable: Readable | None) -> ViewStatus:
     """A view's status (catalog.view_status): one neutral reason when the
     view reads an object the caller may not read."""
     return s.seen_by(readable)
+
+
+def invalidated(views: Iterable[tuple[Key, ViewStatus]], readable: Readable | None,
+                ) -> list[dict[str, Any]]:
+    """The views a change breaks as an answer lists them (a merge's
+    ``invalidatedViews``: each view with the reasons the change adds, and
+    the causes behind them): a view the caller may not read is left out, as
+    if it were not there; the others' reasons as ``status`` gives them, one
+    neutral reason when any names an object the caller may not read (a view
+    on the way included) or the view reads one."""
+    return [{"key": list(k), "reasons": list(status(s, readable).reasons)}
+            for k, s in views if not hidden(readable, k)]
+
+
+def invalidated_views(properties: Mapping[str, str],
+                      readable: Readable | None) -> list[Key] | None:
+    """The views a drop's commit says it left invalid (its
+    ``sapwood.invalidated-views`` property) that the reader may read, as
+    the change feed and the log show them; None: the property is not a
+    list of keys as a drop writes it (written by hand)."""
+    found = invalidated_keys(properties)
+    if found is None:
+        return None
+    return [k.elements for k in found if not hidden(readable, k.elements)]
+
+
+def commit_properties(properties: Mapping[str, str],
+                      readable: Readable | None) -> dict[str, str]:
+    """A commit's properties as the log (and a reference's head) shows
+    them: ``sapwood.invalidated-views`` names only the views the reader may
+    read, and goes when none is left, or when it is not a list of keys (a
+    hand-written value could name anything)."""
+    if readable is None or INVALIDATED not in properties:
+        return dict(properties)
+    shown = invalidated_views(properties, readable)
+    out = {k: v for k, v in properties.items() if k != INVALIDATED}
+    if shown:
+        out[INVALIDATED] = invalidated_text([ContentKey(k) for k in shown])
+    return out
 
 
 def content(c: dict[str, Any] | None, readable: Readable | None) -> dict[str, Any] | None:

@@ -22,7 +22,9 @@ from api.idempotency import answering, once_of
 from api.paging import Paging
 from api.paths import ref_param
 from api.routes.trees import name_and_hash, require, require_on_protected, store_of
+from api.v2 import redact
 from api.v2.filtered import NessieFilter, filtered_log, log_filter
+from api.v2.redact import Readable
 from api.v2.requests import CommitBody, MergeBody, OperationBody, TransplantBody
 from api.v2.shapes import key_json, log_entry_json, merge_json, page_json, reference_json
 from catalog import merging
@@ -49,7 +51,7 @@ from core.errors import bad_request
 from core.instants import format_instant, from_micros, parse_instant, to_micros
 from core.keys import ContentKey
 from core.numbers import out_of_range
-from core.refs import parse_ref
+from core.refs import RefSpec, parse_ref
 from core.sql.budget import Deadline
 
 router = APIRouter(prefix="/api/v2/trees/{ref}/history")
@@ -94,6 +96,8 @@ def history(request: Request, ref: str,
         if len(kept) < len(items) or (not items and compiled is None):
             items, token = kept, None
         expired = format_instant(from_micros(cutoff))
+    # The log's rule asks read on the whole reference: its reader may read
+    # every key a commit's properties name (api.v2.shapes.commit_meta_json).
     entries = [log_entry_json(c, fetch == "ALL") for c in items]
     body = page_json("logEntries", entries, paging.seal(token))
     if expired is not None:
@@ -170,16 +174,24 @@ def commit(request: Request, ref: str, body: CommitBody) -> Response:
 
 
 def _merge_answer(body: MergeBody | TransplantBody, result: MergeResult,
-                  invalidated: list[InvalidatedView] | None = None) -> Response:
+                  invalidated: list[InvalidatedView] | None = None,
+                  readable: Readable | None = None) -> Response:
     """The merge result, or its conflicts as a 409 (unless the body asks for
-    them as a result)."""
+    them as a result); the target's views it breaks as the caller may see
+    them (``readable``: the keys it may read on the target; api.v2.redact)."""
     if result.conflicts and not body.return_conflict_as_result:
         raise MergeConflictError(result)
     out = merge_json(result)
     if invalidated is not None:
-        out["invalidatedViews"] = [{"key": list(v.key.elements), "reasons": v.reasons}
-                                   for v in invalidated]
+        out["invalidatedViews"] = redact.invalidated(
+            [(v.key.elements, v.status) for v in invalidated], readable)
     return json_response(out)
+
+
+def _target_readable(request: Request, branch: str) -> Readable | None:
+    """The keys the caller may read on the target (None: all of them)."""
+    guard = guard_of(request)
+    return guard.key_filter(request, RefSpec(name=branch)) if guard is not None else None
 
 
 @router.post("/merge")
@@ -193,10 +205,11 @@ def merge(request: Request, ref: str, body: MergeBody) -> Response:
     require(request, Privilege.READ, source)
     if MergeBehavior.FORCE in (body.default_key_merge_mode, *body.modes().values()):
         require_on_protected(request, branch, "a forced merge into")
+    readable = _target_readable(request, branch)
     # One shape for the answer and the one recorded with an Idempotency-Key
     # (made once, in the merge's transaction: catalog.merging).
     answer = answering(request, lambda outcome: _merge_answer(
-        body, outcome.result, outcome.invalidated))
+        body, outcome.result, outcome.invalidated, readable))
     return answer(merging.merge(request.app.state.services.catalog, merging.MergeRequest(
         source, branch, expected, body.default_key_merge_mode, body.modes(), body.dry_run,
         body.content_merge, CommitMeta(message, author), principal(request),

@@ -104,12 +104,17 @@ def list_references(request: Request, page_token: VersioningPageToken = None,
     paging, refs, token = references_page(request, prefix, page_token, max_records,
                                           nessie_token, nessie_max)
     heads = store.reader.commits_light(r.hash for r in refs) if fetch == "ALL" else {}
+    guard = guard_of(request)
     out = []
     for r in refs:
         item = reference_json(r)
         if r.hash in heads:
+            # A reader of part of the reference: its head's properties name
+            # only what it may read there (api.v2.redact).
+            readable = guard.key_filter(request, RefSpec(name=r.name)) \
+                if guard is not None else None
             item["metadata"] = {"commitMetaOfHEAD": commit_meta_json(
-                heads[r.hash].to_commit_light())}
+                heads[r.hash].to_commit_light(), readable)}
         out.append(item)
     return json_response(page_json("references", out, paging.seal(token)))
 

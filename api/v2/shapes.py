@@ -51,13 +51,17 @@ def effective_json(resolved: ResolvedRef) -> dict[str, Any]:
     return {"type": resolved.type.value, "name": resolved.name, "hash": resolved.hash}
 
 
-def commit_meta_json(c: Commit) -> dict[str, Any]:
+def commit_meta_json(c: Commit, readable: Readable | None = None) -> dict[str, Any]:
+    """``readable``: the keys the caller may read on the reference it reads
+    the commit through (None: all); a property naming others is redacted
+    (api.v2.redact.commit_properties)."""
     at = format_instant(c.created_at)
     authors = [c.author] if c.author else []
+    properties = redact.commit_properties(c.properties, readable)
     return {
         "hash": c.hash, "committer": c.committer, "authors": authors, "allSignedOffBy": [],
         "message": c.message, "commitTime": at, "authorTime": at,
-        "allProperties": {k: [v] for k, v in c.properties.items()},
+        "allProperties": {k: [v] for k, v in properties.items()},
         "parentCommitHashes": list(c.parents),
     }
 

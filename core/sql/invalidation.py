@@ -13,8 +13,10 @@ properties and what the changed keys are before and after.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import json
+from collections.abc import Callable, Mapping, Sequence
 
+from core.keys import ContentKey
 from core.sql.model import Key, Relation
 from core.sql.stored import DialectAnalysis
 from core.sql.validity import dependency_reasons
@@ -24,6 +26,30 @@ STRICT = "strict"
 LENIENT = "lenient"
 
 Properties = Callable[[Key], Mapping[str, str] | None]
+# A drop's commit property: the views it left invalid, as a JSON list of
+# keys in path form (what the log and the change feed show of them, each to
+# a reader only the ones it may read: core.redact.commit_properties).
+INVALIDATED = "sapwood.invalidated-views"
+
+
+def invalidated_text(keys: Sequence[ContentKey]) -> str:
+    return json.dumps([k.to_path_string() for k in keys])
+
+
+def invalidated_keys(properties: Mapping[str, str]) -> list[ContentKey] | None:
+    """The views a commit's drop left invalid (empty: not such a commit;
+    None: the property is there but is not a list of keys, as a drop writes
+    it — written by hand)."""
+    text = properties.get(INVALIDATED)
+    if not text:
+        return []
+    try:
+        found = json.loads(text)
+        if not isinstance(found, list):
+            return None
+        return [ContentKey.parse(k) for k in found]
+    except (ValueError, TypeError, AttributeError):
+        return None
 
 
 def ancestors(namespace: Key) -> list[Key]:

@@ -110,9 +110,11 @@ def test_a_view_broken_through_another_is_invalid_everywhere(server: Server, htt
     code, out = cli(server, "view", "deps", f"{ns}.top", "--ref", dev)
     assert code == 1, out
     assert out.startswith(f"{ns}.top: invalid\n  {way}\n"), out
-    (row,) = [line for line in out.splitlines() if f"{ns}.revenue" in line and "2" in line
-              and f"{ns}.big_regions" in line]
-    assert "NO" in row, out
+    # Not a terminal: one tab-separated line per row (depth, key, type, via, exists).
+    rows = [line.split("\t") for line in out.splitlines() if "\t" in line]
+    assert rows[0] == ["depth", "key", "type", "via", "exists"], out
+    (row,) = [r for r in rows if r[1] == f"{ns}.revenue"]
+    assert (row[0], row[3], row[4]) == ("2", f"{ns}.big_regions", "NO"), out
     code, out = cli(server, "view", "deps", f"{ns}.top")
     assert code == 0 and out.startswith(f"{ns}.top: ok\n"), out
 

@@ -24,6 +24,7 @@ import pytest
 
 from tests.api import spark_bodies as sb
 from tests.api.auth_setup import People, set_up
+from tests.api.ui_forms import as_data, browser, hidden_fields
 from tests.fixtures import BACKENDS, server_fixture
 from tests.http import http_client
 from tests.server import Server
@@ -162,7 +163,7 @@ def test_a_view_broken_through_another_is_invalid_everywhere(server: Server, htt
     assert head(http, "main") == before
 
     # The UI: the view page's badge, reasons, reads and graph; the merge preview.
-    ui = http_client(base_url=server.base, follow_redirects=True, timeout=30)
+    ui = browser(server)
     page = ui.get(f"/ui/object/{dev}/{ns}.top").text
     assert '<p id="view-status"><span class="badge invalid">invalid</span>' in page
     assert f"<li>{html.escape(way)}</li>" in page
@@ -191,7 +192,15 @@ def test_a_view_broken_through_another_is_invalid_everywhere(server: Server, htt
         assert f'href="/ui/object/main/{key}">{key}</a>' in listed_ui
     assert f"<li>{html.escape(way)}</li>" in listed_ui
     assert f"Merge {dev} into main and break 2 views</button>" in preview
+    assert "<h3>Views it would invalidate</h3>" in preview
     assert head(http, "main") == before
+    # Merged through the UI: the page says what the merge did, not what it would do.
+    done = ui.post("/ui/merge", data=as_data(hidden_fields(preview, "/ui/merge")))
+    assert done.status_code == 200 and "Merged: main is now at" in done.text, done.text[:500]
+    assert "<h3>Views this merge invalidated</h3>" in done.text
+    assert "would invalidate" not in done.text
+    assert f"<li>{html.escape(way)}</li>" in done.text.split('<ul id="invalidated">')[1]
+    assert head(http, "main") != before
 
 
 @pytest.fixture(scope="module")

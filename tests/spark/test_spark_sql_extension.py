@@ -19,6 +19,7 @@ import pytest
 from pyspark.errors import AnalysisException, ParseException
 
 from tests.api.auth_setup import set_up
+from tests.api.test_view_merge_dialects import add_dialect
 from tests.fixtures import BACKENDS, server_fixture
 from tests.http import http_client
 from tests.server import Server
@@ -217,6 +218,63 @@ def test_refusals_name_the_reference_or_the_keys_and_are_not_parse_errors(spark,
     assert head(on_single, "main") == before
 
 
+def test_merge_resolves_keys_with_force_and_drop_and_combines_dialects(spark, on_single):
+    """MERGE BRANCH ... FORCE (k) DROP (k) (issue 44): a refused merge's
+    error and its dry run say how to resolve each key, as the statement to
+    run; the keys resolved, it lands; a view main gave a trino
+    representation and the branch a duckdb one merges into one version
+    with both, which Spark still reads."""
+    sql = spark.sql
+    sql("CREATE NAMESPACE sw.modes")
+    sql("CREATE TABLE sw.modes.t (id BIGINT) USING iceberg")
+    sql("INSERT INTO sw.modes.t VALUES (1), (2)")
+    sql("USE sw.modes")
+    for name in ("v", "w", "x"):
+        sql(f"CREATE VIEW {name} AS SELECT id FROM t")
+    one(spark, "CREATE BRANCH modes_dev IN sw")
+    add_dialect(on_single, "main", "modes", "v", "trino", "SELECT id FROM t")
+    add_dialect(on_single, "modes_dev", "modes", "v", "duckdb", "SELECT id FROM t")
+    one(spark, "USE REFERENCE modes_dev IN sw")
+    for name in ("w", "x"):
+        sql(f"CREATE OR REPLACE VIEW {name} AS SELECT id + 1 AS id FROM t")
+    one(spark, "USE REFERENCE main IN sw")
+    for name in ("w", "x"):
+        sql(f"CREATE OR REPLACE VIEW {name} AS SELECT id + 2 AS id FROM t")
+    before = head(on_single, "main")
+
+    with pytest.raises(AnalysisException) as refused:
+        sql("MERGE BRANCH modes_dev INTO main IN sw")
+    text = str(refused.value)
+    assert "both sides gave spark different SQL" in text and "None" not in text, text
+    assert ("resolve each key: take modes_dev's change with MERGE BRANCH modes_dev INTO main "
+            "IN sw FORCE (modes.w, modes.x), or keep main's value with MERGE BRANCH "
+            "modes_dev INTO main IN sw DROP (modes.w, modes.x)") in text, text
+    dry = {r[0]: r for r in sql("MERGE BRANCH modes_dev INTO main IN sw DRY RUN "
+                                 "FORCE (modes.x)").collect()}
+    assert (dry["modes.v"][1], dry["modes.x"][1], dry["modes.w"][1]) == (
+        "MERGED", "FORCED", "CONFLICT")
+    assert dry["modes.w"][2][1:] == [
+        "spark diff:\n--- target/spark\n+++ source/spark\n@@ -1 +1 @@\n"
+        "-SELECT id + 2 AS id FROM t\n+SELECT id + 1 AS id FROM t",
+        "resolve it: take modes_dev's change with MERGE BRANCH modes_dev INTO main IN sw "
+        "FORCE (modes.x, modes.w), or keep main's value with MERGE BRANCH modes_dev INTO "
+        "main IN sw FORCE (modes.x) DROP (modes.w)"]
+    with pytest.raises(AnalysisException, match=r"'modes\.ww' \(did you mean 'modes\.w'"):
+        sql("MERGE BRANCH modes_dev INTO main IN sw FORCE (modes.ww)")
+    assert head(on_single, "main") == before
+
+    merged = one(spark, "MERGE BRANCH modes_dev INTO main IN sw FORCE (modes.w) DROP (modes.x)")
+    assert merged == ("main", head(on_single, "main")) and merged[1] != before
+    assert rows(spark, "SELECT * FROM w") == [(2,), (3,)]  # the branch's, forced
+    assert rows(spark, "SELECT * FROM x") == [(3,), (4,)]  # main's, kept
+    view = on_single.get("/iceberg/main/v1/namespaces/modes/views/v").json()["metadata"]
+    current = next(v for v in view["versions"]
+                   if v["version-id"] == view["current-version-id"])
+    assert [r["dialect"] for r in current["representations"]] == ["spark", "trino", "duckdb"]
+    assert rows(spark, "SELECT * FROM v") == [(1,), (2,)]
+    sql("USE sw")
+
+
 @pytest.mark.parametrize("statement, near, pos", [
     ("CREATE BRANCH", "end of input", 13),
     ("CREATE BRANCH dev IN", "end of input", 20),
@@ -226,6 +284,8 @@ def test_refusals_name_the_reference_or_the_keys_and_are_not_parse_errors(spark,
     ("DROP TAG IF v1", "'v1'", 12),
     ("CREATE BRANCH a IN sw IN sw", "'IN'", 22),
     ("RESTORE a.v", "end of input", 11),
+    ("MERGE BRANCH etl FORCE ns.v", "'ns'", 23),
+    ("MERGE BRANCH etl FORCE (a.v) DROP (a.v)", "'a'", 35),
 ])
 def test_a_malformed_statement_is_sparks_parse_error_at_the_token(spark, statement, near, pos):
     with pytest.raises(ParseException) as e:

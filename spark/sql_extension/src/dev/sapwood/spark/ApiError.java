@@ -12,12 +12,20 @@ final class ApiError extends RuntimeException {
     final String code;
     /** The conflicting keys and why, for a refused merge, restore or assign. */
     final List<String> conflicts;
+    /** The conflicting keys alone ({@code ns.name}). */
+    final List<String> keys;
 
     ApiError(int status, String code, String message, List<String> conflicts) {
+        this(status, code, message, conflicts, new ArrayList<>());
+    }
+
+    ApiError(int status, String code, String message, List<String> conflicts,
+             List<String> keys) {
         super(message);
         this.status = status;
         this.code = code == null ? "" : code;
         this.conflicts = conflicts;
+        this.keys = keys;
     }
 
     /** From Nessie's error body ({@code status, reason, message, errorCode, errorDetails})
@@ -31,12 +39,17 @@ final class ApiError extends RuntimeException {
         String message = body.path("message").asText(
                 body.path("error").path("message").asText("HTTP " + status));
         List<String> conflicts = new ArrayList<>();
+        List<String> keys = new ArrayList<>();
         for (JsonNode c : body.path("errorDetails").path("conflicts")) {
             String key = Json.dotted(c.path("key"));
             String type = c.path("conflictType").asText("");
             conflicts.add(key.isEmpty() ? type : key + ": " + type);
+            if (!key.isEmpty()) {
+                keys.add(key);
+            }
         }
-        return new ApiError(status, body.path("errorCode").asText(""), message, conflicts);
+        return new ApiError(status, body.path("errorCode").asText(""), message, conflicts,
+                keys);
     }
 
     /** The server's words, the conflicting keys, and the status. */

@@ -26,6 +26,7 @@ import org.apache.spark.sql.catalyst.trees.Origin;
  * SHOW REFERENCE [IN c]
  * ASSIGN (BRANCH|TAG) name [TO ref] [AT [TIMESTAMP|COMMIT] x] [IN c]
  * MERGE BRANCH [name] [AT [TIMESTAMP|COMMIT] x] [INTO ref] [IN c] [DRY RUN]
+ *              [FORCE (ns.k [, ...])] [DROP (ns.k [, ...])]
  * SHOW LOG [ref] [AT [TIMESTAMP|COMMIT] x] [IN c]
  * SHOW DIFF ref ref [IN c]
  * SHOW VIEW (HISTORY|LINEAGE|DEPENDENTS) ns.name [IN c]
@@ -129,8 +130,8 @@ final class Grammar {
             case "MERGE":
                 s = new Statement(Statement.Kind.MERGE_BRANCH, lexer.sql());
                 expect("BRANCH");
-                s.name = optionalRef();
-                clauses(s, "AT", "INTO", "IN", "DRY");
+                s.name = mergeSource();
+                clauses(s, "AT", "INTO", "IN", "DRY", "FORCE", "DROP");
                 break;
             case "RESTORE":
                 s = new Statement(Statement.Kind.RESTORE, lexer.sql());
@@ -217,6 +218,12 @@ final class Grammar {
                     expect("RUN");
                     s.dryRun = true;
                     break;
+                case "FORCE":
+                    keyList(s, s.force, t);
+                    break;
+                case "DROP":
+                    keyList(s, s.drop, t);
+                    break;
                 default: // AT
                     s.at = at();
             }
@@ -256,6 +263,44 @@ final class Grammar {
             return null;
         }
         return ref("a reference name");
+    }
+
+    /** MERGE's source: a name, or none when a clause follows (FORCE or DROP and a
+     * parenthesis open one there; else they name a branch). */
+    private String mergeSource() throws ParseException {
+        Token t = peek();
+        if ((t.is("FORCE") || t.is("DROP")) && lexer.get(i + 1).text.equals("(")
+                && lexer.get(i + 1).kind == Kind.OTHER) {
+            return null;
+        }
+        return optionalRef();
+    }
+
+    /** {@code (ns.k [, ns.k ...])} after FORCE or DROP: keys, each once in the statement. */
+    private void keyList(Statement s, List<List<String>> into, Token clause)
+            throws ParseException {
+        Token open = next();
+        if (open.kind != Kind.OTHER || !open.text.equals("(")) {
+            throw error(open, ": expected ( and the keys "
+                    + clause.text.toUpperCase(Locale.ROOT) + " applies to");
+        }
+        while (true) {
+            Token at = peek();
+            List<String> key = key();
+            if (s.force.contains(key) || s.drop.contains(key)) {
+                throw error(at, ": " + String.join(".", key) + " is given twice (each key "
+                        + "takes FORCE or DROP once)");
+            }
+            into.add(key);
+            if (peek().kind != Kind.COMMA) {
+                break;
+            }
+            next();
+        }
+        Token close = next();
+        if (close.kind != Kind.OTHER || !close.text.equals(")")) {
+            throw error(close, ": expected , or )");
+        }
     }
 
     private static boolean isValue(Token t) {

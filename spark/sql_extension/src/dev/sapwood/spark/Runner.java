@@ -120,21 +120,52 @@ final class Runner {
         // The merge route takes its author from the body (the Iceberg routes and restore
         // from the header): the catalog's author header names the merge too.
         String author = target.header("Sapwood-Commit-Author");
+        // FORCE (k) and DROP (k): per-key modes; the server refuses (400) a key the
+        // merge does not change, naming it.
+        List<Map<String, Object>> modes = new ArrayList<>();
+        for (List<String> k : s.force) {
+            modes.add(Versioning.object("key", Versioning.object("elements", k),
+                    "mergeBehavior", "FORCE"));
+        }
+        for (List<String> k : s.drop) {
+            modes.add(Versioning.object("key", Versioning.object("elements", k),
+                    "mergeBehavior", "DROP"));
+        }
         Map<String, Object> body = Versioning.object("fromRefName", base(source),
                 "fromHash", from, "dryRun", s.dryRun, "returnConflictAsResult", s.dryRun,
+                "keyMergeModes", modes,
                 "commitMeta", author == null ? null : Versioning.object("author", author));
-        JsonNode result = api.call("POST", TREES + Versioning.name(into) + "@" + head
-                + "/history/merge", body);
+        JsonNode result;
+        try {
+            result = api.call("POST", TREES + Versioning.name(into) + "@" + head
+                    + "/history/merge", body);
+        } catch (ApiError e) {
+            if (e.keys.isEmpty()) {
+                throw e;
+            }
+            // A refused merge says how to resolve its keys, as a statement to run.
+            throw new ApiError(e.status, e.code, e.getMessage() + "; "
+                    + Resolve.hint(s, base(source), into, e.keys), e.conflicts, e.keys);
+        }
         if (!s.dryRun) {
             return rows(RowFactory.create(into, result.path("resultantTargetHash").asText()));
         }
         List<Row> out = new ArrayList<>();
         for (JsonNode d : result.path("details")) {
             JsonNode conflict = d.path("conflict");
-            List<String> reasons = conflict.isObject()
-                    ? Collections.singletonList(conflict.path("conflictType").asText() + ": "
-                            + conflict.path("message").asText())
-                    : Collections.emptyList();
+            List<String> reasons = new ArrayList<>();
+            if (conflict.isObject()) {
+                String key = Json.dotted(d.path("key"));
+                reasons.add(conflict.path("conflictType").asText() + ": "
+                        + conflict.path("message").asText());
+                // A view's SQL per dialect: the target's to the source's, as a diff.
+                d.path("conflictDetails").path("sqlDiff").fields().forEachRemaining(
+                        e -> reasons.add(e.getKey() + " diff:\n" + e.getValue().asText()));
+                if (d.path("outcome").asText().equals("CONFLICT")) {
+                    reasons.add(Resolve.hint(s, base(source), into,
+                            Collections.singletonList(key)));
+                }
+            }
             out.add(RowFactory.create(Json.dotted(d.path("key")), d.path("outcome").asText(),
                     reasons.toArray(new String[0])));
         }

@@ -57,6 +57,10 @@ final class Statement implements Serializable {
     boolean dryRun;
     boolean fromInstant;   // RESTORE ... FROM TIMESTAMP t
     final List<List<String>> keys = new ArrayList<>();
+    // MERGE ... FORCE (k, ...) DROP (k, ...): per key, take the source's change or keep
+    // the target's value.
+    final List<List<String>> force = new ArrayList<>();
+    final List<List<String>> drop = new ArrayList<>();
 
     Statement(Kind kind, String text) {
         this.kind = kind;

@@ -11,19 +11,24 @@ from __future__ import annotations
 
 import html
 import json
+import subprocess
 import time
 from typing import Any
 
 import httpx
 
 from tests.api import spark_bodies as sb
-from tests.api.test_cli_merge_report import sapwood
 from tests.api.test_rest_http import V1
 from tests.api.test_versioning_http import head
 from tests.http import http_client
 from tests.server import Server
+from tests.zygote_client import run
 
 SPARK = "SELECT id, name FROM t"
+
+
+def sapwood(server: Server, *args: str) -> subprocess.CompletedProcess[str]:
+    return run([*args], env={"SAPWOOD_URI": server.base, "COLUMNS": "200"}, timeout=60)
 
 
 def _branch(http: httpx.Client, name: str) -> None:

@@ -12,7 +12,7 @@ from urllib.parse import quote, urlencode
 from urllib.request import Request, urlopen
 
 from spark.errors import CatalogError
-from spark.session import server_root
+from spark.session import AUTHOR_HEADER, server_root
 
 _REF_SAFE = "@*~^:.-_"
 
@@ -24,18 +24,26 @@ def _key_path(key: str) -> str:
 
 
 class Versioning:
-    def __init__(self, uri: str, timeout: float = 60, credential: str | None = None) -> None:
+    def __init__(self, uri: str, timeout: float = 60, credential: str | None = None,
+                 author: str | None = None) -> None:
         """``credential`` (an API key ``id:secret``) is for a catalog with
-        authentication on; the server takes a raw key as a bearer token."""
+        authentication on; the server takes a raw key as a bearer token.
+        ``author`` names the commits this client's writes make: it goes on
+        every request as ``Sapwood-Commit-Author``, as a Spark catalog's
+        ``header.`` property does (restore, revert, materialized views), and
+        into a merge's ``commitMeta``, where the merge route takes it."""
         self.root = server_root(uri)
         self.timeout = timeout
         self.credential = credential
+        self.author = author
 
     def call(self, method: str, path: str, body: Any = None,
              params: dict[str, Any] | None = None) -> dict[str, Any]:
         url = self.root + path + ("?" + urlencode(params) if params else "")
         data = json.dumps(body).encode() if body is not None else None
         headers = {"Content-Type": "application/json"} if data else {}
+        if self.author:
+            headers[AUTHOR_HEADER] = self.author
         if self.credential:
             headers["Authorization"] = f"Bearer {self.credential}"
         req = Request(url, data=data, method=method, headers=headers)
@@ -67,8 +75,10 @@ class Versioning:
         """Merge ``source`` into branch ``into`` at its current head. A conflict
         raises CatalogError (409) naming the keys; nothing is written then."""
         body: dict[str, Any] = {"fromRefName": source, "dryRun": dry_run}
-        if message:
-            body["message"] = message
+        meta = {**({"message": message} if message else {}),
+                **({"author": self.author} if self.author else {})}
+        if meta:
+            body["commitMeta"] = meta
         return self.call("POST", f"/api/v2/trees/{quote(into, safe='')}@{self.head(into)}"
                                  "/history/merge", body)
 
@@ -117,6 +127,20 @@ class Versioning:
             page = self.call("GET", path, params={"pageToken": page["token"]})
             out += page["versions"]
         return out
+
+    def first_change_since(self, key: str, ref: str, since: str) -> dict[str, Any] | None:
+        """The oldest commit on ``ref`` (first parents, as the log walks)
+        since instant ``since`` that changed ``key``: for a key that was not
+        there at ``since``, the commit that created it. None when none did."""
+        path = f"/api/v2/trees/{quote(ref, safe=_REF_SAFE)}/history"
+        params: dict[str, Any] = {"key": key, "since": since}
+        oldest = None
+        while True:
+            page = self.call("GET", path, params=params)
+            oldest = (page.get("logEntries") or [oldest])[-1]
+            if not page.get("hasMore"):
+                return oldest["commitMeta"] if oldest else None
+            params = {**params, "pageToken": page["token"]}
 
     def lineage(self, key: str, ref: str = "main") -> list[dict[str, Any]]:
         found: list[dict[str, Any]] = self.call(

@@ -172,7 +172,8 @@ def _pipeline(spark: SparkSession, uri: str, rows: int, p: Progress) -> None:
     p.say("all checks pass: row counts, 5 regions, 21 days, no negative amounts")
 
     p.step("publish: merging etl into main")
-    result = merge(uri, "etl", into="main", message="publish shop from etl")
+    # As the etl job (its catalog's author), as its Spark writes on etl were.
+    result = merge(spark, "etl", into="main", message="publish shop from etl", catalog="etl")
     p.say(f"main is now at {result['resultantTargetHash'][:12]}; main sees:")
     p.table(spark.sql("SELECT * FROM main.shop.revenue_by_region ORDER BY region"))
 

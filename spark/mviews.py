@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from spark.client import Versioning
+from spark.explain import query_error
 from spark.session import add_catalog, server_root
-from spark.views import quoted
+from spark.views import catalog_author, quoted
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -69,39 +70,51 @@ def _back(spark: SparkSession, before: tuple[str, str]) -> None:
 def create_materialized_view(spark: SparkSession, uri: str, key: str, sql: str,
                              ref: str = "main", properties: dict[str, str] | None = None,
                              default_namespace: list[str] | None = None,
-                             credential: str | None = None) -> dict[str, Any]:
+                             credential: str | None = None,
+                             author: str | None = None) -> dict[str, Any]:
     """Create materialized view ``key`` (``ns.name``) on branch ``ref`` from a
     Spark SQL query; its columns and types are the ones Spark gives the query
-    there. Not refreshed yet: it reads as its view until ``refresh``."""
+    there. Not refreshed yet: it reads as its view until ``refresh``.
+    Committed as ``author`` (default: the session's current catalog's). SQL
+    that does not resolve on ``ref`` raises spark.errors.NotFoundError (else
+    QueryError) naming the key and ``ref``."""
     namespace = default_namespace if default_namespace is not None else key.split(".")[:-1]
     name = "sapwood_define_" + hashlib.sha1(f"{uri}|{ref}".encode()).hexdigest()[:10]
     add_catalog(spark, name, uri, ref, credential=credential)
-    before = _in_namespace(spark, name, namespace)
     try:
-        schema = iceberg_schema(spark.sql(sql))
-    finally:
-        _back(spark, before)
+        before = _in_namespace(spark, name, namespace)
+        try:
+            schema = iceberg_schema(spark.sql(sql))
+        finally:
+            _back(spark, before)
+    except Exception as e:  # Spark's words name the catalog defined here
+        raise query_error(e, name, f"cannot define materialized view '{key}' on {ref}") \
+            from None
     body = {"key": {"elements": key.split(".")}, "sql": sql, "dialect": "spark",
             "defaultNamespace": namespace, "schema": schema, "properties": properties or {}}
-    return Versioning(uri, credential=credential).call(
+    return Versioning(uri, credential=credential, author=_author(spark, author)).call(
         "POST", f"/api/v2/trees/{quote(ref, safe='')}/materialized-views", body)
 
 
 def refresh(spark: SparkSession, uri: str, key: str, ref: str = "main", mode: str = "auto",
-            credential: str | None = None, report_files: bool = False) -> dict[str, Any]:
+            credential: str | None = None, report_files: bool = False,
+            author: str | None = None) -> dict[str, Any]:
     """Refresh ``key`` on branch ``ref`` (``mode`` "full" recomputes whatever
     the catalog's plan says). Returns the plan followed: ``kind`` (full,
     incremental or none when already fresh), ``reason``, the pinned commit
     and the base snapshots read; with ``report_files``, also ``filesRead``:
-    the base-table data files the refresh read rows from."""
-    client = Versioning(uri, credential=credential)
+    the base-table data files the refresh read rows from. The refresh's
+    commit names ``author`` (default: the session's current catalog's)."""
+    author = _author(spark, author)
+    client = Versioning(uri, credential=credential, author=author)
     plan = client.call("GET", _path(ref, key, "/refresh-plan"), params={"mode": mode})
     if plan["kind"] == "none":
         return plan
     name = "sapwood_refresh_" + hashlib.sha1(
         f"{server_root(uri)}|{plan['pinnedReference']}|{key}|{plan['versionId']}".encode()
     ).hexdigest()[:12]
-    add_catalog(spark, name, uri, plan["pinnedReference"], credential=credential)
+    add_catalog(spark, name, uri, plan["pinnedReference"], author=author,
+                credential=credential)
     spark.conf.set(f"spark.sql.catalog.{name}.header.{REFRESH_HEADER}", str(plan["versionId"]))
     target = f"{name}.{quoted(key)}"
     # The view's own SQL names tables relative to its default namespace; the
@@ -111,6 +124,9 @@ def refresh(spark: SparkSession, uri: str, key: str, ref: str = "main", mode: st
         if plan["kind"] == "full" else None
     try:
         files = _run(spark, plan, name, target, report_files)
+    except Exception as e:  # Spark's words name the catalog pinned here
+        raise query_error(e, name, f"cannot refresh materialized view '{key}' on "
+                                   f"{plan['pinnedReference']}") from None
     finally:
         if before is not None:
             _back(spark, before)
@@ -157,6 +173,12 @@ def _run(spark: SparkSession, plan: dict[str, Any], name: str, target: str,
                                  for f in stored.schema.fields])
         merged.writeTo(target).option(REFRESH_KIND, writer_kind).overwrite(F.lit(True))
     return files(delta)
+
+
+def _author(spark: SparkSession, author: str | None) -> str | None:
+    """``author``, else the one the session's current catalog names its
+    commits with (``session(author=)``), if any."""
+    return author if author is not None else catalog_author(spark)
 
 
 def freshness(uri: str, key: str, ref: str = "main",

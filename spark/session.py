@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
@@ -29,6 +29,9 @@ AUTHOR_HEADER = "Sapwood-Commit-Author"
 STALENESS_HEADER = "Sapwood-Max-Staleness-Ms"
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties").as_uri()
 EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+# How far past an instant must be before a catalog pinned there caches tables:
+# beyond any clock difference between this machine and the server.
+SETTLED_AFTER = timedelta(minutes=5)
 
 
 def ref_spec(ref: str = "main", as_of: datetime | str | int | None = None) -> str:
@@ -77,9 +80,29 @@ def catalog_conf(name: str, uri: str, ref: str = "main",
         f"{key}.type": "rest",
         f"{key}.uri": catalog_uri(uri, ref, as_of),
         # A branch moves under other writers (a merge, another job); Spark's
-        # 30 s table cache would hide that. A pinned ref never changes.
-        f"{key}.cache-enabled": "true" if as_of is not None else "false",
+        # 30 s table cache would hide that. A ref pinned at an instant that
+        # has passed never changes; one at an instant still to come (or just
+        # now, by a clock that may differ from the server's) is the branch
+        # until then.
+        f"{key}.cache-enabled": "true" if settled(as_of) else "false",
     }
+
+
+def settled(as_of: datetime | str | int | None) -> bool:
+    """Whether ``as_of`` is an instant at least SETTLED_AFTER past (by this
+    machine's clock): what a catalog pinned there reads can no longer change."""
+    if as_of is None:
+        return False
+    try:
+        if isinstance(as_of, datetime):
+            at = as_of
+        elif isinstance(as_of, int) or as_of.isdigit():
+            at = datetime.fromtimestamp(int(as_of) / 1000, UTC)
+        else:
+            at = datetime.fromisoformat(as_of.upper())
+    except (ValueError, OverflowError, OSError):
+        return False  # the server will say what is wrong with it
+    return at.tzinfo is not None and at <= datetime.now(UTC) - SETTLED_AFTER
 
 
 def add_catalog(spark: SparkSession, name: str, uri: str, ref: str = "main",

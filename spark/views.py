@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from spark.client import Versioning
-from spark.session import add_catalog, ref_spec, server_root
+from spark.explain import view_read_error
+from spark.session import AUTHOR_HEADER, add_catalog, ref_spec, server_root
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -62,6 +63,18 @@ def catalog_credential(target: SparkSession | str, catalog: str | None = None,
     return target.conf.get(f"spark.sql.catalog.{name}.credential", None) or None
 
 
+def catalog_author(target: SparkSession | str, catalog: str | None = None,
+                   author: str | None = None) -> str | None:
+    """``author`` if given, else the one the session's catalog names its
+    commits with (its ``header.Sapwood-Commit-Author``, which
+    ``session(author=)`` sets): the helpers' writes are then the same job's
+    as Spark's own (None for a URI or a catalog without one)."""
+    if author is not None or isinstance(target, str):
+        return author
+    name = session_catalog(target, catalog)
+    return target.conf.get(f"spark.sql.catalog.{name}.header.{AUTHOR_HEADER}", None) or None
+
+
 def catalog_ref(spark: SparkSession, catalog: str | None = None) -> str:
     """The ref spec a session's catalog reads (``main``, ``etl``, ``main*…``)."""
     tail = _catalog_uri(spark, catalog).rstrip("/").split("/iceberg", 1)[1]
@@ -85,11 +98,19 @@ def read_view(spark: SparkSession, name: str, ref: str | None = None,
               as_of: datetime | str | int | None = None,
               catalog: str | None = None) -> DataFrame:
     """View ``name`` (``ns.v``) as a DataFrame: on the session's catalog, or on
-    ``ref`` and/or as of ``as_of`` (a zoned datetime, ISO-8601 text or epoch ms)."""
+    ``ref`` and/or as of ``as_of`` (a zoned datetime, ISO-8601 text or epoch ms).
+    A view, reference or instant that is not there raises NotFoundError in
+    the words given (a view created later says when); SQL Spark cannot
+    analyse there raises QueryError."""
     if ref is None and as_of is None:
         return spark.table(f"`{session_catalog(spark, catalog)}`.{quoted(name)}")
     base = ref or catalog_ref(spark, catalog).split("*", 1)[0]
-    return spark.table(f"`{pinned_catalog(spark, base, as_of, catalog)}`.{quoted(name)}")
+    pinned = pinned_catalog(spark, base, as_of, catalog)
+    try:
+        return spark.table(f"`{pinned}`.{quoted(name)}")
+    except Exception as e:  # Spark's, naming the pinned catalog; or Iceberg's raw one
+        raise view_read_error(versioning_client(spark, catalog, None), e, name, base, as_of,
+                              pinned) from None
 
 
 def view_history(spark: SparkSession, name: str, ref: str = "main",
@@ -107,17 +128,22 @@ def view_history(spark: SparkSession, name: str, ref: str = "main",
 
 
 def create_branch(target: SparkSession | str, name: str, from_ref: str = "main",
-                  catalog: str | None = None, credential: str | None = None) -> str:
-    """Create branch ``name`` at ``from_ref``; returns its hash."""
-    return versioning_client(target, catalog, credential).create_branch(name, from_ref)
+                  catalog: str | None = None, credential: str | None = None,
+                  author: str | None = None) -> str:
+    """Create branch ``name`` at ``from_ref``; returns its hash. (The author
+    goes with the request, as with every helper; a reference's change
+    records its principal, not an author.)"""
+    return versioning_client(target, catalog, credential, author).create_branch(name,
+                                                                               from_ref)
 
 
 def merge(target: SparkSession | str, source: str, into: str = "main",
           message: str | None = None, catalog: str | None = None,
-          credential: str | None = None) -> dict[str, Any]:
-    """Merge ``source`` into ``into``; raises CatalogError (409) on a conflict,
-    (403) without merge-into on ``into``."""
-    return versioning_client(target, catalog, credential).merge(source, into, message)
+          credential: str | None = None, author: str | None = None) -> dict[str, Any]:
+    """Merge ``source`` into ``into``, committed as ``author`` (default: the
+    session's catalog's); raises CatalogError (409) on a conflict, (403)
+    without merge-into on ``into``."""
+    return versioning_client(target, catalog, credential, author).merge(source, into, message)
 
 
 def diff(target: SparkSession | str, from_ref: str, to_ref: str,
@@ -128,27 +154,32 @@ def diff(target: SparkSession | str, from_ref: str, to_ref: str,
 
 def restore(target: SparkSession | str, keys: list[str], source: str, branch: str = "main",
             dry_run: bool = False, catalog: str | None = None,
-            credential: str | None = None) -> dict[str, Any]:
+            credential: str | None = None, author: str | None = None) -> dict[str, Any]:
     """Make ``keys`` on ``branch`` as they were at ``source`` (``ref``,
     ``ref@hash`` or ``ref*instant``; spark.session.ref_spec builds one from a
     datetime), in one new commit; a view gets a new version equal to the
-    source's. Returns the new hash and, per key, what came from where."""
-    return versioning_client(target, catalog, credential).restore(keys, source, branch,
-                                                                  dry_run)
+    source's; committed as ``author`` (default: the session's catalog's).
+    Returns the new hash and, per key, what came from where."""
+    return versioning_client(target, catalog, credential, author).restore(keys, source,
+                                                                          branch, dry_run)
 
 
 def revert(target: SparkSession | str, commits: list[str], branch: str = "main",
            parent: int = 1, dry_run: bool = False, catalog: str | None = None,
-           credential: str | None = None) -> dict[str, Any]:
-    """Undo ``commits`` (a merge against its ``parent``) in one new commit."""
-    return versioning_client(target, catalog, credential).revert(commits, branch, parent,
-                                                                 dry_run)
+           credential: str | None = None, author: str | None = None) -> dict[str, Any]:
+    """Undo ``commits`` (a merge against its ``parent``) in one new commit,
+    committed as ``author`` (default: the session's catalog's)."""
+    return versioning_client(target, catalog, credential, author).revert(commits, branch,
+                                                                         parent, dry_run)
 
 
 def versioning_client(target: SparkSession | str, catalog: str | None,
-                      credential: str | None) -> Versioning:
+                      credential: str | None, author: str | None = None) -> Versioning:
+    """A client as the session's catalog: its server, its credential and the
+    author it names its commits with, unless given."""
     return Versioning(server_uri(target, catalog),
-                      credential=catalog_credential(target, catalog, credential))
+                      credential=catalog_credential(target, catalog, credential),
+                      author=catalog_author(target, catalog, author))
 
 
 def _origin(restored: dict[str, Any] | None) -> str | None:

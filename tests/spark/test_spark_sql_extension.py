@@ -41,6 +41,7 @@ def plain(jvm: SparkSession, base: str, **props: str) -> SparkSession:
     s.conf.set("spark.sql.catalog.sw", "org.apache.iceberg.spark.SparkCatalog")
     s.conf.set("spark.sql.catalog.sw.type", "rest")
     s.conf.set("spark.sql.catalog.sw.uri", f"{base}/iceberg/main")
+    s.conf.set("spark.sql.catalog.sw.cache-enabled", "false")
     for k, v in props.items():
         s.conf.set(f"spark.sql.catalog.sw.{k}", v)
     return s

@@ -7,10 +7,10 @@ import time
 from datetime import UTC, datetime
 
 import pytest
-from pyspark.errors import AnalysisException
 
 import spark as sw
 from spark.client import Versioning
+from spark.errors import NotFoundError
 from spark.session import ref_spec
 from tests.server import Server
 from tests.spark.conftest import rows
@@ -58,7 +58,7 @@ def test_a_session_at_an_instant_reads_the_view_and_its_tables_as_they_were(
     # The present: the last SQL over all rows.
     assert rows(spark, "SELECT * FROM sapwood.tt.v") == [(200,), (300,), (400,)]
     # Before the view existed, the pinned catalog has no such view.
-    with pytest.raises(AnalysisException):
+    with pytest.raises(NotFoundError, match=r"^view 'tt.v' did not exist on main at "):
         sw.read_view(spark, "tt.v", as_of=before_view).collect()
     # A pinned catalog is read-only.
     with pytest.raises(Exception, match=r"it pins a commit .*writes need a branch name"):

@@ -38,9 +38,13 @@ final class Json {
         return String.join(".", parts);
     }
 
+    /** An object's fields as text; a list value (a commit's {@code allProperties}
+     * holds one per key, as Nessie's does) as its items joined with ", ". */
     static Map<String, String> strings(JsonNode object) {
         Map<String, String> out = new LinkedHashMap<>();
-        object.fields().forEachRemaining(e -> out.put(e.getKey(), e.getValue().asText()));
+        object.fields().forEachRemaining(e -> out.put(e.getKey(),
+                e.getValue().isArray() ? String.join(", ", list(e.getValue()))
+                        : e.getValue().asText()));
         return out;
     }
 

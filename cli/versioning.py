@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from cli.client import DEFAULT_URI, CatalogClient, ref_path
+from cli.client import DEFAULT_URI, CatalogClient, CliError, ref_path
 from cli.output import JsonOpt, echo, merged_pages, print_json, print_table
 from core.keys import ContentKey
 
@@ -290,8 +290,14 @@ def view_history(key: str, ref: str = typer.Option("main", "--ref"),
 
     When, who, which commit, what SQL."""
     k = ContentKey.parse(key)
-    audit = merged_pages(client(uri).pages(
-        f"/api/v2/trees/{ref_path(ref)}/views/{k.to_path_string()}/history"), "versions")
+    c = client(uri)
+    try:
+        audit = merged_pages(c.pages(
+            f"/api/v2/trees/{ref_path(ref)}/views/{k.to_path_string()}/history"), "versions")
+    except CliError as e:
+        if "*" not in ref or not str(e).startswith("HTTP 404"):
+            raise
+        raise CliError(_not_yet(c, ref, k) or str(e)) from None
     if as_json:
         print_json(audit)
         return
@@ -308,6 +314,23 @@ def view_history(key: str, ref: str = typer.Option("main", "--ref"),
             for dialect, text in v["sqlDiff"].items():
                 if text:
                     echo(f"# version {v['versionId']} ({dialect})\n{text}")
+
+
+def _not_yet(c: CatalogClient, spec: str, key: ContentKey) -> str | None:
+    """For a view missing at ``branch*instant``: that it was created later,
+    when and by which commit (the oldest commit since then that changed it);
+    None when none did. A reference not there at the instant says so itself."""
+    c.reference(spec)
+    branch, instant = spec.rsplit("*", 1)
+    oldest = None
+    for page in c.pages(f"/api/v2/trees/{ref_path(branch)}/history",
+                        {"key": key.to_path_string(), "since": instant}):
+        oldest = (page.get("logEntries") or [oldest])[-1]
+    if oldest is None:
+        return None
+    meta = oldest["commitMeta"]
+    return (f"view '{key}' did not exist on {branch} at {instant}: it was created at "
+            f"{meta['commitTime']} by commit {meta['hash'][:12]} ({meta['message']})")
 
 
 def register(app: typer.Typer) -> None:

@@ -87,6 +87,20 @@ def _missing_view(client: Versioning, name: str, ref: str,
             f"{created['hash'][:12]} ({created['message']})")
 
 
+def history_error(client: Versioning, error: CatalogError, name: str, ref: str) -> Exception:
+    """For view ``name``'s audit refused at ``ref``: a view missing at
+    ``branch*instant`` that was created since says when (NotFoundError);
+    anything else as the server said it."""
+    if error.status != 404 or "*" not in ref:
+        return error
+    base, instant = ref.rsplit("*", 1)
+    try:
+        client.head(ref)
+    except CatalogError as refused:
+        return NotFoundError(f"no audit of view '{name}' on {ref}: {refused.message}")
+    return NotFoundError(_missing_view(client, name, base, instant, ref))
+
+
 def query_error(error: Exception, internal: str, what: str) -> Exception:
     """``error`` (Spark's, analysing SQL through catalog ``internal``) as a
     NotFoundError or QueryError that starts with ``what`` and names no

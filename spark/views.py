@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from spark.client import Versioning
-from spark.explain import view_read_error
+from spark.errors import CatalogError
+from spark.explain import history_error, view_read_error
 from spark.session import AUTHOR_HEADER, add_catalog, ref_spec, server_root
 
 if TYPE_CHECKING:
@@ -117,8 +118,13 @@ def view_history(spark: SparkSession, name: str, ref: str = "main",
                  catalog: str | None = None, credential: str | None = None) -> DataFrame:
     """The view's audit on ``ref``, oldest version first: when each version was
     current, the commit that brought it, its author, its SQL per dialect, and
-    for a restored version where it came from."""
-    versions = versioning_client(spark, catalog, credential).view_history(name, ref)
+    for a restored version where it came from. At ``ref*instant`` before
+    the view was created, NotFoundError says when it was."""
+    client = versioning_client(spark, catalog, credential)
+    try:
+        versions = client.view_history(name, ref)
+    except CatalogError as e:
+        raise history_error(client, e, name, ref) from None
     rows = [(v["versionId"], _time(v["currentFrom"]), _time(v["currentUntil"]),
              v["commit"]["hash"], v["commit"]["author"], v["commit"]["message"],
              ".".join(v["key"]["elements"]), dict(v["representations"]),

@@ -156,12 +156,16 @@ def test_errors_name_the_view_reference_and_instant_as_written(spark: SparkSessi
         "The table or view `missing` cannot be found."), str(e.value)
     assert not INTERNAL.search(str(e.value))
 
+    # The view's audit at that instant, from the CLI and the helper alike.
     spec = ref_spec("main", before_view)
+    said = f"view 'words.v' did not exist on main at {spec.split('*')[1]}: {then}"
     proc = sapwood(["view", "history", "words.v", "--ref", spec, "--uri", server.base],
                    timeout=120)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert proc.stderr.strip() == (f"error: view 'words.v' did not exist on main at "
-                                   f"{spec.split('*')[1]}: {then}")
+    assert proc.stderr.strip() == f"error: {said}"
+    with pytest.raises(NotFoundError) as e:
+        sw.view_history(spark, "words.v", ref=spec)
+    assert str(e.value) == said
 
 
 def _documented_settings() -> dict[str, dict[str, str]]:

@@ -187,6 +187,16 @@ class Database:
         any process). None: unknown (PostgreSQL; store.data_version)."""
         return self.watch.token() if self.watch is not None else None
 
+    def commit_token(self) -> object | None:
+        """change_token's promise on PostgreSQL too, for one small query
+        there: its current snapshot (the oldest running transaction, one
+        past the newest ended, the ones running between), which differs once
+        any transaction that wrote has ended since. None: unknown."""
+        if self.dialect != "postgresql":
+            return self.change_token()
+        rows = self.raw_read("SELECT pg_current_snapshot()::text", ())
+        return str(rows[0][0]) if rows else None
+
     def dispose(self) -> None:
         if self.watch is not None:
             self.watch.close()

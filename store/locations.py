@@ -118,6 +118,28 @@ class LocationIndex:
                     LOCATIONS.c.path.in_(wanted[i:i + 500]))).scalars())
         return found
 
+    def around(self, path: str) -> list[tuple[str, str]]:
+        """Every claim (path, content id) that holds ``path``, is it, or lies
+        inside it: from which the claims holding any object in that folder
+        are known without asking again (signing, catalog.maintenance.liveness)."""
+        up = ancestors(path)
+        with self.db.read() as conn:
+            rows = conn.execute(select(LOCATIONS.c.path, LOCATIONS.c.content_id).where(
+                LOCATIONS.c.path.in_(up) | ((LOCATIONS.c.path > path + "/")
+                                            & (LOCATIONS.c.path < path + "0")))).all()
+        return [(p, c) for p, c in rows]
+
+    def places(self, content_ids: Iterable[str]) -> dict[str, set[str]]:
+        """The claims of some objects: content id -> paths."""
+        ids = sorted(set(content_ids))
+        out: dict[str, set[str]] = {}
+        with self.db.read() as conn:
+            for i in range(0, len(ids), 500):
+                for path, cid in conn.execute(select(LOCATIONS.c.path, LOCATIONS.c.content_id)
+                                              .where(LOCATIONS.c.content_id.in_(ids[i:i + 500]))):
+                    out.setdefault(cid, set()).add(path)
+        return out
+
     # -- for gc ---------------------------------------------------------------------------
     def owners(self) -> dict[str, set[str]]:
         """Every claim: content id -> paths."""

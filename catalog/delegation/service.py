@@ -43,6 +43,8 @@ LOCAL_NOTE = ("unavailable: the warehouse is not on S3, so there is nothing to d
 # The config key that says what this catalog delegates (config and loadTable).
 NOTE_KEY = "sapwood.access-delegation"
 _MAX_DELETE_KEYS = 1000  # S3's own limit for one DeleteObjects
+# What a refusal says of a retained commit the caller may not read.
+_HIDDEN = "a retained commit of another reference"
 
 
 @dataclass(frozen=True)
@@ -161,7 +163,8 @@ class StorageAccess:
             # holds is never written again (and one that exists then is
             # refused by S3 itself: If-None-Match, sign_headers).
             self._check_unreferenced(s3.bucket, [s3.key], history,
-                                     "a file history references is never written again")
+                                     "a file history references is never written again",
+                                     new=True)
         answer = self.signer.sign(s3.method, request.uri, headers.signed, headers.given,
                                   request.region)
         reason = "delete" if s3.deletes else s3.access.value
@@ -194,27 +197,38 @@ class StorageAccess:
                     "belong to a commit in flight, so only its writer may delete it until then")
 
     def _check_unreferenced(self, bucket: str, keys: list[str], history: History,
-                            then: str) -> None:
+                            then: str, new: bool = False) -> None:
         """Refused when a commit some reference retains references one of
         the objects: gc keeps it, and so does signing (``then``: what the
-        refusal says of it)."""
+        refusal says of it); and when one lies in the folders of a table
+        whose retained history cannot all be read (gc keeps every file
+        there). ``new``: the objects are to be written."""
         assert self.liveness is not None
-        cid = self.liveness.content_id(history.ref, history.key)
-        if cid is None:
-            raise refuse(f"{dotted(history.key)} is not a table on this reference")
         uris = [f"s3://{bucket}/{k}" for k in keys]
         sees = history.sees
 
         def shown(h: Held) -> bool:
             return sees is None or sees(h.ref, h.key)
 
-        held = self.liveness.holders(self.liveness.owners(cid, uris), uris, shown)
+        found = self.liveness.referencing(history.ref, history.key, uris, shown, new)
+        if found is None:
+            raise refuse(f"{dotted(history.key)} is not a table on this reference")
         for uri in uris:
-            h = held.get(uri)
-            if h is None:
-                continue
-            said = _holder(h) if shown(h) else "a retained commit of another reference"
-            raise refuse(f"{uri} is referenced by history that is retained ({said}): {then}")
+            h = found.held.get(uri)
+            if h is not None:
+                said = _holder(h) if shown(h) else _HIDDEN
+                raise refuse(f"{uri} is referenced by history that is retained ({said}): {then}")
+        for uri in uris:
+            hurt = found.damaged.get(uri)
+            if hurt is not None:
+                d, h = hurt
+                said = (f"{_retained(h)}, holds a version of {dotted(h.key)} whose {d.kind} "
+                        f"file {d.path} cannot be read: {d.problem}") if shown(h) else _HIDDEN
+                raise refuse(
+                    f"{uri} lies in the folders of a table whose retained history cannot all "
+                    f"be read ({said}): which files there it needs is unknown, so none is "
+                    f"{'written' if new else 'deleted'} through a signature, as gc keeps them "
+                    "all (sapwood fsck --files names the damage)")
 
     def _object(self, bucket: str, key: str) -> tuple[str, float] | None:
         """The principal that wrote the object, and its age in seconds; None
@@ -274,13 +288,17 @@ class StorageAccess:
         return config
 
 
-def _holder(h: Held) -> str:
-    """Which retained commit references a file, as a refusal says it."""
+def _retained(h: Held) -> str:
+    """A retained commit and what retains it, as a refusal says it."""
     by = {Holding.BRANCH: f"by branch '{h.ref}'", Holding.TAG: f"by tag '{h.ref}'",
           Holding.DELETED: f"by branch '{h.ref}' (deleted within gc's grace period)",
           Holding.EARLIER: f"through an earlier head of '{h.ref}' (within gc's grace period)"}
-    return (f"commit {h.commit[:12]}, retained {by[h.holding]}, holds a version of "
-            f"{dotted(h.key)} that references it")
+    return f"commit {h.commit[:12]}, retained {by[h.holding]}"
+
+
+def _holder(h: Held) -> str:
+    """Which retained commit references a file, as a refusal says it."""
+    return f"{_retained(h)}, holds a version of {dotted(h.key)} that references it"
 
 
 def credential_config(v: Vended, region: str) -> dict[str, str]:

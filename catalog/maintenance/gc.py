@@ -52,7 +52,13 @@ from catalog.files import MetadataFiles
 from catalog.locations import Locations
 from catalog.maintenance.expiry import Expired, expire_branch
 from catalog.maintenance.fsck_files import name
-from catalog.maintenance.referenced import Damaged, norm, references, storage_fields
+from catalog.maintenance.referenced import (
+    Damaged,
+    in_folders,
+    kept_folders,
+    references,
+    storage_fields,
+)
 from catalog.service import Catalog
 from core.commits import RefType
 from core.content import Content
@@ -60,7 +66,6 @@ from core.errors import InvalidInputError, SapwoodError
 from core.retention import DEFAULT_GRACE_S, MAX_GRACE_S, policy_of
 from store import Store
 from store.gc import GcReport, check_grace, collect, contents_since
-from store.locations import ancestors
 
 # The longest a writer may take between writing a file and committing it
 # (docs/operations.md): an hour by default; never below the floor, which is
@@ -152,8 +157,8 @@ def collect_files(files: MetadataFiles, warehouse: str, contents: Iterable[Conte
         report.kept_landed = sum(1 for p, _ in doomed if p.rstrip("/") in landed)
         doomed = [(p, n) for p, n in doomed if p.rstrip("/") not in landed]
     if report.damaged:
-        folders = _folders(report.damaged, claimed() if claimed is not None else {})
-        kept = {p for p, _ in doomed if any(a in folders for a in ancestors(p.rstrip("/")))}
+        folders = kept_folders(report.damaged, claimed() if claimed is not None else {})
+        kept = {p for p, _ in doomed if in_folders(p, folders)}
         report.kept_damaged = len(kept)
         doomed = [(p, n) for p, n in doomed if p not in kept]
     for path, size in doomed:
@@ -164,24 +169,6 @@ def collect_files(files: MetadataFiles, warehouse: str, contents: Iterable[Conte
             fs.rm(path)
     report.seconds = time.perf_counter() - t
     return report
-
-
-def _folders(damaged: list[Damaged], claimed: dict[str, set[str]]) -> set[str]:
-    """The folders (normalised paths) whose files gc keeps: each damaged
-    table's places, read from its metadata or else from the location index;
-    when neither knows them, the folder its metadata file is in (or, for
-    ``<location>/metadata``, the one above)."""
-    out: set[str] = set()
-    for d in damaged:
-        found = set(d.places)
-        for n in d.needs:
-            found |= claimed.get(n.content_id, set())
-        if not found:
-            for n in d.needs:
-                folder = n.metadata_location.rsplit("/", 1)[0]
-                found.add(folder.rsplit("/", 1)[0] if folder.endswith("/metadata") else folder)
-        out |= {norm(p) for p in found}
-    return out
 
 
 def collect_all(store: Store, files: MetadataFiles, warehouse: str,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from cli.database import DatabaseOpt, DataDirOpt
-from cli.output import JsonOpt, print_json, print_table
+from cli.output import FullOpt, JsonOpt, print_json, print_table, short_instant
 from core.auth import ALL_PRIVILEGES
 from core.instants import format_instant, from_micros
 
@@ -44,10 +44,14 @@ def _when(us: int | None) -> str:
 
 
 # -- principals ---------------------------------------------------------------------------
+NameArg = typer.Argument(..., metavar="NAME", show_default=False,
+                         help="The principal's name (a user or a service)")
+
+
 @principal_app.command("create")
-def principal_create(name: str,
-                     role: Annotated[list[str] | None,
-                                     typer.Option(help="A role it holds (repeatable)")] = None,
+def principal_create(name: str = NameArg,
+                     role: Annotated[list[str] | None, typer.Option(
+                         metavar="ROLE", help="A role it holds (repeatable)")] = None,
                      database: str | None = DatabaseOpt,
                      data_dir: Path | None = DataDirOpt) -> None:
     """Create a principal (then give it a key: sapwood key create NAME)."""
@@ -59,7 +63,7 @@ def principal_create(name: str,
 
 @principal_app.command("list")
 def principal_list(database: str | None = DatabaseOpt, data_dir: Path | None = DataDirOpt,
-                   as_json: bool = typer.Option(
+                   full: bool = FullOpt, as_json: bool = typer.Option(
                        False, "--json", help="Print one JSON document: name, roles, live "
                                              "key ids, created and revoked instants")) -> None:
     """Every principal, its roles, and whether it was revoked."""
@@ -74,12 +78,13 @@ def principal_list(database: str | None = DatabaseOpt, data_dir: Path | None = D
         print_json({"principals": found})
         return
     print_table(("name", "roles", "keys", "created", "revoked"),
-                ((p["name"], ", ".join(p["roles"]), ", ".join(p["keys"]), p["created"] or "",
-                  p["revoked"] or "") for p in found))
+                ((p["name"], ", ".join(p["roles"]), ", ".join(p["keys"]),
+                  short_instant(p["created"], full), short_instant(p["revoked"], full))
+                 for p in found), empty="no principals")
 
 
 @principal_app.command("revoke")
-def principal_revoke(name: str, database: str | None = DatabaseOpt,
+def principal_revoke(name: str = NameArg, database: str | None = DatabaseOpt,
                      data_dir: Path | None = DataDirOpt) -> None:
     """Revoke a principal and all its keys.
 
@@ -91,7 +96,9 @@ def principal_revoke(name: str, database: str | None = DatabaseOpt,
 
 # -- keys ----------------------------------------------------------------------------------
 @key_app.command("create")
-def key_create(principal: str, description: str = typer.Option("", help="What it is for"),
+def key_create(principal: str = typer.Argument(..., metavar="PRINCIPAL", show_default=False,
+                                              help="The principal the key acts as"),
+               description: str = typer.Option("", metavar="TEXT", help="What it is for"),
                database: str | None = DatabaseOpt, data_dir: Path | None = DataDirOpt) -> None:
     """Create an API key for PRINCIPAL.
 
@@ -106,7 +113,10 @@ def key_create(principal: str, description: str = typer.Option("", help="What it
 
 
 @key_app.command("revoke")
-def key_revoke(key_id: str, database: str | None = DatabaseOpt,
+def key_revoke(key_id: str = typer.Argument(..., metavar="KEY_ID", show_default=False,
+                                           help="The key's id (the part of its credential "
+                                                "before ':')"),
+               database: str | None = DatabaseOpt,
                data_dir: Path | None = DataDirOpt) -> None:
     """Revoke a key; tokens issued for it stop working at once."""
     with _store(database, data_dir) as s:
@@ -116,11 +126,15 @@ def key_revoke(key_id: str, database: str | None = DatabaseOpt,
 
 # -- grants -------------------------------------------------------------------------------
 @grant_app.command("add")
-def grant_add(grantee: str = typer.Argument(..., help="A principal, or role:NAME"),
+def grant_add(grantee: str = typer.Argument(..., metavar="GRANTEE", show_default=False,
+                                            help="A principal, or role:NAME"),
               privilege: str = typer.Argument(
-                  ..., help="|".join(p.value for p in ALL_PRIVILEGES)),
-              refs: str = typer.Option("*", help="Reference name or glob (main, etl/*)"),
-              namespace: str = typer.Option("", help="Only below this namespace (a.b)"),
+                  ..., metavar="PRIVILEGE", show_default=False,
+                  help="One of " + ", ".join(p.value for p in ALL_PRIVILEGES)),
+              refs: str = typer.Option("*", metavar="GLOB",
+                                       help="Reference name or glob (main, etl/*)"),
+              namespace: str = typer.Option("", metavar="NAMESPACE",
+                                            help="Only below this namespace (a.b)"),
               database: str | None = DatabaseOpt, data_dir: Path | None = DataDirOpt) -> None:
     """Grant a privilege on references.
 
@@ -145,12 +159,14 @@ def grant_list(database: str | None = DatabaseOpt, data_dir: Path | None = DataD
         return
     print_table(("id", "grantee", "privilege", "refs", "namespace"),
                 ((str(g["id"]), g["grantee"], g["privilege"], g["refs"], ".".join(g["namespace"]))
-                 for g in found["grants"]))
+                 for g in found["grants"]), empty="no grants")
     typer.echo("protected: " + (", ".join(found["protected"]) or "none"))
 
 
 @grant_app.command("revoke")
-def grant_revoke(grant_id: int, database: str | None = DatabaseOpt,
+def grant_revoke(grant_id: int = typer.Argument(..., metavar="ID", show_default=False,
+                                               help="The grant's id (grant list shows it)"),
+                 database: str | None = DatabaseOpt,
                  data_dir: Path | None = DataDirOpt) -> None:
     """Remove a grant."""
     with _store(database, data_dir) as s:
@@ -158,7 +174,8 @@ def grant_revoke(grant_id: int, database: str | None = DatabaseOpt,
     typer.echo(f"grant {grant_id} removed")
 
 
-def protect(pattern: str = typer.Argument(..., help="Branch name or glob"),
+def protect(pattern: str = typer.Argument(..., metavar="GLOB", show_default=False,
+                                          help="Branch name or glob"),
             database: str | None = DatabaseOpt, data_dir: Path | None = DataDirOpt) -> None:
     """Protect branches: only merges land on them.
 
@@ -168,7 +185,8 @@ def protect(pattern: str = typer.Argument(..., help="Branch name or glob"),
     typer.echo(f"{pattern} is protected")
 
 
-def unprotect(pattern: str = typer.Argument(..., help="A protected name or glob"),
+def unprotect(pattern: str = typer.Argument(..., metavar="GLOB", show_default=False,
+                                            help="A protected name or glob"),
               database: str | None = DatabaseOpt, data_dir: Path | None = DataDirOpt) -> None:
     """Lift a protection."""
     with _store(database, data_dir) as s:

@@ -27,8 +27,8 @@ DATA_DIR_HELP = ("Folder of the embedded catalog: its SQLite file (sapwood.db) a
                  "do not say otherwise; one setting for serve and every database verb "
                  "(default: SAPWOOD_DATA_DIR, else ~/.sapwood)")
 # The one data-directory setting, shared by serve and every database verb.
-DataDirOpt = typer.Option(None, "--data-dir", help=DATA_DIR_HELP)
-DatabaseOpt = typer.Option(None, "--database", help=DB_HELP)
+DataDirOpt = typer.Option(None, "--data-dir", metavar="DIR", help=DATA_DIR_HELP)
+DatabaseOpt = typer.Option(None, "--database", metavar="URL", help=DB_HELP)
 
 
 def database_url(database: str | None, data: Path | None = None) -> str:
@@ -118,13 +118,15 @@ def fsck(database: str | None = DatabaseOpt, data_dir: Path | None = DataDirOpt,
              False, "--files", help="Also check that every file a table or view version "
                                     "still in history references exists in the warehouse"),
          warehouse: str | None = typer.Option(
-             None, help="The warehouse, for --files (default: SAPWOOD_WAREHOUSE, else the "
-                        "one in the data directory)"),
+             None, metavar="URI",
+             help="The warehouse, for --files (default: SAPWOOD_WAREHOUSE, else the "
+                  "one in the data directory)"),
          grace: float | None = typer.Option(
-             None, help="For --files: versions a reflog entry this recent names count too "
-                        "(default: SAPWOOD_GC_GRACE_S, else 7 days: gc's)"),
+             None, metavar="SECONDS",
+             help="For --files: versions a reflog entry this recent names count too "
+                  "(default: SAPWOOD_GC_GRACE_S, else 7 days: gc's)"),
          memory: int = typer.Option(
-             512, "--memory-mb", min=64,
+             512, "--memory-mb", min=64, metavar="MB",
              help="Memory budget in MB: caches and the sets that avoid checking an "
                   "object twice stay within it"),
          parallel: bool = typer.Option(
@@ -202,17 +204,19 @@ def _check_files(store: Store, settings: CatalogSettings, grace: float | None) -
 def gc(database: str | None = DatabaseOpt, data_dir: Path | None = DataDirOpt,
        dry_run: bool = typer.Option(False, "--dry-run", help="Say what would go; remove nothing"),
        grace: float | None = typer.Option(
-           None, help="Seconds an unreferenced commit or file is kept (default: "
-                      "SAPWOOD_GC_GRACE_S, else 7 days)"),
+           None, metavar="SECONDS",
+           help="Seconds an unreferenced commit or file is kept (default: "
+                "SAPWOOD_GC_GRACE_S, else 7 days)"),
        write_window: float | None = typer.Option(
-           None, "--write-window",
+           None, "--write-window", metavar="SECONDS",
            help="Seconds a writer may take between writing a file and committing it: "
                 "files younger than that (counted from when the mark began) are never "
                 "deleted, whatever the grace (default: SAPWOOD_GC_WRITE_WINDOW_S, else "
                 "3600; at least 10)"),
        warehouse: str | None = typer.Option(
-           None, help="The warehouse (default: SAPWOOD_WAREHOUSE, else the one in the "
-                      "data directory)"),
+           None, metavar="URI",
+           help="The warehouse (default: SAPWOOD_WAREHOUSE, else the one in the "
+                "data directory)"),
        as_json: bool = typer.Option(
            False, "--json", help="Print one JSON document, as POST /api/v2/admin/gc "
                                  "answers")) -> None:
@@ -246,7 +250,8 @@ def gc(database: str | None = DatabaseOpt, data_dir: Path | None = DataDirOpt,
 
 
 @database_app.command("export")
-def export_(output: str = typer.Argument("-", help="File to write (- for standard output)"),
+def export_(output: str = typer.Argument("-", metavar="FILE",
+                                         help="File to write (- for standard output)"),
             database: str | None = DatabaseOpt,
             data_dir: Path | None = DataDirOpt) -> None:
     """Write the whole catalog as JSON lines.
@@ -271,9 +276,10 @@ def export_(output: str = typer.Argument("-", help="File to write (- for standar
 
 
 @database_app.command("import")
-def import_(source: str = typer.Argument(..., help="An export file (- for standard input)"),
+def import_(source: str = typer.Argument(..., metavar="FILE", show_default=False,
+                                         help="An export file (- for standard input)"),
             database: str | None = typer.Option(
-                None, help="SQLAlchemy URL of a new, empty catalog (default: "
+                None, metavar="URL", help="SQLAlchemy URL of a new, empty catalog (default: "
                            "SAPWOOD_DATABASE_URL, else sapwood.db in the data directory)"),
             data_dir: Path | None = DataDirOpt) -> None:
     """Load an export into a new catalog (created here, if need be).

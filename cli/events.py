@@ -8,33 +8,48 @@ from typing import Annotated, Any
 
 import typer
 
-from cli.output import JsonOpt, echo, print_json, print_json_line, print_table
-from cli.versioning import UriOpt, client
+from cli.options import UriOpt
+from cli.output import (
+    FullOpt,
+    JsonOpt,
+    echo,
+    print_json,
+    print_json_line,
+    print_table,
+    short_hash,
+    short_instant,
+)
+from cli.versioning import client
 
 # A long poll is answered within this (the server's upper bound is 60 s).
 _WAIT_S = 30
 
 
-def events(after: Annotated[int, typer.Option("--after", help="Start after this event id")] = 0,
+def events(after: Annotated[int, typer.Option("--after", metavar="ID",
+                                               help="Start after this event id")] = 0,
            follow: Annotated[bool, typer.Option("--follow", "-f",
                                                 help="Wait for new events")] = False,
            types: Annotated[str | None, typer.Option(
-               "--types", help="Comma-separated CloudEvents types")] = None,
-           ref: Annotated[str | None, typer.Option("--ref", help="Only this reference")] = None,
+               "--types", metavar="TYPES", help="Comma-separated CloudEvents types")] = None,
+           ref: Annotated[str | None, typer.Option(
+               "--ref", "-r", metavar="REF", help="Only this reference's events")] = None,
+           full: bool = FullOpt,
            as_json: Annotated[bool, typer.Option(
                "--json", help="Print the API's answer as one JSON document; with "
                               "--follow, one CloudEvent per line")] = False,
            uri: str | None = UriOpt) -> None:
-    """Print the change feed from AFTER.
+    """Print the change feed, oldest first.
 
     With --follow, keep waiting for more."""
     c = client(uri)
+    params_after = after
     params: dict[str, Any] = {"maxRecords": 500}
     if types:
         params["types"] = types
     if ref:
         params["ref"] = ref
     found: list[dict[str, Any]] = []
+    shown = 0
     while True:
         page = c.call("GET", "/api/v2/events",
                       params={**params, "after": after,
@@ -45,7 +60,8 @@ def events(after: Annotated[int, typer.Option("--after", help="Start after this 
             elif as_json:
                 print_json_line(e)
             else:
-                echo(_line(e))
+                echo(_line(e, full))
+            shown += 1
             after = int(e["id"])
         # Past what the server looked at, shown or not (events this caller
         # may not read included): where the next page starts.
@@ -53,16 +69,20 @@ def events(after: Annotated[int, typer.Option("--after", help="Start after this 
         if not page["hasMore"] and not follow:
             if as_json:
                 print_json({**page, "events": found})
+            elif not shown:
+                echo("no events" + (f" on {ref}" if ref else "")
+                     + (f" after event {params_after}" if params_after else ""))
             return
 
 
-def _line(e: dict[str, Any]) -> str:
+def _line(e: dict[str, Any], full: bool = False) -> str:
     data = e.get("data") or {}
     keys = sorted({".".join(op["key"]) for c in data.get("commits", [])
                    for op in c.get("operations", [])})
-    head = data.get("hashAfter") or "(deleted)"
+    head = short_hash(data.get("hashAfter"), full) or "(deleted)"
     shown = ", ".join(keys[:5]) + (f" (+{len(keys) - 5})" if len(keys) > 5 else "")
-    return (f"{e['id']:>8} {e['time']} {e['type'].removeprefix('dev.sapwood.'):<20} "
+    when = short_instant(e["time"], full)
+    return (f"{e['id']:>8} {when} {e['type'].removeprefix('dev.sapwood.'):<20} "
             f"{e['subject']} → {head}" + (f"  {shown}" if shown else ""))
 
 
@@ -71,16 +91,20 @@ webhook_app = typer.Typer(no_args_is_help=True,
 
 
 @webhook_app.command("add")
-def webhook_add(url: str,
+def webhook_add(url: str = typer.Argument(..., metavar="URL", show_default=False,
+                                          help="Where the events are POSTed"),
                 types: Annotated[str | None, typer.Option(
-                    "--types", help="Comma-separated CloudEvents types")] = None,
+                    "--types", metavar="TYPES",
+                    help="Only these CloudEvents types (comma-separated)")] = None,
                 refs: Annotated[str | None, typer.Option(
-                    "--refs", help="Comma-separated references")] = None,
+                    "--refs", metavar="REFS",
+                    help="Only these references (comma-separated)")] = None,
                 keys: Annotated[str | None, typer.Option(
-                    "--keys", help="Comma-separated dotted keys")] = None,
+                    "--keys", metavar="KEYS",
+                    help="Only these keys (comma-separated, dotted)")] = None,
                 secret: Annotated[str | None, typer.Option(
-                    "--secret", help="The HMAC secret (default: one is made and shown once)")]
-                = None,
+                    "--secret", metavar="SECRET",
+                    help="The HMAC secret (default: one is made and shown once)")] = None,
                 as_json: bool = JsonOpt, uri: str | None = UriOpt) -> None:
     """Register a webhook; prints its id and secret (shown this once)."""
     made = client(uri).call("POST", "/api/v2/webhooks", json={
@@ -101,18 +125,23 @@ def webhook_list(as_json: bool = JsonOpt, uri: str | None = UriOpt) -> None:
         return
     print_table(("id", "url", "state", "delivered", "last event", "failures", "last error"),
                 ((h["id"], h["url"], h["state"], str(h["delivered"]), str(h["lastDelivered"]),
-                  str(h["failures"]), h["lastError"] or "") for h in found["webhooks"]))
+                  str(h["failures"]), h["lastError"] or "") for h in found["webhooks"]),
+                empty="no webhooks", wrap=("last error",))
+
+
+WebhookArg = typer.Argument(..., metavar="ID", show_default=False,
+                            help="The webhook's id (webhook list shows it)")
 
 
 @webhook_app.command("remove")
-def webhook_remove(webhook_id: str, uri: str | None = UriOpt) -> None:
+def webhook_remove(webhook_id: str = WebhookArg, uri: str | None = UriOpt) -> None:
     """Remove a webhook."""
     client(uri).call("DELETE", f"/api/v2/webhooks/{webhook_id}")
     echo(f"removed webhook {webhook_id}")
 
 
 @webhook_app.command("resume")
-def webhook_resume(webhook_id: str, as_json: bool = JsonOpt,
+def webhook_resume(webhook_id: str = WebhookArg, as_json: bool = JsonOpt,
                    uri: str | None = UriOpt) -> None:
     """Resume a paused webhook (delivery goes on from its last event)."""
     h = client(uri).call("POST", f"/api/v2/webhooks/{webhook_id}/resume")

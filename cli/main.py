@@ -39,25 +39,31 @@ def version() -> None:
 
 
 @app.command()
-def serve(host: str = typer.Option("127.0.0.1", help="Address to listen on"),
-          port: int = typer.Option(8181, help="Port to listen on"),
+def serve(host: str = typer.Option("127.0.0.1", metavar="ADDRESS",
+                                   help="Address to listen on"),
+          port: int = typer.Option(8181, metavar="PORT", help="Port to listen on"),
           database: str | None = typer.Option(
-              None, help="SQLAlchemy URL (default: SAPWOOD_DATABASE_URL, else a SQLite "
-                         "file in the data directory, created)"),
+              None, metavar="URL",
+              help="SQLAlchemy URL (default: SAPWOOD_DATABASE_URL, else a SQLite "
+                   "file in the data directory, created)"),
           data_dir: Path | None = DataDirOpt,
           warehouse: str | None = typer.Option(
-              None, help="Base location of new tables and views (default: "
-                         "SAPWOOD_WAREHOUSE, else a folder under the data directory)"),
-          workers: int = typer.Option(1, help="Server processes"),
-          log_level: str = typer.Option("warning", help="uvicorn's log level"),
+              None, metavar="URI",
+              help="Base location of new tables and views (default: "
+                   "SAPWOOD_WAREHOUSE, else a folder under the data directory)"),
+          workers: int = typer.Option(1, metavar="N", help="Server processes"),
+          log_level: str = typer.Option("warning", metavar="LEVEL",
+                                        help="uvicorn's log level (critical, error, warning, "
+                                             "info, debug, trace)"),
           auth: bool | None = typer.Option(
               None, "--auth/--no-auth", help="Require tokens or API keys (default: "
                                             "SAPWOOD_AUTH, else off)"),
           insecure: bool = typer.Option(
               False, help="Serve an open catalog on a non-loopback address anyway"),
           token_ttl: int | None = typer.Option(
-              None, help="Lifetime of issued access tokens in seconds (default: "
-                         "SAPWOOD_TOKEN_TTL_S, else 3600)"),
+              None, metavar="SECONDS",
+              help="Lifetime of issued access tokens in seconds (default: "
+                   "SAPWOOD_TOKEN_TTL_S, else 3600)"),
           ) -> None:
     """Serve the catalog: Iceberg REST, versioning API, web UI.
 
@@ -66,6 +72,11 @@ def serve(host: str = typer.Option("127.0.0.1", help="Address to listen on"),
     start-up lines say where."""
     from api.server import start  # the HTTP layer's entry point
 
+    busy = _port_in_use(host, port)
+    if busy:  # before a line that says where it serves
+        typer.echo(f"error: cannot listen on {host}:{port} ({busy}): another process "
+                   "(a sapwood serve?) has it; choose another port with --port", err=True)
+        raise typer.Exit(1)
     if data_dir is not None:  # workers read their settings from the environment
         os.environ["SAPWOOD_DATA_DIR"] = str(data_dir)
     code = start(database, warehouse, host, port, workers, log_level, auth, insecure,
@@ -74,11 +85,34 @@ def serve(host: str = typer.Option("127.0.0.1", help="Address to listen on"),
         raise typer.Exit(code)
 
 
+def _port_in_use(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be listened on, None when it can: bound as
+    uvicorn binds (SO_REUSEADDR: a port left in TIME_WAIT is free), then let
+    go at once."""
+    import errno
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except OSError:
+        return None  # a name that does not resolve: uvicorn says so
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as e:
+            return "address already in use" if e.errno == errno.EADDRINUSE else None
+    return None
+
+
 @app.command()
 def demo(data_dir: Annotated[Path | None, typer.Option(
-             "--data-dir", help="Keep the demo's catalog in this (new or empty) folder "
-                                "instead of a temporary one")] = None,
-         rows: int = typer.Option(2000, min=100, help="Orders to generate")) -> None:
+             "--data-dir", metavar="DIR",
+             help="Keep the demo's catalog in this (new or empty) folder instead of a "
+                  "temporary one")] = None,
+         rows: int = typer.Option(2000, min=100, metavar="N",
+                                  help="Orders to generate")) -> None:
     """Write-audit-publish with PySpark on an embedded catalog.
 
     Branch, load, check, merge, replace a view, and audit it through time."""
@@ -145,6 +179,7 @@ def command() -> typer.Typer:
     from cli.auth import register as register_auth
     from cli.database import register as register_database
     from cli.events import register as register_events
+    from cli.help import finish
     from cli.mviews import register as register_mviews
     from cli.retention import register as register_retention
     from cli.undo import register as register_undo
@@ -155,6 +190,7 @@ def command() -> typer.Typer:
         for add in (register_database, register, register_auth, register_views,
                     register_mviews, register_events, register_undo, register_retention):
             add(app)
+        finish(app)
         _registered.append(True)
     return app
 
@@ -167,7 +203,8 @@ def main() -> None:
 
     command()
     try:
-        app(standalone_mode=True)
+        # Named as typed, however it was started (python -m cli, a zygote).
+        app(standalone_mode=True, prog_name="sapwood")
     except SapwoodError as e:
         typer.echo(f"error: {e.message}", err=True)
         sys.exit(1)

@@ -10,8 +10,9 @@ from typing import Any
 import typer
 
 from cli.client import CatalogClient, CliError
-from cli.output import JsonOpt, echo, merged_pages, print_json, print_table
-from cli.versioning import UriOpt, client
+from cli.options import UriOpt
+from cli.output import FullOpt, JsonOpt, echo, merged_pages, print_json, print_table, short_instant
+from cli.versioning import client
 
 retention_app = typer.Typer(no_args_is_help=True,
                             help="Retention policies: how much history branches keep")
@@ -26,13 +27,13 @@ def describe(p: dict[str, Any]) -> str:
     return ", ".join(s for s in said if s) or "head only"
 
 
-def _retains(r: dict[str, Any]) -> str:
+def _retains(r: dict[str, Any], full: bool) -> str:
     return {"all": "all history", "head": "its head only"}.get(
-        r["retains"], f"since {r['cutoff']}")
+        r["retains"], f"since {short_instant(r['cutoff'], full)}")
 
 
 @retention_app.command("show")
-def show(as_json: bool = JsonOpt, uri: str | None = UriOpt) -> None:
+def show(full: bool = FullOpt, as_json: bool = JsonOpt, uri: str | None = UriOpt) -> None:
     """The policies, and what each reference keeps.
 
     The policies are listed in the order they are matched (the list needs
@@ -55,17 +56,21 @@ def show(as_json: bool = JsonOpt, uri: str | None = UriOpt) -> None:
     echo()
     print_table(("reference", "type", "policy", "retention", "history since"),
                 ((r["name"], r["type"].lower(), r["policy"]["refs"] if r["policy"] else "",
-                  describe(r["policy"]) if r["policy"] else "", _retains(r))
+                  describe(r["policy"]) if r["policy"] else "", _retains(r, full))
                  for r in refs))
 
 
+GlobArg = typer.Argument(..., metavar="GLOB", show_default=False,
+                         help="The branches the policy is for: a name or a glob (etl/*)")
+
+
 @retention_app.command("set")
-def set_policy(glob: str,
+def set_policy(glob: str = GlobArg,
                keep: str | None = typer.Option(
-                   None, "--keep", help="Keep commits younger than this ISO-8601 duration "
-                                        "(P30D, PT12H, P2W)"),
+                   None, "--keep", metavar="DURATION",
+                   help="Keep commits younger than this ISO-8601 duration (P30D, PT12H, P2W)"),
                keep_commits: int | None = typer.Option(
-                   None, "--keep-commits", help="Keep the newest N commits"),
+                   None, "--keep-commits", metavar="N", help="Keep the newest N commits"),
                as_json: bool = JsonOpt, uri: str | None = UriOpt) -> None:
     """Set the policy of the branches matching GLOB.
 
@@ -93,7 +98,7 @@ def set_policy(glob: str,
 
 
 @retention_app.command("remove")
-def remove(glob: str, as_json: bool = JsonOpt, uri: str | None = UriOpt) -> None:
+def remove(glob: str = GlobArg, as_json: bool = JsonOpt, uri: str | None = UriOpt) -> None:
     """Remove the policy of GLOB.
 
     Its branches then keep all of their history, unless a later policy

@@ -8,11 +8,11 @@ from typing import Annotated, Any
 import typer
 
 from cli.client import CliError, ref_path
+from cli.options import BranchOpt, OldBranchOpt, UriOpt, commit_hashes, one_ref
 from cli.output import JsonOpt, echo, print_json
-from cli.versioning import UriOpt, _modes, client
+from cli.versioning import _modes, client
 from core.keys import ContentKey
 
-BranchOpt = typer.Option("main", "--branch", "-b", help="The branch to change")
 # What a dry run says it would do to a key, by the action the API reports.
 _WOULD = {"restored": "would restore", "revived": "would revive", "deleted": "would delete"}
 
@@ -27,7 +27,7 @@ def _report(result: dict[str, Any], verb: str, branch: str) -> None:
         elif k.get("sourceSnapshotId") is not None:
             extra = f"  snapshot {k['sourceSnapshotId']}"
         action = _WOULD.get(k["action"], k["action"]) if dry else k["action"]
-        echo(f"{action:9} {name}  from {k['source']['ref']} ({k['source']['hash']}){extra}")
+        echo(f"{action:9} {name}  from {k['source']['ref']} ({k['source']['hash'][:12]}){extra}")
     changes = sum(k["action"] != "unchanged" for k in result["keys"])
     if dry:
         echo(f"{verb} (dry run): would change {changes} key{'' if changes == 1 else 's'} on "
@@ -39,21 +39,27 @@ def _report(result: dict[str, Any], verb: str, branch: str) -> None:
         echo(f"{verb}: nothing to change")
 
 
-def restore(keys: list[str],
-            source: str = typer.Option(..., "--from", help="REF, REF@HASH or REF*INSTANT"),
-            branch: str = BranchOpt,
+def restore(keys: Annotated[list[str], typer.Argument(
+                metavar="KEY", show_default=False,
+                help="A table or view to put back: namespace.name")],
+            source: str = typer.Option(..., "--from", metavar="REF",
+                                       help="Where to take them from: REF, REF@HASH, REF~N "
+                                            "or REF*INSTANT"),
+            ref: str | None = BranchOpt,
             dry_run: bool = typer.Option(False, "--dry-run", help="Say what would change; "
                                                                   "write nothing"),
             yes: bool = typer.Option(False, "--yes", "-y",
                                      help="Delete the KEYs absent at the source (without it "
                                           "a restore that would delete any writes nothing)"),
-            as_json: bool = JsonOpt, uri: str | None = UriOpt) -> None:
+            as_json: bool = JsonOpt, uri: str | None = UriOpt,
+            old_branch: str | None = OldBranchOpt) -> None:
     """Put KEYs back as they were at a ref, commit or instant.
 
     One new commit on the branch: a view gets a new version equal to the old
     one; a table its old snapshot as current, the ones in between kept. A
     KEY that did not exist at the source is deleted, only with --yes (as
     git needs -f); a KEY that exists at neither side is an error."""
+    branch = one_ref(ref, old_branch)
     c = client(uri)
     head = c.reference(branch)["hash"]
     path = f"/api/v2/trees/{ref_path(branch)}@{head}/history/restore"
@@ -75,16 +81,25 @@ def restore(keys: list[str],
         _report(result, "restore", branch)
 
 
-def revert(hashes: list[str], branch: str = BranchOpt,
-           parent: int = typer.Option(1, "--parent", help="For a merge: the side kept"),
+def revert(hashes: Annotated[list[str], typer.Argument(
+               metavar="HASH", show_default=False,
+               help="A commit to undo: its hash or a prefix of 8 or more hex characters")],
+           ref: str | None = BranchOpt,
+           parent: int = typer.Option(1, "--parent", metavar="N",
+                                      help="For a merge: the side kept (1: the branch it "
+                                           "landed on)"),
            dry_run: bool = typer.Option(False, "--dry-run", help="Say what would change; "
                                                                  "write nothing"),
-           force: Annotated[list[str] | None,
-                            typer.Option("--force", help="Revert KEY though changed since")] = None,
-           drop: Annotated[list[str] | None,
-                           typer.Option("--drop", help="Leave KEY as it is")] = None,
-           as_json: bool = JsonOpt, uri: str | None = UriOpt) -> None:
+           force: Annotated[list[str] | None, typer.Option(
+               "--force", metavar="KEY",
+               help="Revert KEY though it changed since (repeatable)")] = None,
+           drop: Annotated[list[str] | None, typer.Option(
+               "--drop", metavar="KEY", help="Leave KEY as it is (repeatable)")] = None,
+           as_json: bool = JsonOpt, uri: str | None = UriOpt,
+           old_branch: str | None = OldBranchOpt) -> None:
     """Undo what commits (a merge too) changed, in one new commit."""
+    branch = one_ref(ref, old_branch)
+    hashes = commit_hashes(hashes)
     c = client(uri)
     head = c.reference(branch)["hash"]
     result = c.call("POST", f"/api/v2/trees/{ref_path(branch)}@{head}/history/revert",

@@ -4,16 +4,24 @@ merge, transplant, show and the view audit, all over HTTP."""
 from __future__ import annotations
 
 import os
+from itertools import pairwise
 from typing import Annotated, Any
 
 import typer
 
-from cli.client import DEFAULT_URI, CatalogClient, CliError, ref_path
-from cli.output import JsonOpt, echo, merged_pages, print_json, print_table
+from cli.client import DEFAULT_URI, CatalogClient, CliError, Wanted, ref_path
+from cli.options import KeyArg, OldRefArg, RefOpt, UriOpt, ViewArg, commit_hashes, one_ref
+from cli.output import (
+    FullOpt,
+    JsonOpt,
+    echo,
+    merged_pages,
+    print_json,
+    print_table,
+    short_hash,
+    short_instant,
+)
 from core.keys import ContentKey
-
-UriOpt = typer.Option(None, "--uri", help="Catalog URL (default: SAPWOOD_URI, else "
-                                          f"{DEFAULT_URI})")
 
 
 def client(uri: str | None) -> CatalogClient:
@@ -25,18 +33,25 @@ def _refs_app(kind: str) -> typer.Typer:
                       if kind == "branch" else "List, create, delete and move tags")
     type_ = kind.upper()
 
+    plural_ = f"{kind}es" if kind == "branch" else f"{kind}s"
+    name_arg = typer.Argument(..., metavar="NAME", show_default=False,
+                              help=f"The {kind}'s name")
+
     @app.command("list")
-    def list_(as_json: bool = JsonOpt, uri: str | None = UriOpt) -> None:
+    def list_(full: bool = FullOpt, as_json: bool = JsonOpt, uri: str | None = UriOpt) -> None:
         """List them with their heads."""
         found = merged_pages(client(uri).pages("/api/v2/trees"), "references")
         found["references"] = [r for r in found["references"] if r["type"] == type_]
         if as_json:
             print_json(found)
             return
-        print_table(("name", "hash"), ((r["name"], r["hash"]) for r in found["references"]))
+        print_table(("name", "hash"), ((r["name"], short_hash(r["hash"], full))
+                                       for r in found["references"]), empty=f"no {plural_}")
 
     @app.command()
-    def create(name: str, source: str = typer.Option("main", "--from", help="Source ref"),
+    def create(name: str = name_arg,
+               source: str = typer.Option("main", "--from", metavar="REF",
+                                          help="Where it starts: a reference or any ref spec"),
                as_json: bool = JsonOpt, uri: str | None = UriOpt) -> None:
         """Create NAME at the head of a source reference (or any ref spec)."""
         c = client(uri)
@@ -50,7 +65,8 @@ def _refs_app(kind: str) -> typer.Typer:
             echo(f"created {kind} {new['name']} at {new['hash'][:12]}")
 
     @app.command()
-    def delete(name: str, as_json: bool = JsonOpt, uri: str | None = UriOpt) -> None:
+    def delete(name: str = name_arg, as_json: bool = JsonOpt,
+               uri: str | None = UriOpt) -> None:
         """Delete NAME (at its current head)."""
         c = client(uri)
         head = c.reference(name)["hash"]
@@ -62,8 +78,10 @@ def _refs_app(kind: str) -> typer.Typer:
             echo(f"deleted {kind} {name} (was at {head[:12]})")
 
     @app.command()
-    def assign(name: str, target: str, as_json: bool = JsonOpt,
-               uri: str | None = UriOpt) -> None:
+    def assign(name: str = name_arg,
+               target: str = typer.Argument(..., metavar="TARGET", show_default=False,
+                                            help="Where it goes: a reference or any ref spec"),
+               as_json: bool = JsonOpt, uri: str | None = UriOpt) -> None:
         """Point NAME at TARGET (a ref or a ref spec)."""
         c = client(uri)
         head = c.reference(name)["hash"]
@@ -78,16 +96,26 @@ def _refs_app(kind: str) -> typer.Typer:
     return app
 
 
-def log(ref: str = typer.Argument("main"), key: str | None = typer.Option(None, "--key"),
-        author: str | None = typer.Option(None, "--author"),
-        since: str | None = typer.Option(None, "--since", help="an instant (ISO 8601)"),
-        until: str | None = typer.Option(None, "--until", help="an instant (ISO 8601)"),
-        limit: int = typer.Option(20, "--limit", min=1), as_json: bool = JsonOpt,
-        uri: str | None = UriOpt) -> None:
-    """Commits on REF (first parents), newest first.
+def log(ref: str | None = RefOpt,
+        key: str | None = typer.Option(None, "--key", metavar="KEY",
+                                       help="Only commits that changed this key (ns.name)"),
+        author: str | None = typer.Option(None, "--author", metavar="NAME",
+                                          help="Only commits by this author"),
+        since: str | None = typer.Option(None, "--since", metavar="INSTANT",
+                                         help="Only commits at or after this instant "
+                                              "(ISO 8601)"),
+        until: str | None = typer.Option(None, "--until", metavar="INSTANT",
+                                         help="Only commits at or before this instant "
+                                              "(ISO 8601)"),
+        limit: int = typer.Option(20, "--limit", min=1, metavar="N",
+                                  help="At most N commits"),
+        full: bool = FullOpt, as_json: bool = JsonOpt, uri: str | None = UriOpt,
+        old_ref: str | None = OldRefArg) -> None:
+    """Commits on a reference (first parents), newest first.
 
     The filters answer from the catalog's change index, however long the
     history."""
+    ref = one_ref(ref, old_ref)
     params: dict[str, Any] = {"maxRecords": limit}
     if key:
         params["key"] = ContentKey.parse(key).to_path_string()
@@ -97,13 +125,20 @@ def log(ref: str = typer.Argument("main"), key: str | None = typer.Option(None, 
     if as_json:
         print_json(page)
         return
+    filtered = key or author or since or until
     print_table(("hash", "time", "author", "message"),
-                ((m["hash"], m["commitTime"], ", ".join(m["authors"]), m["message"])
-                 for m in (e["commitMeta"] for e in page["logEntries"][:limit])))
+                ((short_hash(m["hash"], full), short_instant(m["commitTime"], full),
+                  ", ".join(m["authors"]), m["message"])
+                 for m in (e["commitMeta"] for e in page["logEntries"][:limit])),
+                empty=f"no commits on {ref}" + (" match" if filtered else ""),
+                wrap=("message",))
 
 
-def diff(from_ref: str, to_ref: str, as_json: bool = JsonOpt,
-         uri: str | None = UriOpt) -> None:
+def diff(from_ref: str = typer.Argument(..., metavar="FROM", show_default=False,
+                                         help="One side: a reference or any ref spec"),
+         to_ref: str = typer.Argument(..., metavar="TO", show_default=False,
+                                      help="The other side, compared with FROM"),
+         as_json: bool = JsonOpt, uri: str | None = UriOpt) -> None:
     """Keys that differ between two refs.
 
     + added, - removed, ~ changed."""
@@ -112,11 +147,15 @@ def diff(from_ref: str, to_ref: str, as_json: bool = JsonOpt,
     if as_json:
         print_json(merged_pages(pages, "diffs"))
         return
+    n = 0
     for page in pages:
         for d in page["diffs"]:
             mark = "+" if d["from"] is None else "-" if d["to"] is None else "~"
             kind = (d["to"] or d["from"])["type"]
             echo(f"{mark} {'.'.join(d['key']['elements'])}  ({kind})")
+            n += 1
+    if not n:
+        echo(f"no differences between {from_ref} and {to_ref}")
 
 
 def _modes(force: list[str], drop: list[str]) -> list[dict[str, Any]]:
@@ -194,13 +233,18 @@ def _ended(result: dict[str, Any], verb: str, dry_run: bool) -> None:
     raise typer.Exit(1)
 
 
-def merge(source: str, into: str = typer.Option(..., "--into", help="Target branch"),
+def merge(source: str = typer.Argument(..., metavar="SOURCE", show_default=False,
+                                       help="What to merge: a reference or any ref spec"),
+          into: str = typer.Option(..., "--into", metavar="BRANCH",
+                                   help="The branch merged into"),
           dry_run: bool = typer.Option(False, "--dry-run",
                                        help="Say what would change; write nothing"),
-          force: Annotated[list[str] | None,
-                           typer.Option("--force", help="Take the source's change")] = None,
-          drop: Annotated[list[str] | None,
-                          typer.Option("--drop", help="Keep the target's value")] = None,
+          force: Annotated[list[str] | None, typer.Option(
+              "--force", metavar="KEY",
+              help="Take the source's change of KEY, conflict or not (repeatable)")] = None,
+          drop: Annotated[list[str] | None, typer.Option(
+              "--drop", metavar="KEY",
+              help="Keep the target's value of KEY (repeatable)")] = None,
           as_json: bool = JsonOpt, uri: str | None = UriOpt) -> None:
     """Merge SOURCE into a branch, three-way per key.
 
@@ -220,11 +264,17 @@ def merge(source: str, into: str = typer.Option(..., "--into", help="Target bran
     _ended(result, "merge", dry_run)
 
 
-def transplant(hashes: list[str], onto: str = typer.Option(..., "--onto"),
+def transplant(hashes: Annotated[list[str], typer.Argument(
+                   metavar="HASH", show_default=False,
+                   help="A commit to replay: its hash or a prefix of 8 or more hex "
+                        "characters")],
+               onto: str = typer.Option(..., "--onto", metavar="BRANCH",
+                                        help="The branch the commits are replayed onto"),
                as_json: bool = JsonOpt, uri: str | None = UriOpt) -> None:
     """Replay commits (oldest first) onto a branch, all or nothing.
 
     Exits 1 when keys conflict."""
+    hashes = commit_hashes(hashes)
     c = client(uri)
     head = c.reference(onto)["hash"]
     result = c.call("POST", f"/api/v2/trees/{ref_path(onto)}@{head}/history/transplant",
@@ -236,8 +286,10 @@ def transplant(hashes: list[str], onto: str = typer.Option(..., "--onto"),
     _ended(result, "transplant", False)
 
 
-def show(key: str, ref: str = typer.Option("main", "--ref"),
-         at: str | None = typer.Option(None, "--at", help="An instant (ISO-8601 or ms)"),
+def show(key: str = KeyArg, ref: str | None = RefOpt,
+         at: str | None = typer.Option(None, "--at", metavar="INSTANT",
+                                       help="As it was at this instant on the reference "
+                                            "(ISO 8601, or epoch milliseconds)"),
          as_json: bool = typer.Option(
              False, "--json", help="Print the API's JSON answer: the Iceberg REST "
                                    "loadView or loadTable answer, else the content"),
@@ -245,6 +297,7 @@ def show(key: str, ref: str = typer.Option("main", "--ref"),
     """A view's SQL, or a table's snapshot and schema.
 
     At a ref, and with --at, as it was at an instant."""
+    ref = one_ref(ref)
     c = client(uri)
     spec = f"{ref}*{at}" if at else ref
     k = ContentKey.parse(key)
@@ -283,28 +336,43 @@ view_app = typer.Typer(no_args_is_help=True, help="Views: their versions, what t
 
 
 @view_app.command("history")
-def view_history(key: str, ref: str = typer.Option("main", "--ref"),
-                 show_diff: bool = typer.Option(False, "--diff", help="Show SQL diffs"),
-                 as_json: bool = JsonOpt, uri: str | None = UriOpt) -> None:
-    """Every version the view has had on REF.
+def view_history(key: str = ViewArg, ref: str | None = RefOpt,
+                 show_diff: bool = typer.Option(False, "--diff",
+                                                help="Show each version's SQL diff"),
+                 full: bool = FullOpt, as_json: bool = JsonOpt,
+                 uri: str | None = UriOpt) -> None:
+    """Every version the view has had on a reference.
 
     When, who, which commit, what SQL."""
+    ref = one_ref(ref)
     k = ContentKey.parse(key)
     c = client(uri)
     try:
         audit = merged_pages(c.pages(
-            f"/api/v2/trees/{ref_path(ref)}/views/{k.to_path_string()}/history"), "versions")
+            f"/api/v2/trees/{ref_path(ref)}/views/{k.to_path_string()}/history",
+            wanted=Wanted(ref, key, "view")), "versions")
     except CliError as e:
-        if "*" not in ref or not str(e).startswith("HTTP 404"):
+        if "*" not in ref or e.status != 404:
             raise
         raise CliError(_not_yet(c, ref, k) or str(e)) from None
     if as_json:
         print_json(audit)
         return
-    print_table(("version", "current from", "until", "author", "commit", "message"),
-                ((str(v["versionId"]), v["currentFrom"], v["currentUntil"] or "now",
-                  v["commit"]["author"] or "", v["commit"]["hash"], v["commit"]["message"])
-                 for v in audit["versions"]))
+    versions = audit["versions"]
+    # Each version is current until the next one is, the last until now:
+    # then "until" says nothing the next row does not (and the table fits
+    # 100 columns without it); a gap or an end (a drop) keeps it.
+    chained = bool(versions) and versions[-1]["currentUntil"] is None and all(
+        a["currentUntil"] == b["currentFrom"] for a, b in pairwise(versions))
+    columns = ["version", "current from", "until", "author", "commit", "message"]
+    rows = [[str(v["versionId"]), short_instant(v["currentFrom"], full),
+             short_instant(v["currentUntil"], full) or "now", v["commit"]["author"] or "",
+             short_hash(v["commit"]["hash"], full), v["commit"]["message"]] for v in versions]
+    if chained:
+        del columns[2]
+        for row in rows:
+            del row[2]
+    print_table(columns, rows, empty=f"no versions of {key} on {ref}", wrap=("message",))
     if audit.get("historyExpired"):
         since = audit.get("historyExpiredBefore")
         echo("older versions expired (retention)"

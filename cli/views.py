@@ -1,18 +1,27 @@
 """``sapwood view deps|dependents|lineage|recompile|transpile KEY`` and
-``sapwood view check [REF]`` (also ``sapwood views check``, its first name):
-what views read, whether they still hold, and the versions the catalog makes
-of them, over HTTP."""
+``sapwood view check`` (also ``sapwood views check``, its first name): what
+views read, whether they still hold, and the versions the catalog makes of
+them, over HTTP."""
 
 from __future__ import annotations
 
 import typer
 
-from cli.client import ref_path
-from cli.output import JsonOpt, echo, print_json, print_table
-from cli.versioning import UriOpt, client, view_app
+from cli.client import Wanted, ref_path
+from cli.options import (
+    BranchOpt,
+    KeyArg,
+    OldBranchOpt,
+    OldRefArg,
+    RefOpt,
+    UriOpt,
+    ViewArg,
+    one_ref,
+)
+from cli.output import JsonOpt, echo, plural, print_json, print_table
+from cli.versioning import client, view_app
 from core.keys import ContentKey
 
-RefOpt = typer.Option("main", "--ref", help="Ref spec (branch, name@hash, name*instant)")
 # The first name of `view check`, kept so that scripts using it keep working.
 views_app = typer.Typer(no_args_is_help=True, hidden=True,
                         help="The old name of the view group's check: sapwood view check")
@@ -23,14 +32,15 @@ def _key(key: str) -> str:
 
 
 @view_app.command("deps")
-def deps(key: str, ref: str = RefOpt, as_json: bool = JsonOpt,
+def deps(key: str = ViewArg, ref: str | None = RefOpt, as_json: bool = JsonOpt,
          uri: str | None = UriOpt) -> None:
-    """What KEY reads, recursively.
+    """What view KEY reads, recursively.
 
     Depth, via whom, whether it still exists. Exit 1 when KEY is not ok
     (something it reads, at any depth, does not hold), as view check."""
+    ref = one_ref(ref)
     out = client(uri).call("GET", f"/api/v2/trees/{ref_path(ref)}/views/{_key(key)}/"
-                                  "dependencies")
+                                  "dependencies", wanted=Wanted(ref, key, "view"))
     if as_json:
         print_json(out)
     else:
@@ -38,7 +48,7 @@ def deps(key: str, ref: str = RefOpt, as_json: bool = JsonOpt,
         print_table(("depth", "key", "type", "via", "exists"),
                     ((str(d["depth"]), ".".join(d["key"]), d.get("type", ""),
                       ".".join(d["via"]), _exists(d))
-                     for d in out["dependencies"]))
+                     for d in out["dependencies"]), empty=f"{key} reads nothing")
     if out["status"] != "ok":
         raise typer.Exit(1)
 
@@ -49,11 +59,12 @@ def _exists(d: dict[str, object]) -> str:
 
 
 @view_app.command("dependents")
-def dependents(key: str, ref: str = RefOpt, as_json: bool = JsonOpt,
+def dependents(key: str = KeyArg, ref: str | None = RefOpt, as_json: bool = JsonOpt,
                uri: str | None = UriOpt) -> None:
     """The views that read KEY (a table or a view), recursively.
 
     Also after KEY was dropped: the views still reading it."""
+    ref = one_ref(ref)
     out = client(uri).call("GET", f"/api/v2/trees/{ref_path(ref)}/contents/{_key(key)}/"
                                   "dependents")
     if as_json:
@@ -67,31 +78,34 @@ def dependents(key: str, ref: str = RefOpt, as_json: bool = JsonOpt,
             return
     print_table(("depth", "view", "reads", "status"),
                 ((str(d["depth"]), ".".join(d["key"]), ".".join(d["via"]), d["status"])
-                 for d in out["dependents"]))
+                 for d in out["dependents"]), empty=f"no view reads {key} at {ref}")
 
 
 @view_app.command("lineage")
-def lineage(key: str, ref: str = RefOpt, as_json: bool = JsonOpt,
+def lineage(key: str = ViewArg, ref: str | None = RefOpt, as_json: bool = JsonOpt,
             uri: str | None = UriOpt) -> None:
     """Where each output column of view KEY comes from."""
-    out = client(uri).call("GET", f"/api/v2/trees/{ref_path(ref)}/views/{_key(key)}/lineage")
+    ref = one_ref(ref)
+    out = client(uri).call("GET", f"/api/v2/trees/{ref_path(ref)}/views/{_key(key)}/lineage",
+                           wanted=Wanted(ref, key, "view"))
     if as_json:
         print_json(out)
         return
     print_table(("column", "derived", "origins"),
                 ((c["name"], "yes" if c["derived"] else "no",
                   ", ".join(".".join([*o["table"], o["column"]]) for o in c["origins"]))
-                 for c in out["columns"]))
+                 for c in out["columns"]), empty=f"{key} has no columns", wrap=("origins",))
 
 
 @view_app.command("recompile")
-def recompile(key: str, branch: str = typer.Option("main", "--branch", help="Branch"),
-              as_json: bool = JsonOpt, uri: str | None = UriOpt) -> None:
-    """Expand KEY again against its bases as they are now.
+def recompile(key: str = ViewArg, ref: str | None = BranchOpt, as_json: bool = JsonOpt,
+              uri: str | None = UriOpt, old_branch: str | None = OldBranchOpt) -> None:
+    """Expand view KEY again against its bases as they are now.
 
     A new version if it changed."""
+    branch = one_ref(ref, old_branch)
     out = client(uri).call("POST", f"/api/v2/trees/{ref_path(branch)}/views/{_key(key)}/"
-                                   "recompile")
+                                   "recompile", wanted=Wanted(branch, key, "view"))
     if as_json:
         print_json(out)
         return
@@ -101,15 +115,20 @@ def recompile(key: str, branch: str = typer.Option("main", "--branch", help="Bra
 
 
 @view_app.command("transpile")
-def transpile(key: str, source: str = typer.Option(..., "--from", help="Dialect it has"),
-              target: str = typer.Option(..., "--to", help="Dialect to add"),
-              branch: str = typer.Option("main", "--branch", help="Branch"),
-              as_json: bool = JsonOpt, uri: str | None = UriOpt) -> None:
-    """Add KEY's SQL in another dialect, as a new version.
+def transpile(key: str = ViewArg,
+              source: str = typer.Option(..., "--from", metavar="DIALECT",
+                                         help="A dialect the view has (spark, trino, ...)"),
+              target: str = typer.Option(..., "--to", metavar="DIALECT",
+                                         help="The dialect to add"),
+              ref: str | None = BranchOpt, as_json: bool = JsonOpt,
+              uri: str | None = UriOpt, old_branch: str | None = OldBranchOpt) -> None:
+    """Add view KEY's SQL in another dialect, as a new version.
 
     Translated by sqlglot."""
+    branch = one_ref(ref, old_branch)
     out = client(uri).call("POST", f"/api/v2/trees/{ref_path(branch)}/views/{_key(key)}/"
-                                   "representations", params={"from": source, "to": target})
+                                   "representations", params={"from": source, "to": target},
+                           wanted=Wanted(branch, key, "view"))
     if as_json:
         print_json(out)
         return
@@ -122,12 +141,13 @@ def transpile(key: str, source: str = typer.Option(..., "--from", help="Dialect 
 
 @view_app.command("check")
 @views_app.command("check")
-def check(ref: str = typer.Argument("main", help="Ref spec"), as_json: bool = JsonOpt,
-          uri: str | None = UriOpt) -> None:
-    """The views of REF that are not ok, with reasons.
+def check(ref: str | None = RefOpt, as_json: bool = JsonOpt, uri: str | None = UriOpt,
+          old_ref: str | None = OldRefArg) -> None:
+    """The views of a reference that are not ok, with reasons.
 
     Exit 1 when there is any. Also answers as sapwood views check, its first
     name."""
+    ref = one_ref(ref, old_ref)
     out = client(uri).call("GET", f"/api/v2/trees/{ref_path(ref)}/views")
     bad = [v for v in out["views"] if v["status"] != "ok"]
     if as_json:
@@ -137,7 +157,8 @@ def check(ref: str = typer.Argument("main", help="Ref spec"), as_json: bool = Js
             echo(f"{'.'.join(v['key'])}: {v['status']}")
             for r in v["reasons"]:
                 echo(f"  {r}")
-        echo(f"{len(out['views'])} views, {len(bad)} not ok")
+        n = len(out["views"])
+        echo(f"{plural(n, 'view')}, {len(bad)} not ok" if n else f"no views on {ref}")
     if bad:
         raise typer.Exit(1)
 

@@ -36,7 +36,7 @@ def test_the_readme_tour_runs_on_a_fresh_catalog(tmp_path: Path) -> None:
     assert re.search(r"^APPLIED\s+analytics\.daily", out, re.M), out
     assert "merge: main is now at" in out and "nothing written" not in out, out
     assert "SELECT count(*) AS n FROM analytics.events" in out, out
-    assert "1 views, 0 not ok" in out, out  # view check
+    assert "1 view, 0 not ok" in out, out  # view check
     assert "analytics.daily: version 2 adds trino" in out, out
     assert re.search(r"^restored\s+analytics\.daily\s+from main~1 .*view version 1 as new "
                      r"version 3", out, re.M), out

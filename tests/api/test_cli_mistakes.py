@@ -52,7 +52,7 @@ def test_restoring_a_key_that_exists_nowhere_is_an_error(server, http, ns) -> No
     out = sapwood(server, "restore", f"{ns}.nope", "--from", "main~1")
     assert out.returncode == 1 and out.stdout == "", out.stdout
     assert out.stderr.splitlines() == [
-        f"error: HTTP 404: key '{ns}.nope' exists neither at 'main~1' nor on 'main': "
+        f"error: key '{ns}.nope' exists neither at 'main~1' nor on 'main': "
         "nothing to restore"], out.stderr
     for dry_run in (True, False):
         # With a key that does exist beside it: the answer names only the missing one.

@@ -22,6 +22,7 @@ from typer.testing import CliRunner
 
 from catalog.access import create_key
 from cli.main import command
+from cli.output import short_instant
 from core.instants import parse_instant
 from store import Store
 from tests.api.auth_setup import People, set_up
@@ -289,7 +290,8 @@ def test_the_retention_verbs(server: Server, admin: httpx.Client) -> None:
     shown = sapwood(server, "retention", "show").splitlines()
     assert shown[1:4] == ["refs\tkeep\tkeep commits", "main\t\t3", "etl/*\tPT12H\t"], shown
     main = cutoffs(admin)["main"]
-    kept = f"since {main['cutoff']}" if main["retains"] == "since" else "all history"
+    kept = (f"since {short_instant(main['cutoff'])}" if main["retains"] == "since"
+            else "all history")
     assert f"main\tbranch\tmain\t3 commits\t{kept}" in shown, shown
     doc = json.loads(sapwood(server, "retention", "show", "--json", here=True))
     assert doc["policies"] == admin.get(R).json()["policies"]

@@ -70,7 +70,7 @@ _S3_SCHEMES = ("s3", "s3a", "s3n")
 _CLAIMS_KEPT = 1000
 
 
-# The objects whose claims hold a folder, and the claims inside it by path.
+# The objects whose claims hold a folder, and those claiming an object in it, by name.
 _Claims = tuple[frozenset[str], dict[str, frozenset[str]]]
 
 
@@ -165,29 +165,36 @@ class Liveness:
         table asked about, and any object whose claimed location holds them."""
         out = {content_id}
         for u in uris:
-            rest = u.split("://", 1)[1]
-            for scheme in _S3_SCHEMES:
-                variant = f"{scheme}://{rest}"
-                holding, inside = self._around(variant.rsplit("/", 1)[0], token)
-                out |= holding
-                out |= inside.get(variant, frozenset())
+            folder, _, name = u.rpartition("/")
+            holding, inside = self._around(folder, token)
+            out |= holding
+            out |= inside.get(name, frozenset())
         return out
 
     def _around(self, folder: str, token: object | None) -> _Claims:
-        """The objects whose claims hold ``folder`` (or are it), and the
-        claims inside it by path."""
+        """The objects whose claims hold ``folder`` (``s3://bucket/path``,
+        written with any of the bucket's schemes) or are it, and those that
+        claimed an object in it, by its name."""
         found = self._claims.get((token, folder)) if token is not None else None
-        if found is None:
-            up = set(ancestors(folder))
-            rows = self.store.locations.around(folder)
-            inside: dict[str, set[str]] = {}
-            for path, cid in rows:
-                if path not in up:
-                    inside.setdefault(path, set()).add(cid)
-            found = (frozenset(cid for path, cid in rows if path in up),
-                     {p: frozenset(c) for p, c in inside.items()})
-            if token is not None and len(rows) <= _CLAIMS_KEPT:
-                self._claims.put((token, folder), found)
+        if found is not None:
+            return found
+        holding: set[str] = set()
+        inside: dict[str, set[str]] = {}
+        rows = 0
+        rest = folder.split("://", 1)[1]
+        for scheme in _S3_SCHEMES:
+            variant = f"{scheme}://{rest}"
+            up = set(ancestors(variant))
+            for path, cid in self.store.locations.around(variant):
+                rows += 1
+                name = path[len(variant) + 1:]
+                if path in up:
+                    holding.add(cid)
+                elif path.startswith(variant + "/") and "/" not in name:
+                    inside.setdefault(name, set()).add(cid)
+        found = (frozenset(holding), {n: frozenset(c) for n, c in inside.items()})
+        if token is not None and rows <= _CLAIMS_KEPT:
+            self._claims.put((token, folder), found)
         return found
 
     def holders(self, content_ids: Iterable[str], uris: Sequence[str],

@@ -2,7 +2,8 @@
 and whether finding a table's dependents depends on the number of views.
 
     python bench/view_bench.py            # full run (a few minutes)
-    python bench/view_bench.py --quick    # a smoke test
+    python bench/view_bench.py --quick    # smaller sizes
+    python bench/view_bench.py --smoke    # tiny sizes, one round (the suite runs it)
 
 (a) CREATE VIEW of a five-table join through the Iceberg REST API, on a server
     that analyses views and one started with SAPWOOD_VIEW_ANALYSIS=0, requests
@@ -30,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from core.commits import Put  # noqa: E402
-from core.content import IcebergView, Namespace  # noqa: E402
+from core.content import IcebergView  # noqa: E402
 from core.keys import ContentKey  # noqa: E402
 from core.sql.stored import DialectAnalysis, StoredDependency  # noqa: E402
 from store import Store  # noqa: E402
@@ -70,7 +71,7 @@ def view_body(name: str, i: int = 0) -> dict:
     return body
 
 
-def create_overhead(rounds: int, tmp: Path) -> float:
+def create_overhead(rounds: int, tmp: Path, warm: int = 10) -> float:
     on = Server(f"sqlite:///{tmp / 'on.db'}", tmp / "on").start()
     off = Server(f"sqlite:///{tmp / 'off.db'}", tmp / "off",
                  extra_env={"SAPWOOD_VIEW_ANALYSIS": "0"}).start()
@@ -79,13 +80,13 @@ def create_overhead(rounds: int, tmp: Path) -> float:
             setup_tables(s.port)
         conns = {s.port: http.client.HTTPConnection("127.0.0.1", s.port) for s in (on, off)}
         times: dict[int, list[float]] = {on.port: [], off.port: []}
-        for i in range(rounds + 10):
+        for i in range(rounds + warm):
             for s in ((on, off) if i % 2 else (off, on)):
                 c = conns[s.port]
                 status, data, took = call(c, "POST", f"/iceberg/v1/namespaces/{NS}/views",
                                           view_body(f"v{i}", i))
                 assert status == 200, data
-                if i >= 10:  # warm-up
+                if i >= warm:  # warm-up
                     times[s.port].append(took)
                 status, _, _ = call(c, "DELETE", f"/iceberg/v1/namespaces/{NS}/views/v{i}")
                 assert status == 204
@@ -104,19 +105,22 @@ def create_overhead(rounds: int, tmp: Path) -> float:
     return a / b
 
 
-def catalog_with_views(url: str, views: int) -> None:
+def catalog_with_views(url: str, views: int, warehouse: str, target_id: str) -> None:
     """``views`` views straight into the store (setup, not measured): 5 read
-    bench.target, the others read one of 50 other tables."""
+    bench.target (a real table, content id ``target_id``: a view's verdict
+    reads its metadata), the others read one of 50 tables that are not
+    there. Every location is inside ``warehouse``, the server's: one outside
+    is refused (400)."""
     s = Store(url)
     try:
-        s.commit("main", [Put(ContentKey([NS]), Namespace())])
         batch: list[Put] = []
         for i in range(views):
             base = "target" if i < 5 else f"other{i % 50}"
-            dep = StoredDependency(key=[NS, base], content_id=f"id-{base}",
+            dep = StoredDependency(key=[NS, base],
+                                   content_id=target_id if i < 5 else f"id-{base}",
                                    type="ICEBERG_TABLE")
             batch.append(Put(ContentKey([NS, f"v{i:05d}"]), IcebergView(
-                metadata_location=f"file:///bench/v{i}.metadata.json", version_id=1,
+                metadata_location=f"{warehouse}/bench/v{i}.metadata.json", version_id=1,
                 analysis=[DialectAnalysis(dialect="spark", status="ok",
                                           dependencies=[dep])])))
             if len(batch) == 1000:
@@ -124,21 +128,23 @@ def catalog_with_views(url: str, views: int) -> None:
                 batch = []
         if batch:
             s.commit("main", batch)
-        from core.content import IcebergTable
-
-        s.commit("main", [Put(ContentKey([NS, "target"]),
-                              IcebergTable(metadata_location="file:///bench/t.json"))])
     finally:
         s.close()
 
 
 def dependents_ratio(rounds: int, tmp: Path, large: int, small: int) -> float:
-    servers = []
-    for n in (large, small):
-        url = f"sqlite:///{tmp / f'deps{n}.db'}"
-        catalog_with_views(url, n)
-        servers.append(Server(url, tmp / f"deps{n}").start())
+    servers: list[Server] = []
     try:
+        for n in (large, small):
+            url = f"sqlite:///{tmp / f'deps{n}.db'}"
+            servers.append(server := Server(url, tmp / f"deps{n}").start())
+            c = http.client.HTTPConnection("127.0.0.1", server.port)
+            assert call(c, "POST", "/iceberg/v1/namespaces", {"namespace": [NS]})[0] == 200
+            assert call(c, "POST", f"/iceberg/v1/namespaces/{NS}/tables",
+                        sb.create_table("target"))[0] == 200
+            target = json.loads(call(c, "GET", f"/api/v2/trees/main/contents/{NS}.target")[1])
+            c.close()
+            catalog_with_views(url, n, server.warehouse, target["content"]["id"])
         path = f"/api/v2/trees/main/contents/{NS}.target/dependents"
         conns = [http.client.HTTPConnection("127.0.0.1", s.port) for s in servers]
         for c in conns:
@@ -157,14 +163,17 @@ def dependents_ratio(rounds: int, tmp: Path, large: int, small: int) -> float:
     return a / b
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    args = ap.parse_args()
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes, one round")
+    args = ap.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="sapwood-view-bench-"))
-    create_rounds, dep_rounds, large = (30, 100, 2_000) if args.quick else (200, 1_000, 10_000)
-    overhead = create_overhead(create_rounds, tmp)
-    ratio = dependents_ratio(dep_rounds, tmp, large, 100)
+    create_rounds, warm, dep_rounds, large, small = (
+        (1, 1, 1, 20, 10) if args.smoke else (30, 10, 100, 2_000, 100) if args.quick
+        else (200, 10, 1_000, 10_000, 100))
+    overhead = create_overhead(create_rounds, tmp, warm)
+    ratio = dependents_ratio(dep_rounds, tmp, large, small)
     print()
     print(f"view_create_analysis_overhead: {overhead:.2f}")
     print(f"dependents_large_vs_small: {ratio:.2f}")

@@ -2,7 +2,8 @@
 100 and after 100,000 unrelated commits.
 
     python bench/audit_bench.py            # 100 vs 100,000 (a few minutes)
-    python bench/audit_bench.py --quick    # 100 vs 5,000, a smoke test
+    python bench/audit_bench.py --quick    # 100 vs 5,000
+    python bench/audit_bench.py --smoke    # 10 vs 50, one round (the suite runs it)
 
 Two catalogs on the embedded default (SQLite), each with a view of 5
 versions created through the Iceberg REST API, then ``shallow`` or ``deep``
@@ -86,9 +87,13 @@ def unrelated_commits(url: str, n: int) -> None:
 def catalog(tmp: Path, name: str, commits: int) -> Server:
     url = f"sqlite:///{tmp / f'{name}.db'}"
     server = Server(url, tmp / name).start()
-    view_with_versions(server.port, 5)
-    t = time.perf_counter()
-    unrelated_commits(url, commits)
+    try:
+        view_with_versions(server.port, 5)
+        t = time.perf_counter()
+        unrelated_commits(url, commits)
+    except BaseException:
+        server.stop()
+        raise
     print(f"{name}: {commits:,} unrelated commits written in {time.perf_counter() - t:.0f} s")
     return server
 
@@ -107,24 +112,27 @@ def measure(servers: list[Server], path: str, rounds: int) -> list[float]:
     return [statistics.median(t) for t in times]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    args = ap.parse_args()
-    deep = 5_000 if args.quick else 100_000
-    rounds = 30 if args.quick else 60
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes, one round")
+    args = ap.parse_args(argv)
+    deep, shallow, rounds = ((50, 10, 1) if args.smoke else (5_000, 100, 30) if args.quick
+                             else (100_000, 100, 60))
     tmp = Path(tempfile.mkdtemp(prefix="sapwood-audit-bench-"))
-    servers = [catalog(tmp, "deep", deep), catalog(tmp, "shallow", 100)]
+    servers: list[Server] = []
     try:
+        servers.append(catalog(tmp, "deep", deep))
+        servers.append(catalog(tmp, "shallow", shallow))
         audit = measure(servers, AUDIT, rounds)
         log = measure(servers, LOG, rounds)
     finally:
         for s in servers:
             s.stop()
     print(f"audit of a 5-version view: {audit[0] * 1e3:.2f} ms after {deep:,} commits, "
-          f"{audit[1] * 1e3:.2f} ms after 100 (median of {rounds} each)")
+          f"{audit[1] * 1e3:.2f} ms after {shallow:,} (median of {rounds} each)")
     print(f"log --key of it: {log[0] * 1e3:.2f} ms after {deep:,} commits, "
-          f"{log[1] * 1e3:.2f} ms after 100 (median of {rounds} each)")
+          f"{log[1] * 1e3:.2f} ms after {shallow:,} (median of {rounds} each)")
     print()
     print(f"audit_deep_vs_shallow: {audit[0] / audit[1]:.2f}")
     print(f"log_by_key_deep_vs_shallow: {log[0] / log[1]:.2f}")

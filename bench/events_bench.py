@@ -5,6 +5,7 @@ in the same run, medians.
     python bench/events_bench.py            # full run (about two minutes)
     python bench/events_bench.py --quick
     python bench/events_bench.py --hidden-only   # (d) alone
+    python bench/events_bench.py --smoke   # tiny sizes, one round (the suite runs it)
 
 (a) commits/s on one branch of SQLite (one table append-sized commit each)
     with the outbox written in every commit's transaction, against the same
@@ -127,7 +128,7 @@ def webhook_lags(tmp: Path, n: int) -> list[float]:
     return lags
 
 
-def hidden_feed(tmp: Path, n: int, rounds: int, reads: int) -> dict[str, float]:
+def hidden_feed(tmp: Path, n: int, rounds: int, reads: int, warm: int = 10) -> dict[str, float]:
     """(d): page times for a reader who sees 1 % of ``n`` events and for an
     admin, and loadTable latencies with and without reader's pages beside."""
     import httpx
@@ -178,11 +179,12 @@ def hidden_feed(tmp: Path, n: int, rounds: int, reads: int) -> dict[str, float]:
             r.raise_for_status()
             return took
 
-        for _ in range(10):  # warm both
+        for _ in range(warm):  # warm both
             page(reader, random.randrange(n // 2)), page(admin, random.randrange(n // 2))
         hidden_t, visible_t = [], []
+        tail = min(20_000, n // 5)  # a cursor leaves this many events after it
         for r in range(rounds):
-            after = random.randrange(n - 20_000)
+            after = random.randrange(n - tail)
             for who in (("reader", "admin") if r % 2 else ("admin", "reader")):
                 (hidden_t if who == "reader" else visible_t).append(
                     page(reader if who == "reader" else admin, after))
@@ -197,21 +199,23 @@ def hidden_feed(tmp: Path, n: int, rounds: int, reads: int) -> dict[str, float]:
                 times.append(time.perf_counter() - t)
             return sorted(times)
 
-        load_times(50)
+        load_times(warm * 5)
         quiet = load_times(reads)
-        stop = threading.Event()
+        stop, scanning = threading.Event(), threading.Event()
         scans: list[float] = []
 
         def scan() -> None:
             client = as_("reader")
             i = 0
-            while not stop.is_set():
-                scans.append(page(client, random.randrange(n - 20_000), (1, 1000)[i % 2]))
+            scanning.set()
+            while not stop.is_set() or not scans:  # one scan at least
+                scans.append(page(client, random.randrange(n - tail), (1, 1000)[i % 2]))
                 i += 1
 
         scanner = threading.Thread(target=scan)
         scanner.start()
         try:
+            scanning.wait(60)
             busy = load_times(reads)
         finally:
             stop.set()
@@ -225,16 +229,23 @@ def hidden_feed(tmp: Path, n: int, rounds: int, reads: int) -> dict[str, float]:
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes, one round")
     ap.add_argument("--hidden-only", action="store_true", help="only (d)")
-    args = ap.parse_args()
-    rounds, per_round, deep = (3, 100, 20_000) if args.quick else (9, 300, 1_000_000)
+    args = ap.parse_args(argv)
+    rounds, per_round, deep, warm = ((1, 20, 2_000, 1) if args.smoke else
+                                     (3, 100, 20_000, 100) if args.quick
+                                     else (9, 300, 1_000_000, 100))
+    # (d): events, rounds, loadTables, warm-ups; (c): commits; (b): pages
+    hidden_n, hidden_rounds, reads, hidden_warm, hooks, pages = (
+        (2_000, 1, 20, 1, 2, 3) if args.smoke else (100_000, 20, 300, 10, 20, 50) if args.quick
+        else (100_000, 60, 1000, 10, 100, 50))
     tmp = Path(tempfile.mkdtemp(prefix="sapwood-events-bench-"))
 
-    hidden = hidden_feed(tmp, 100_000, 20 if args.quick else 60, 300 if args.quick else 1000)
-    print(f"a page of 100 from 10^5 events (1 % visible to the reader): reader "
+    hidden = hidden_feed(tmp, hidden_n, hidden_rounds, reads, hidden_warm)
+    print(f"a page of 100 from {hidden_n:,} events (1 % visible to the reader): reader "
           f"{hidden['hidden_ms']:.2f} ms, admin {hidden['visible_ms']:.2f} ms")
     print(f"admin's loadTable: alone p50 {hidden['quiet_p50_ms']:.2f} / p99 "
           f"{hidden['quiet_p99_ms']:.2f} ms; beside reader's pages (p50 "
@@ -245,7 +256,7 @@ def main() -> None:
         print(f"loop_block_ms_during_hidden_scan: {hidden['busy_p99_ms']:.1f}")
         return
 
-    lags = webhook_lags(tmp, 20 if args.quick else 100)
+    lags = webhook_lags(tmp, hooks)
     print(f"webhook delivery after the commit's answer: p50 {statistics.median(lags) * 1e3:.0f}"
           f" ms, p90 {sorted(lags)[int(len(lags) * 0.9)] * 1e3:.0f} ms")
 
@@ -254,8 +265,8 @@ def main() -> None:
     plain = without_events(store)
     with_rates, without_rates = [], []
     n = 0
-    commit_rate(store, store.writer, 100, n)  # warm
-    n += 100
+    commit_rate(store, store.writer, warm, n)  # warm
+    n += warm
     for r in range(rounds):
         for first in ((True, False) if r % 2 else (False, True)):
             rate = commit_rate(store, store.writer if first else plain, per_round, n)
@@ -278,8 +289,8 @@ def main() -> None:
             "INSERT INTO events (seq, txid, kind, ref, ref_type, old_hash, new_hash, at_us, "
             "principal, data) VALUES (?, 0, 'commit', 'main', 'BRANCH', ?, ?, ?, 'bench', ?)",
             ((have + i, "a" * 64, "b" * 64, i, data) for i in range(1, deep + 1)))
-    shallow = page_time(feed, 1_000, 50)
-    deeper = page_time(feed, deep - 1_000, 50)
+    shallow = page_time(feed, 1_000, pages)
+    deeper = page_time(feed, deep - 1_000, pages)
     feed.close()
     print(f"a page of 100 events after 10^3: {shallow * 1e3:.2f} ms, after {deep:,}: "
           f"{deeper * 1e3:.2f} ms")

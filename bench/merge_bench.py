@@ -3,7 +3,8 @@ table that the target also appended to, with 100,000 files in the table vs
 1,000; and that merge against a plain merge of one key.
 
     python bench/merge_bench.py            # full run (a few minutes)
-    python bench/merge_bench.py --quick    # a smoke test
+    python bench/merge_bench.py --quick    # smaller sizes
+    python bench/merge_bench.py --smoke    # 2,000 files, one round (the suite runs it)
 
 Tables hold metadata only: manifests of made-up data files written with
 PyIceberg's writers (100 manifests of 1,000 files, and 1 of 1,000), committed
@@ -158,11 +159,12 @@ def plain_round(t: Tables, r: int) -> float:
     return t.merge(src, tgt)[0]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    args = ap.parse_args()
-    large, rounds = (10_000, 5) if args.quick else (100_000, 15)
+    ap.add_argument("--smoke", action="store_true", help="2,000 files, one round")
+    args = ap.parse_args(argv)
+    large, rounds = (2_000, 1) if args.smoke else (10_000, 5) if args.quick else (100_000, 15)
     tmp = Path(tempfile.mkdtemp(prefix="sapwood-merge-bench-"))
     server = Server(f"sqlite:///{tmp / 'merge.db'}", tmp).start()
     try:

@@ -2,7 +2,8 @@
 the view, and an incremental refresh ÷ a full one.
 
     python bench/mv_bench.py            # full run: 1,000,000 rows (about two minutes)
-    python bench/mv_bench.py --quick    # a smoke test: 100,000 rows, 3 rounds
+    python bench/mv_bench.py --quick    # 100,000 rows, 3 rounds
+    python bench/mv_bench.py --smoke    # 1,000 rows, one round (the suite runs it)
 
 One real ``sapwood serve`` (SQLite) and one local Spark session (``local[2]``).
 The base table ``bench.facts`` gets ``--rows`` rows from ``spark.range``
@@ -41,11 +42,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from spark import session  # noqa: E402
+from bench.spark_bench import bench_session  # noqa: E402
 from spark.mviews import create_materialized_view, freshness, refresh  # noqa: E402
 from tests.server import Server  # noqa: E402
 
@@ -82,7 +84,8 @@ def rows_of(spark, sql: str) -> list:  # type: ignore[no-untyped-def]
     return sorted(tuple(r) for r in spark.sql(sql).collect())
 
 
-def read_vs_compute(spark, uri: str, rounds: int) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+def read_vs_compute(spark, uri: str, rounds: int,  # type: ignore[no-untyped-def]
+                    warm: int = 3) -> tuple[float, float]:
     create_materialized_view(spark, uri, "bench.mv_join", JOIN_SQL)
     assert refresh(spark, uri, "bench.mv_join")["kind"] == "full"
     assert freshness(uri, "bench.mv_join")["status"] == "fresh"
@@ -93,24 +96,24 @@ def read_vs_compute(spark, uri: str, rounds: int) -> tuple[float, float]:  # typ
     assert stored == computed and len(stored) == 1000, "stored and computed rows differ"
     queries = {"read": read, "compute": JOIN_SQL}
     times: dict[str, list[float]] = {"read": [], "compute": []}
-    for i in range(3 + rounds):
+    for i in range(warm + rounds):
         for side in (("read", "compute") if i % 2 == 0 else ("compute", "read")):
             took = timed(lambda q=queries[side]: spark.sql(q).collect())
-            if i >= 3:  # warm-up rounds
+            if i >= warm:  # warm-up rounds
                 times[side].append(took)
     return statistics.median(times["read"]), statistics.median(times["compute"])
 
 
 def incremental_vs_full(spark, uri: str, rows: int, rounds: int, sql: str,  # type: ignore[no-untyped-def]
-                        name: str) -> tuple[float, float]:
+                        name: str, warm: int = 1) -> tuple[float, float]:
     views = {"incremental": f"bench.{name}_inc", "full": f"bench.{name}_full"}
     for key in views.values():
         create_materialized_view(spark, uri, key, sql)
         assert refresh(spark, uri, key)["kind"] == "full"
-    # One unmeasured round first: warms the incremental code path too.
+    # ``warm`` unmeasured rounds first: they warm the incremental code path too.
     delta, next_id = max(1, rows // 100), rows
     times: dict[str, list[float]] = {"incremental": [], "full": []}
-    for i in range(1 + rounds):
+    for i in range(warm + rounds):
         append_facts(spark, next_id, delta)
         next_id += delta
         for mode in (("incremental", "full") if i % 2 == 0 else ("full", "incremental")):
@@ -122,7 +125,7 @@ def incremental_vs_full(spark, uri: str, rows: int, rounds: int, sql: str,  # ty
 
             took = timed(run)
             assert plan["kind"] == mode, f"{mode} refresh ran as {plan['kind']}: {plan['reason']}"
-            if i >= 1:
+            if i >= warm:
                 times[mode].append(took)
     digest = "SELECT count(*), sum(hash(*)) FROM ({})"
     inc, full = (rows_of(spark, digest.format(f"SELECT * FROM sapwood.{views[m]}"))
@@ -132,32 +135,38 @@ def incremental_vs_full(spark, uri: str, rows: int, rounds: int, sql: str,  # ty
     return statistics.median(times["incremental"]), statistics.median(times["full"])
 
 
-def main() -> None:
+def main(argv: list[str] | None = None, jvm: Any = None) -> None:
+    """``jvm``: a running SparkSession to take a session from instead of
+    starting Spark (the test suite's; bench.spark_bench.bench_session)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--smoke", action="store_true", help="1,000 rows, one round")
     parser.add_argument("--rows", type=int)
     parser.add_argument("--reads", type=int, help="measured reads of each side")
     parser.add_argument("--rounds", type=int, help="measured refresh rounds")
-    args = parser.parse_args()
-    rows = args.rows or (100_000 if args.quick else 1_000_000)
-    reads = args.reads or (3 if args.quick else 15)
-    rounds = args.rounds or (3 if args.quick else 5)
+    args = parser.parse_args(argv)
+    rows = args.rows or (1_000 if args.smoke else 100_000 if args.quick else 1_000_000)
+    reads = args.reads or (1 if args.smoke else 3 if args.quick else 15)
+    rounds = args.rounds or (1 if args.smoke else 3 if args.quick else 5)
+    # Warm-up rounds of the reads and of the refreshes.
+    warm_reads, warm_refreshes = (0, 0) if args.smoke else (3, 1)
 
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="sapwood-mv-bench-") as tmp:
         base = Path(tmp)
         srv = Server(f"sqlite:///{base / 'sapwood.db'}", base).start()
         try:
-            spark = session(srv.base, ref="main", catalog="sapwood", app_name="mv-bench")
+            spark, _ = bench_session(srv.base, "mv-bench", {}, jvm)
             try:
                 populate(spark, rows)
-                read_s, compute_s = read_vs_compute(spark, srv.base, reads)
+                read_s, compute_s = read_vs_compute(spark, srv.base, reads, warm_reads)
                 inc_s, full_s = incremental_vs_full(spark, srv.base, rows, rounds,
-                                                    FILTER_SQL, "mv_filter")
+                                                    FILTER_SQL, "mv_filter", warm_refreshes)
                 agg_inc_s, agg_full_s = incremental_vs_full(spark, srv.base, rows, rounds,
-                                                            AGG_SQL, "mv_agg")
+                                                            AGG_SQL, "mv_agg", warm_refreshes)
             finally:
-                spark.stop()
+                if jvm is None:
+                    spark.stop()
         finally:
             srv.stop()
         errors = srv.server_errors()

@@ -1,7 +1,8 @@
 """Operations benchmark: export and import, and garbage collection.
 
     python bench/ops_bench.py            # full run (a few minutes; needs PostgreSQL)
-    python bench/ops_bench.py --quick    # a smoke test
+    python bench/ops_bench.py --quick    # smaller sizes
+    python bench/ops_bench.py --smoke    # tiny sizes, one round (the suite runs it)
 
 (a) A catalog of 10,000 commits on SQLite is exported and imported into a
     new PostgreSQL catalog (SQLite when PostgreSQL is not available); the
@@ -68,11 +69,13 @@ def bulk(store: Store, keys: int) -> None:
         store.commit("main", batch, CommitMeta("bulk"))
 
 
-def export_import(tmp: Path, n: int) -> tuple[float, float, str]:
+def export_import(tmp: Path, n: int, into: str | None = None) -> tuple[float, float, str]:
+    """Export of ``n`` commits and their import into ``into`` (an empty
+    PostgreSQL database), or one this starts (SQLite when it cannot)."""
     src = Store(f"sqlite:///{tmp / 'export.db'}")
     src.commit("main", [Put(ContentKey(["ns"]), Namespace())], CommitMeta("ns"))
     commits(src, "main", n)
-    target, pg = _target(tmp)
+    target, pg = (into, None) if into else _target(tmp)
     t = time.perf_counter()
     dump = list(export_rows(src.db))
     export_s = time.perf_counter() - t
@@ -89,7 +92,7 @@ def export_import(tmp: Path, n: int) -> tuple[float, float, str]:
     dst.close()
     if pg is not None:
         pg.stop()
-    return export_s, import_s, "PostgreSQL" if pg is not None else "SQLite"
+    return export_s, import_s, "PostgreSQL" if target.startswith("postgresql") else "SQLite"
 
 
 def _target(tmp: Path):  # type: ignore[no-untyped-def]
@@ -153,15 +156,16 @@ def mark_per_object(tmp: Path, small: int, large: int, rounds: int) -> tuple[flo
     return statistics.median(times[small]), statistics.median(times[large])
 
 
-def retention_vs_plain(tmp: Path, n: int, rounds: int) -> tuple[float, float, int]:
-    """Median seconds of gc with the policy and without, and the commits it
-    found expired."""
+def retention_vs_plain(tmp: Path, n: int, rounds: int,
+                       keep: int = 1_000) -> tuple[float, float, int]:
+    """Median seconds of gc with the policy (main keeps its newest ``keep``
+    commits) and without, and the commits it found expired."""
     s = Store(f"sqlite:///{tmp / 'retention.db'}")
     s.commit("main", [Put(ContentKey(["ns"]), Namespace())], CommitMeta("ns"))
     commits(s, "main", n)
     with_policy, plain, expired = [], [], 0
     for _ in range(rounds):
-        s.retention.replace([Policy("main", keep_commits=1_000)])
+        s.retention.replace([Policy("main", keep_commits=keep)])
         t = time.perf_counter()
         r = gc_mod.collect(s, grace_s=0, dry_run=True)
         with_policy.append(time.perf_counter() - t)
@@ -174,14 +178,19 @@ def retention_vs_plain(tmp: Path, n: int, rounds: int) -> tuple[float, float, in
     return statistics.median(with_policy), statistics.median(plain), expired
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    args = ap.parse_args()
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes, one round")
+    ap.add_argument("--postgres-url", help="an empty PostgreSQL database to import into "
+                    "(instead of one this starts)")
+    args = ap.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="sapwood-ops-bench-"))
-    n_export, n_gc, small, large, rounds = ((1_000, 500, 1_000, 10_000, 3) if args.quick
-                                            else (10_000, 2_000, 10_000, 100_000, 5))
-    export_s, import_s, into = export_import(tmp, n_export)
+    n_export, n_gc, small, large, rounds, n_ret, keep = (
+        (50, 20, 100, 1_000, 1, 100, 10) if args.smoke
+        else (1_000, 500, 1_000, 10_000, 3, 10_000, 1_000) if args.quick
+        else (10_000, 2_000, 10_000, 100_000, 5, 100_000, 1_000))
+    export_s, import_s, into = export_import(tmp, n_export, args.postgres_url)
     print(f"(a) {n_export:,} commits: export {export_s:.2f} s, import into {into} "
           f"{import_s:.2f} s; same hashes and references")
     objects, files = gc_throughput(tmp, n_gc)
@@ -190,8 +199,7 @@ def main() -> None:
     a, b = mark_per_object(tmp, small, large, rounds)
     print(f"(c) mark: {a * 1e6:.2f} µs per live object with ~{small:,} keys, "
           f"{b * 1e6:.2f} µs with ~{large:,} (median of {rounds})")
-    n_ret = 10_000 if args.quick else 100_000
-    ret, plain, expired = retention_vs_plain(tmp, n_ret, rounds)
+    ret, plain, expired = retention_vs_plain(tmp, n_ret, rounds, keep)
     print(f"(d) gc over {n_ret:,} commits: {ret:.2f} s with a policy (expired {expired:,} "
           f"commits), {plain:.2f} s without (median of {rounds})")
     print()

@@ -7,6 +7,7 @@ cProfile, and prints each read's µs per request in the application and the
 functions that take the most of it (own time, grouped by module).
 
     python bench/read_profile.py [--requests N]
+    python bench/read_profile.py --smoke   # 20 requests a read (the suite runs it)
 """
 
 from __future__ import annotations
@@ -98,9 +99,10 @@ def populate(driver: Driver) -> None:
     asyncio.run(go())
 
 
-def measure(driver: Driver, path: str, n: int, profile: cProfile.Profile | None) -> float:
+def measure(driver: Driver, path: str, n: int, profile: cProfile.Profile | None,
+            warm: int = 200) -> float:
     async def go() -> float:
-        for _ in range(200):  # warm
+        for _ in range(warm):
             await driver.call("GET", path)
         t = time.perf_counter()
         if profile is not None:
@@ -130,10 +132,13 @@ def by_module(stats: pstats.Stats, total_calls: int, top: int = 14) -> list[str]
     return [f"    {us / total_calls * 1e6:7.1f} µs  {name}" for name, us in rows]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--requests", type=int, default=5000)
-    args = ap.parse_args()
+    ap.add_argument("--requests", type=int)
+    ap.add_argument("--smoke", action="store_true", help="20 requests a read")
+    args = ap.parse_args(argv)
+    requests = args.requests or (20 if args.smoke else 5000)
+    warm = 5 if args.smoke else 200
     from api.app import create_app, fastapi_of
     from api.auth.config import AuthSettings
     from api.settings import Settings
@@ -172,13 +177,13 @@ def main() -> None:
             populate(driver)
             print(f"authentication {'on' if auth else 'off'}:")
             for name, path in PATHS.items():
-                plain = measure(driver, path, args.requests, None)
+                plain = measure(driver, path, requests, None, warm)
                 prof = cProfile.Profile()
-                measure(driver, path, args.requests, prof)
+                measure(driver, path, requests, prof, warm)
                 stats = pstats.Stats(prof)
                 print(f"  {name}: {plain:.1f} µs per request in the application "
                       f"(unprofiled); own time by module, profiled:")
-                print("\n".join(by_module(stats, args.requests)))
+                print("\n".join(by_module(stats, requests)))
 
 
 if __name__ == "__main__":

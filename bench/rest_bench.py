@@ -3,7 +3,8 @@ endpoint that returns the identical JSON body, both under the same uvicorn
 settings, measured side by side (interleaved rounds) in one run.
 
     python bench/rest_bench.py            # full run (about a minute)
-    python bench/rest_bench.py --quick    # a smoke test
+    python bench/rest_bench.py --quick    # fewer rounds
+    python bench/rest_bench.py --smoke    # one short round (the suite runs it)
 
 Prints p50/p99 latency of loadTable, loadView and GET namespace, each ÷ the
 floor's (requests alternate one by one between the two servers), and
@@ -314,11 +315,13 @@ def _pin(server_pids: list[int]) -> bool:
     return True
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    args = ap.parse_args()
-    rounds, per_round, seconds = (3, 100, 1.0) if args.quick else (15, 400, 4.0)
+    ap.add_argument("--smoke", action="store_true", help="one short round")
+    args = ap.parse_args(argv)
+    rounds, per_round, seconds = ((1, 20, 0.1) if args.smoke else (3, 100, 1.0) if args.quick
+                                  else (15, 400, 4.0))
 
     tmp = Path(tempfile.mkdtemp(prefix="sapwood-rest-bench-"))
     url = f"sqlite:///{tmp / 'sapwood.db'}"
@@ -398,7 +401,7 @@ def main() -> None:
         srv.stop()
         two_srv = Server(url, tmp / "two", workers=2).start()
         try:
-            rps(two_srv.port, PATHS["getns"], 1.0)  # warm both workers
+            rps(two_srv.port, PATHS["getns"], min(1.0, seconds))  # warm both workers
             two = statistics.median(rps(two_srv.port, PATHS["getns"], seconds)
                                     for _ in range(3))
         finally:
@@ -407,7 +410,8 @@ def main() -> None:
               f"{two:,.0f} on 2 (floor on 1 worker: {floor_rps:,.0f})")
 
         past = expired_reads(f"sqlite:///{tmp / 'expired.db'}", tmp / "expired",
-                             rounds * per_round // 15)
+                             max(1, rounds * per_round // 15),
+                             **({"refs": 100, "warm": 1} if args.smoke else {}))
         results["expired_read_p50_ms"] = past["expired"]
         print(f"a read past retention with 10^4 references (410): p50 {past['expired']:.2f} ms, "
               f"within retention {past['kept']:.2f} ms, at the head {past['head']:.2f} ms")

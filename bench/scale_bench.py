@@ -3,6 +3,7 @@ large one, through a real ``sapwood serve`` on SQLite, side by side.
 
     python bench/scale_bench.py            # 10^4 keys / 10 branches vs 10^6 / 1,000
     python bench/scale_bench.py --quick    # 10^4 vs 10^5 keys and 100 branches
+    python bench/scale_bench.py --smoke    # tiny catalogs, one run (the suite runs it)
 
 Both catalogs have 1,000 namespaces (10 tables each at 10^4, 1,000 at 10^6),
 so a listing of namespaces returns the same at both sizes.
@@ -46,8 +47,9 @@ PER_COMMIT = 10_000
 RUNS, WARM = 25, 3
 
 
-def build(tmp: Path, namespaces: int, tables: int, branches: int) -> str:
-    """A catalog of namespaces x tables keys, bulk-loaded, and branches."""
+def build(tmp: Path, namespaces: int, tables: int, branches: int, wide: int = 1000) -> str:
+    """A catalog of namespaces x tables keys, bulk-loaded, ``wide`` tables in
+    namespace ``wide``, and branches."""
     url = f"sqlite:///{tmp / 'sapwood.db'}"
     store = Store(url)
     started = time.perf_counter()
@@ -60,7 +62,7 @@ def build(tmp: Path, namespaces: int, tables: int, branches: int) -> str:
             metadata_location=f"s3://w/pre/{i}.json"))], CommitMeta(f"small change {i}"))
     batch: list[Put] = []
     # ``wide``: a namespace of 1,000 tables at both sizes (a full page of them).
-    cells = [("wide", j) for j in range(1000)] + [
+    cells = [("wide", j) for j in range(wide)] + [
         (f"ns{i:04}", j) for i in range(namespaces) for j in range(tables)]
     for ns, j in cells:
         batch.append(Put(ContentKey.of(ns, f"t{j:04}"),
@@ -73,7 +75,7 @@ def build(tmp: Path, namespaces: int, tables: int, branches: int) -> str:
     for b in range(branches):
         store.create_reference(f"team{b % 10}/b{b:04}")
     store.close()
-    print(f"  built {namespaces * (tables + 1) + 1062:,} keys and {branches} branches in "
+    print(f"  built {namespaces * (tables + 1) + wide + 62:,} keys and {branches} branches in "
           f"{time.perf_counter() - started:.0f} s", flush=True)
     return url
 
@@ -139,18 +141,18 @@ def operations(http: httpx.Client) -> dict[str, Callable[[], httpx.Response]]:
     }
 
 
-def timings(server: Server) -> dict[str, float]:
+def timings(server: Server, runs: int = RUNS, warm: int = WARM) -> dict[str, float]:
     """Each operation's median time in seconds (and a check of its answer)."""
     http = httpx.Client(base_url=server.base, timeout=120)
     out = {}
     for name, op in operations(http).items():
         times = []
-        for i in range(WARM + RUNS):
+        for i in range(warm + runs):
             t = time.perf_counter()
             r = op()
             took = time.perf_counter() - t
             assert r.is_success, (name, r.status_code, r.text[:300])
-            if i >= WARM:
+            if i >= warm:
                 times.append(took)
         out[name] = statistics.median(times)
     return out
@@ -176,34 +178,36 @@ def fsck_rss_mb(url: str, *args: str) -> tuple[float, float, str]:
     return m.total_mb, m.seconds, lines[0]
 
 
-def run(tmp: Path, label: str, namespaces: int, tables: int,
-        branches: int) -> tuple[dict[str, float], str, float]:
+def run(tmp: Path, label: str, namespaces: int, tables: int, branches: int, wide: int = 1000,
+        runs: int = RUNS, warm: int = WARM) -> tuple[dict[str, float], str, float]:
     print(f"{label}: {namespaces} namespaces x {tables} tables, {branches} branches",
           flush=True)
-    url = build(tmp, namespaces, tables, branches)
+    url = build(tmp, namespaces, tables, branches, wide)
     server = Server(url, tmp / "srv").start(timeout=300)
     try:
         prepare(server)
-        found = timings(server)
+        found = timings(server, runs, warm)
         server_rss = rss_mb(server.proc.pid) if server.proc else float("nan")
     finally:
         server.stop()
     return found, url, server_rss
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    args = ap.parse_args()
+    ap.add_argument("--smoke", action="store_true", help="tiny catalogs, one run")
+    args = ap.parse_args(argv)
     # The same 1,000 namespaces at both sizes (a listing returns as many);
     # what grows is what lies below them, and the branches.
-    small = (1000, 10, 10)
-    large = (1000, 100, 100) if args.quick else (1000, 1000, 1000)
+    small = (20, 2, 2) if args.smoke else (1000, 10, 10)
+    large = (20, 5, 5) if args.smoke else (1000, 100, 100) if args.quick else (1000, 1000, 1000)
+    each = {"wide": 100, "runs": 1, "warm": 1} if args.smoke else {}
     base = Path(tempfile.mkdtemp(prefix="sapwood-scale-"))
     (base / "small").mkdir()
     (base / "large").mkdir()
-    a, _, _ = run(base / "small", "small", *small)
-    b, url, server_rss = run(base / "large", "large", *large)
+    a, _, _ = run(base / "small", "small", *small, **each)
+    b, url, server_rss = run(base / "large", "large", *large, **each)
     fsck_rss, fsck_s, fsck_line = fsck_rss_mb(url)
     parallel_rss, parallel_s, _ = fsck_rss_mb(url, "--parallel")
     print()

@@ -2,7 +2,8 @@
 ``InMemoryCatalog``, same data, same Spark session, measured side by side.
 
     python bench/spark_bench.py            # full run (about two minutes)
-    python bench/spark_bench.py --quick    # a smoke test
+    python bench/spark_bench.py --quick    # 10 rounds
+    python bench/spark_bench.py --smoke    # 100 rows, one round (the suite runs it)
 
 Both catalogs get the same table (written by the same DataFrame) and the same
 view; both run with Spark's table cache off, as Sapwood's branch catalogs do,
@@ -28,12 +29,14 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from spark import session  # noqa: E402
+from spark import catalog_conf, session  # noqa: E402
 from spark.session import EXTENSIONS  # noqa: E402
 from tests.server import Server  # noqa: E402
 
@@ -59,11 +62,35 @@ def timed(spark, query: str) -> float:  # type: ignore[no-untyped-def]
     return time.perf_counter() - started
 
 
-def without_sapwood_extension(spark):  # type: ignore[no-untyped-def]
+def bench_session(uri: str, app_name: str, conf: Mapping[str, str],
+                  jvm: Any = None) -> tuple[Any, dict[str, str]]:
+    """A session whose default catalog ``sapwood`` is ``main`` of the server
+    at ``uri``, with ``conf``, and the catalog settings it was given. Its own
+    local Spark (``spark.session``), or, given ``jvm`` (a running
+    SparkSession: the test suite's), a new session of that JVM with the
+    settings set on it, which the caller must not stop."""
+    settings = {**catalog_conf("sapwood", uri, "main"), "spark.sql.defaultCatalog": "sapwood",
+                **conf}
+    if jvm is None:
+        return session(uri, ref="main", catalog="sapwood", app_name=app_name,
+                       conf=conf), settings
+    spark = jvm.newSession()
+    for k, v in settings.items():
+        spark.conf.set(k, v)
+    # Active and default, as spark.session's is: Spark reads some settings
+    # (the current catalog) from the active session's.
+    sessions = spark._jvm.org.apache.spark.sql.SparkSession
+    sessions.setActiveSession(spark._jsparkSession)
+    sessions.setDefaultSession(spark._jsparkSession)
+    return spark, settings
+
+
+def without_sapwood_extension(spark, settings: Mapping[str, str]):  # type: ignore[no-untyped-def]
     """A session of ``spark``'s JVM whose parser is Iceberg's alone. A session
     takes its extensions from the context's ``spark.sql.extensions`` when it
     is made (``newSession`` copies its parent's), so the setting is narrowed
-    for the one constructor call; the catalogs come from the context too."""
+    for the one constructor call; the catalogs come from the context, or, for
+    a session given them at run time, from ``settings``."""
     from pyspark.sql import SparkSession
 
     context = spark.sparkContext._jsc.sc()
@@ -79,13 +106,17 @@ def without_sapwood_extension(spark):  # type: ignore[no-untyped-def]
                for s in (spark._jsparkSession, bare)]
     assert parsers[0] == "dev.sapwood.spark.SapwoodSqlParser", parsers
     assert "Sapwood" not in parsers[1], parsers
-    return SparkSession(spark.sparkContext, jsparkSession=bare)
+    out = SparkSession(spark.sparkContext, jsparkSession=bare)
+    for k, v in settings.items():
+        out.conf.set(k, v)
+    return out
 
 
-def side_by_side(runs: dict, rounds: int) -> dict[str, list[float]]:  # type: ignore[type-arg]
+def side_by_side(runs: dict, rounds: int,  # type: ignore[type-arg]
+                 warm: int | None = None) -> dict[str, list[float]]:
     """Each ``(session, query)`` of ``runs`` once per round, the two sides
     alternating which goes first, after a warm-up of both."""
-    for _ in range(max(5, rounds // 10)):  # JIT and caches warm on both sides
+    for _ in range(max(5, rounds // 10) if warm is None else warm):  # JIT and caches warm
         for spark, query in runs.values():
             timed(spark, query)
     names = list(runs)
@@ -105,42 +136,51 @@ def report(times: dict[str, list[float]], labels: dict[str, str]) -> dict[str, f
     return med
 
 
-def main() -> None:
+def main(argv: list[str] | None = None, jvm: Any = None) -> None:
+    """``jvm``: a running SparkSession to take a session from instead of
+    starting Spark (the test suite's; bench_session)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--rows", type=int, default=10_000)
+    parser.add_argument("--smoke", action="store_true", help="100 rows, one round")
+    parser.add_argument("--rows", type=int)
     parser.add_argument("--rounds", type=int)
-    args = parser.parse_args()
-    rounds = args.rounds or (10 if args.quick else 200)
+    args = parser.parse_args(argv)
+    rows = args.rows or (100 if args.smoke else 10_000)
+    rounds = args.rounds or (1 if args.smoke else 10 if args.quick else 200)
+    warm = 1 if args.smoke else None
 
     with tempfile.TemporaryDirectory(prefix="sapwood-spark-bench-") as tmp:
         base = Path(tmp)
         srv = Server(f"sqlite:///{base / 'sapwood.db'}", base).start()
         try:
-            spark = session(srv.base, ref="main", catalog="sapwood", app_name="spark-bench",
-                            conf={"spark.sql.catalog.mem": "org.apache.iceberg.spark.SparkCatalog",
-                                  "spark.sql.catalog.mem.catalog-impl":
-                                      "org.apache.iceberg.inmemory.InMemoryCatalog",
-                                  "spark.sql.catalog.mem.warehouse": (base / "mem").as_uri(),
-                                  "spark.sql.catalog.mem.cache-enabled": "false"})
+            spark, settings = bench_session(
+                srv.base, "spark-bench",
+                {"spark.sql.catalog.mem": "org.apache.iceberg.spark.SparkCatalog",
+                 "spark.sql.catalog.mem.catalog-impl":
+                     "org.apache.iceberg.inmemory.InMemoryCatalog",
+                 "spark.sql.catalog.mem.warehouse": (base / "mem").as_uri(),
+                 "spark.sql.catalog.mem.cache-enabled": "false"}, jvm)
             try:
                 for catalog in ("sapwood", "mem"):
-                    populate(spark, catalog, args.rows)
+                    populate(spark, catalog, rows)
                 queries = {c: f"SELECT * FROM {c}.bench.daily ORDER BY day"
                            for c in ("sapwood", "mem")}
                 first = {c: spark.sql(q).collect() for c, q in queries.items()}
                 assert first["sapwood"] == first["mem"], "the two catalogs disagree"
-                times = side_by_side({c: (spark, q) for c, q in queries.items()}, rounds)
-                bare = without_sapwood_extension(spark)
+                times = side_by_side({c: (spark, q) for c, q in queries.items()}, rounds, warm)
+                bare = without_sapwood_extension(spark, settings)
                 assert bare.sql(queries["sapwood"]).collect() == first["sapwood"]
                 ext = side_by_side({"with": (spark, queries["sapwood"]),
-                                    "without": (bare, queries["sapwood"])}, rounds)
+                                    "without": (bare, queries["sapwood"])}, rounds, warm)
             finally:
-                spark.stop()
+                if jvm is None:
+                    spark.stop()
         finally:
             srv.stop()
+        errors = srv.server_errors()
+        assert not errors, f"the server answered 5xx: {errors}"
 
-    print(f"rows: {args.rows}, view result rows: {len(first['mem'])}, rounds: {rounds}")
+    print(f"rows: {rows}, view result rows: {len(first['mem'])}, rounds: {rounds}")
     med = report(times, {"sapwood": "Sapwood (Iceberg REST)", "mem": "InMemoryCatalog"})
     print(f"spark_view_read_vs_inmemory: {med['sapwood'] / med['mem']:.3f}")
     med = report(ext, {"with": "with the SQL extension", "without": "Iceberg's parser alone"})

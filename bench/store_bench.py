@@ -2,7 +2,8 @@
 same run, so a noisy shared machine does not move the verdict. Medians.
 
     python bench/store_bench.py            # full run (< 5 min here)
-    python bench/store_bench.py --quick    # smaller sizes, for a smoke test
+    python bench/store_bench.py --quick    # smaller sizes
+    python bench/store_bench.py --smoke    # tiny sizes, one round (the suite runs it)
 
 (a) key lookup at a commit with 100,000 commits of history / with 100 commits
     (both over the same 1,000 live keys; node cache cleared before each lookup)
@@ -221,37 +222,33 @@ def bench_commits(url: str, label: str, keys: int, per_round: int, rounds: int) 
             f"commit_vs_sqlalchemy_text_{label}": statistics.median(sa_ratios)}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
-    args = ap.parse_args()
-    q = args.quick
+    ap.add_argument("--quick", action="store_true", help="smaller sizes")
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes, one round")
+    ap.add_argument("--postgres-url", help="an empty PostgreSQL database to use instead of "
+                    "starting a server")
+    args = ap.parse_args(argv)
+    mode = "smoke" if args.smoke else "quick" if args.quick else "full"
+    # Per part: (lookup: deep, shallow, keys, rounds), (diff/merge: large,
+    # small, rounds), (commits: keys, per round, rounds).
+    lookup, diff_merge, commits = {
+        "smoke": ((50, 10, 100, 3), (500, 100, 1), (100, 20, 1)),
+        "quick": ((2_000, 100, 1_000, 50), (10_000, 1_000, 3), (1_000, 100, 3)),
+        "full": ((100_000, 100, 1_000, 300), (100_000, 1_000, 15), (1_000, 300, 7)),
+    }[mode]
     started = time.perf_counter()
     results: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="sapwood-bench-") as d:
         tmp = Path(d)
-        results |= bench_lookup(tmp, deep=2_000 if q else 100_000, shallow=100, keys=1_000,
-                                rounds=50 if q else 300)
-        results |= bench_diff_merge(tmp, large=10_000 if q else 100_000, small=1_000,
-                                    rounds=3 if q else 15)
-        results |= bench_commits(f"sqlite:///{tmp / 'commits.db'}", "sqlite", 1_000,
-                                 per_round=100 if q else 300, rounds=3 if q else 7)
-        try:
-            sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-            from tests.pg import TempPostgres
-
-            pg = TempPostgres()
-            base = pg.start()
-            try:
-                url = pg.create_database("bench")
-                results |= bench_commits(url, "postgres", 1_000,
-                                         per_round=100 if q else 300, rounds=3 if q else 7)
-            finally:
-                pg.stop()
-            assert base
-        except (ImportError, RuntimeError) as e:
-            print(f"PostgreSQL part skipped: {e}", file=sys.stderr)
-    print(f"\nstore benchmark ({'quick' if q else 'full'}), "
+        results |= bench_lookup(tmp, *lookup)
+        results |= bench_diff_merge(tmp, *diff_merge)
+        results |= bench_commits(f"sqlite:///{tmp / 'commits.db'}", "sqlite", *commits)
+        if args.postgres_url:
+            results |= bench_commits(args.postgres_url, "postgres", *commits)
+        else:
+            results |= _on_own_postgres(commits)
+    print(f"\nstore benchmark ({mode}), "
           f"{time.perf_counter() - started:.0f} s; medians\n")
     width = max(len(k) for k in results)
     for k, v in results.items():
@@ -262,6 +259,23 @@ def main() -> None:
                  "commit_vs_raw_postgres"):
         value = results.get(name)
         print(f"{name}: {'n/a' if value is None else f'{value:.3f}'}")
+
+
+def _on_own_postgres(commits: tuple[int, int, int]) -> dict:
+    """(d) on a PostgreSQL server this starts in a temp folder; nothing when
+    it cannot."""
+    try:
+        from tests.pg import TempPostgres
+
+        pg = TempPostgres()
+        pg.start()
+    except (ImportError, RuntimeError) as e:
+        print(f"PostgreSQL part skipped: {e}", file=sys.stderr)
+        return {}
+    try:
+        return bench_commits(pg.create_database("bench"), "postgres", *commits)
+    finally:
+        pg.stop()
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ and 10,000 commits, read from the server's own ``Server-Timing`` header.
 
     python bench/ui_bench.py            # full run (a few minutes)
     python bench/ui_bench.py --quick    # 1,000 keys and commits
+    python bench/ui_bench.py --smoke    # 50 keys, 10 commits, one request a page (the suite)
 
 The catalog is written straight into the store (setup, not measured), plus a
 view with 4 versions through the Iceberg REST API. Each page is requested 30
@@ -58,16 +59,19 @@ def build(url: str, keys: int, commits: int) -> None:
         s.close()
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    args = ap.parse_args()
-    n = 1_000 if args.quick else 10_000
+    ap.add_argument("--smoke", action="store_true", help="50 keys, 10 commits, one request")
+    args = ap.parse_args(argv)
+    keys, commits, warm, runs = ((50, 10, 1, 1) if args.smoke else (1_000, 1_000, 3, 30)
+                                 if args.quick else (10_000, 10_000, 3, 30))
     tmp = Path(tempfile.mkdtemp(prefix="sapwood-ui-bench-"))
     url = f"sqlite:///{tmp / 'ui.db'}"
     t = time.perf_counter()
-    build(url, n, n)
-    print(f"catalog: {n:,} keys, {n:,} commits, built in {time.perf_counter() - t:.0f} s")
+    build(url, keys, commits)
+    print(f"catalog: {keys:,} keys, {commits:,} commits, built in "
+          f"{time.perf_counter() - t:.0f} s")
     server = Server(url, tmp).start()
     try:
         http = httpx.Client(base_url=server.base, timeout=60)
@@ -91,10 +95,10 @@ def main() -> None:
         results = {}
         for name, path in pages.items():
             times = []
-            for i in range(33):
+            for i in range(warm + runs):
                 r = http.get(path)
                 assert r.status_code == 200, (path, r.status_code, r.text[:300])
-                if i >= 3:
+                if i >= warm:
                     dur = r.headers["server-timing"].split("dur=")[1]
                     times.append(float(dur))
             results[name] = statistics.median(times)

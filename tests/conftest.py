@@ -87,7 +87,8 @@ def s3() -> Iterator[LocalS3]:
 # a module missing from it runs after those named, the larger first.
 LONGEST_FIRST = (
     "api/test_gc_inflight.py", "api/test_schemathesis.py", "api/test_gc_warehouse.py",
-    "spark/test_setup.py", "api/test_webhooks.py", "spark/test_spark_mviews.py",
+    "spark/test_setup.py", "api/test_webhooks.py", "test_bench_smoke.py",
+    "spark/test_spark_mviews.py",
     "spark/test_spark_auth.py", "api/test_hidden_as_missing.py",
     "spark/test_spark_sql_extension.py", "store/test_fsck.py", "store/test_fsck_memory.py",
     "spark/test_docs_spark.py", "spark/test_spark_view_analysis.py",

@@ -15,13 +15,15 @@ from __future__ import annotations
 from xdist.scheduler import LoadFileScheduling
 
 # Two groups of about equal time (seconds of one worker, measured on 2 cores
-# with three workers): 180 and 179.
+# with three workers): 180 and 179, then about 20 more in b for the Spark
+# benchmarks' smoke runs (test_spark_bench_smoke.py).
 SPARK_GROUPS = {
     **dict.fromkeys(("test_spark_mviews.py", "test_spark_sql_extension.py",
                      "test_spark_s3.py", "test_docs_spark.py", "test_spark_sql.py"), "a"),
     **dict.fromkeys(("test_spark_auth.py", "test_spark_view_analysis.py",
                      "test_spark_v3.py", "test_spark_content_merge.py",
-                     "test_time_travel.py", "test_spark_maintenance.py"), "b"),
+                     "test_time_travel.py", "test_spark_maintenance.py",
+                     "test_spark_bench_smoke.py"), "b"),
 }
 
 

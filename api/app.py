@@ -51,6 +51,7 @@ from api.routes import (
 )
 from api.settings import Settings
 from api.ui import merge_pages as ui_merge
+from api.ui import nav as ui_nav
 from api.ui import object_pages as ui_objects
 from api.ui import pages as ui_pages
 from api.ui import undo_pages as ui_undo
@@ -111,11 +112,12 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
                     mviews.router, health.router,
                     admin.router, retention.router, api_docs.router],
               auth.configured)
-    # The web UI: pages over this same API, and its stylesheet.
-    _add_flat(app, [ui_pages.router, ui_objects.router, ui_merge.router, ui_undo.router],
-              auth.configured)
+    # The web UI: its stylesheet, then pages over this same API; the UI's
+    # catch-all (api.ui.nav) last, after every page and the stylesheet.
     app.mount("/ui/static", StaticFiles(directory=str(Path(ui_pages.__file__).parent / "static")),
               name="ui_static")
+    _add_flat(app, [ui_pages.router, ui_objects.router, ui_merge.router, ui_undo.router,
+                    ui_nav.router], auth.configured)
     # Outside FastAPI, as one plain ASGI layer, before anything else runs:
     # request id, Host check, body limit, path folding, metrics and the access
     # log (api.edge; every answer is counted, refusals included). Then the

@@ -139,7 +139,8 @@ RULES: dict[str, Rule] = {
         "ui_delete_reference", "ui_log", "ui_commit", "ui_as_of", "ui_tree", "ui_object",
         "ui_diff", "ui_merge_preview", "ui_merge", "ui_login_form", "ui_login", "ui_logout_form",
         "ui_logout",
-        "ui_restore_preview", "ui_restore", "ui_revert_preview", "ui_revert")},
+        "ui_restore_preview", "ui_restore", "ui_revert_preview", "ui_revert",
+        "ui_log_default", "ui_tree_default", "ui_switch", "ui_not_found")},
     # -- administration -----------------------------------------------------------------
     "run_gc": Rule(Privilege.MANAGE_GRANTS, ref="all"),
     "run_fsck": Rule(Privilege.MANAGE_GRANTS, ref="all"),

@@ -13,10 +13,14 @@ COOKIE = "sapwood_ui_token"
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, message: str) -> None:
+    """An API refusal: its status, its message and its code (the versioning
+    API's ``errorCode``, Iceberg's error ``type``; "" if it gave none)."""
+
+    def __init__(self, status: int, message: str, code: str = "") -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.code = code
 
 
 def seg(text: str) -> str:
@@ -44,7 +48,7 @@ class Api:
     async def call(self, method: str, path: str, **kw: Any) -> Any:
         r = await self.http.request(method, path, **kw)
         if r.status_code >= 400:
-            raise ApiError(r.status_code, _message(r))
+            raise ApiError(r.status_code, *_message(r))
         return r.json() if r.content else None
 
     async def get(self, path: str, **params: Any) -> Any:
@@ -52,14 +56,15 @@ class Api:
                                                     if v not in (None, "")})
 
 
-def _message(r: httpx.Response) -> str:
+def _message(r: httpx.Response) -> tuple[str, str]:
+    """The answer's message and code."""
     try:
         body = r.json()
     except ValueError:
-        return r.text[:300] or r.reason_phrase
+        return r.text[:300] or r.reason_phrase, ""
     if isinstance(body, dict):
         if isinstance(body.get("error"), dict):
-            return str(body["error"].get("message"))
+            return str(body["error"].get("message")), str(body["error"].get("type") or "")
         if "message" in body:
-            return str(body["message"])
-    return r.reason_phrase
+            return str(body["message"]), str(body.get("errorCode") or "")
+    return r.reason_phrase, ""

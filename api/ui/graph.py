@@ -47,7 +47,10 @@ def neighbourhood(ref: str, key: str, state: str, reads: list[Node],
         for i, (name, _, _) in enumerate(boxes):
             where[(name, col)] = y_of(col, i)
     width = (up + down + 1) * (_W + _HOP) - _HOP
-    parts = [f'<svg class="graph" role="img" viewBox="0 0 {width} {height}" '
+    # Its own size in pixels: narrowed to fit a small window, never
+    # enlarged (a view alone would otherwise fill the page with one box).
+    parts = [f'<svg class="graph" role="img" viewBox="0 0 {width} {height}" width="{width}" '
+             f'height="{height}" '
              f'aria-label="{escape(key)}: reads {len(reads)}, read by {len(read_by)}">']
 
     def line(col_from: int, name_from: str, col_to: int, name_to: str) -> None:

@@ -14,6 +14,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from api.ui.client import Api, ApiError, seg
 from api.ui.pages import failed, fields, form_post, page
+from api.ui.switcher import listing
 
 router = APIRouter(include_in_schema=False)
 
@@ -22,6 +23,7 @@ MODES = ("force", "drop")
 
 
 @router.get("/ui/merge", response_class=HTMLResponse)
+@listing
 async def ui_merge_preview(request: Request) -> Response:
     q = request.query_params
     frm, into = q.get("from"), q.get("into") or "main"

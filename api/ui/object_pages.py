@@ -11,20 +11,27 @@ from typing import Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
+from api.ui.chart import points, rows_chart
 from api.ui.client import Api, ApiError, seg
 from api.ui.graph import Node, neighbourhood
-from api.ui.pages import failed, page
+from api.ui.pages import failed, page, without_slash
 from api.ui.sql import highlight
 from api.ui.sqldiff import compare
+from api.ui.switcher import listing
 from core.numbers import INT64_MAX
 
 router = APIRouter(include_in_schema=False)
 
 
 @router.get("/ui/object/{ref}/{key:path}", response_class=HTMLResponse)
+@listing
 async def ui_object(request: Request, ref: str, key: str,
                     a: int | None = Query(None, ge=1, le=INT64_MAX),
                     b: int | None = Query(None, ge=1, le=INT64_MAX)) -> Response:
+    if not key.rstrip("/"):  # /ui/object/main/: what the reference holds
+        return without_slash(request, f"/ui/tree/{seg(ref)}")
+    if key.endswith("/"):
+        return without_slash(request, f"/ui/object/{seg(ref)}/{seg(key.rstrip('/'))}")
     async with Api(request) as api:
         try:
             content = (await api.get(f"/api/v2/trees/{seg(ref)}/contents/{seg(key)}"))["content"]
@@ -36,9 +43,9 @@ async def ui_object(request: Request, ref: str, key: str,
             if content["type"] == "ICEBERG_TABLE":
                 return await _table(request, api, ref, key, f"{path}/tables/{seg(name)}")
         except ApiError as e:
-            return failed(request, e)
+            return failed(request, e, ref=ref, key=key)
     return page(request, "error.html", status=404, heading="Not a table or view",
-                message=f"{key} is a {content['type'].lower()}", next="")
+                message=f"{key} is a {content['type'].lower()}", ref=ref, next="")
 
 
 async def _table(request: Request, api: Api, ref: str, key: str, path: str) -> Response:
@@ -52,17 +59,34 @@ async def _table(request: Request, api: Api, ref: str, key: str, path: str) -> R
               # Format v3: the row ids the snapshot numbered, [first, first + added).
               "rows": (s["first-row-id"], s["first-row-id"] + s.get("added-rows", 0))
               if "first-row-id" in s else None,
+              # What a reader looks for first, in columns; the rest below it.
+              **{name: s.get("summary", {}).get(prop) for name, prop, _, _ in _COLUMNS},
               "summary": {k: v for k, v in s.get("summary", {}).items() if k != "operation"}}
              for s in reversed(meta.get("snapshots") or [])]
+    chart = rows_chart(points(meta.get("snapshots") or []))
+    # A column only where some snapshot's summary has the property.
+    columns = [{"name": n, "header": h, "title": t, "bytes": n == "bytes"}
+               for n, _, h, t in _COLUMNS if any(s[n] is not None for s in snaps)]
     # What reads the table: the views over it, and the views over those.
     readers = (await api.get(f"/api/v2/trees/{seg(ref)}/contents/{seg(key)}/dependents"))
     return page(request, "table.html", ref=ref, key=key, location=loaded["metadata-location"],
-                schema=schema["fields"], spec=spec["fields"], snapshots=snaps,
+                schema=schema["fields"], spec=spec["fields"], snapshots=snaps, chart=chart,
+                columns=columns,
                 format_version=meta.get("format-version"), next_row_id=meta.get("next-row-id"),
                 properties=meta.get("properties") or {},
                 readers=[{"key": ".".join(d["key"]), "type": d.get("type", ""),
                           "depth": d.get("depth", 1), "via": ".".join(d.get("via") or [])}
                          for d in readers.get("dependents", [])])
+
+
+# Summary properties shown as the snapshot table's own columns: name,
+# property, header, what the header means.
+_COLUMNS = (("total", "total-records", "Rows", "rows in the table (total-records)"),
+            ("added", "added-records", "Added", "rows the snapshot added (added-records)"),
+            ("deleted", "deleted-records", "Deleted",
+             "rows the snapshot deleted (deleted-records)"),
+            ("files", "total-data-files", "Files", "data files (total-data-files)"),
+            ("bytes", "total-files-size", "Size", "size of the files (total-files-size)"))
 
 
 async def _view(request: Request, api: Api, ref: str, key: str, path: str,

@@ -17,12 +17,16 @@ from fastapi.templating import Jinja2Templates
 from api.ui import csrf
 from api.ui.changes import change, describe_views
 from api.ui.client import COOKIE, Api, ApiError, seg
-from api.ui.format import instant, short, yesno
+from api.ui.format import count, instant, short, size, words, yesno
+from api.ui.hints import MISSING_REF, what_to_try
 from api.ui.retention import retention_of
+from api.ui.switcher import listing, readable, switch_context
+from core.commits import DEFAULT_BRANCH
 
 TEMPLATES = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
 TEMPLATES.env.globals.update(seg=seg, short=short)
-TEMPLATES.env.filters.update(instant=instant, yesno=yesno)
+TEMPLATES.env.filters.update(instant=instant, yesno=yesno, count=count, size=size,
+                             words=words)
 # HTML pages, not API: left out of /openapi.json.
 router = APIRouter(include_in_schema=False)
 
@@ -52,6 +56,7 @@ def form_post(handler: Handler) -> Handler:
     @functools.wraps(handler)
     async def checked(**kw: Any) -> Response:
         request: Request = kw["request"]
+        request.state.ui_refs = await readable(request)  # the page's switcher
         try:
             sent = dict(await fields(request)).get(csrf.FIELD)
         except ValueError:
@@ -68,6 +73,10 @@ def form_post(handler: Handler) -> Handler:
 
 def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
     context.setdefault("ref", None)
+    # Log, Browse and the switcher stay on the page's reference.
+    context["nav_ref"] = context["ref"] or DEFAULT_BRANCH
+    context["switch"] = switch_context(request, context)
+    context["default_branch"] = DEFAULT_BRANCH
     context["signed_in"] = COOKIE in request.cookies
     # An open catalog (no authentication) has nothing to sign in to.
     context["auth_on"] = getattr(request.app.state, "guard", None) is not None
@@ -78,12 +87,25 @@ def page(request: Request, template: str, status: int = 200, **context: Any) -> 
     return response
 
 
-def failed(request: Request, e: ApiError) -> HTMLResponse:
+def failed(request: Request, e: ApiError, ref: str | None = None,
+           key: str | None = None) -> HTMLResponse:
+    """The API's refusal as a page. A 404 says what to try, from ``ref``
+    and ``key`` (what the page was asked for): another reference (those the
+    visitor may read whose names are close), the key's namespace and its
+    history, the log."""
     heading = {401: "Sign in needed", 403: "Not allowed", 404: "Not found"}.get(
         e.status, "Something went wrong" if e.status >= 500 else "Refused")
+    hints = what_to_try(request, e, ref, key) if e.status == 404 else None
+    # The navigation stays on the page's reference, unless that is what is missing.
+    nav = None if e.code in MISSING_REF else ref
     return page(request, "error.html", status=e.status, heading=heading, message=e.message,
-                code=e.status, next=str(request.url.path)
+                code=e.status, hints=hints, ref=nav, key=key, next=str(request.url.path)
                 + (f"?{request.url.query}" if request.url.query else ""))
+
+
+def not_found(request: Request, message: str) -> HTMLResponse:
+    """A 404 of the UI itself (no page at this path), with what to try."""
+    return failed(request, ApiError(404, message))
 
 
 @router.get("/", include_in_schema=False)
@@ -98,6 +120,7 @@ BROWSE_PAGE = 100
 
 
 @router.get("/ui", response_class=HTMLResponse)
+@listing
 async def ui_references(request: Request, prefix: str | None = None,
                         token: str | None = None) -> Response:
     async with Api(request) as api:
@@ -136,12 +159,18 @@ async def ui_create_reference(request: Request) -> Response:
 
 
 @router.get("/ui/refs/{name:path}/delete", response_class=HTMLResponse)
+@listing
 async def ui_confirm_delete(request: Request, name: str) -> Response:
     async with Api(request) as api:
         try:
             r = (await api.get(f"/api/v2/trees/{seg(name)}"))["reference"]
         except ApiError as e:
-            return failed(request, e)
+            return failed(request, e, ref=name)
+    if r["type"] == "BRANCH" and r["name"] == DEFAULT_BRANCH:
+        # No form to delete it: the catalog refuses (409), so none is offered.
+        return page(request, "error.html", status=409, heading="Refused", code=409,
+                    message=f"the default branch '{DEFAULT_BRANCH}' cannot be deleted",
+                    ref=name, next="")
     return page(request, "confirm_delete.html", name=name, type=r["type"], hash=r["hash"])
 
 
@@ -157,17 +186,32 @@ async def ui_delete_reference(request: Request, name: str) -> Response:
     return RedirectResponse("/ui", status_code=303)
 
 
+def without_slash(request: Request, path: str) -> RedirectResponse:
+    """The same page at ``path`` (a trailing slash, or no reference, asked),
+    its query kept."""
+    query = f"?{request.url.query}" if request.url.query else ""
+    return RedirectResponse(f"{path}{query}", status_code=307)
+
+
+@router.get("/ui/log", include_in_schema=False)
+async def ui_log_default(request: Request) -> Response:
+    return without_slash(request, f"/ui/log/{DEFAULT_BRANCH}")
+
+
 @router.get("/ui/log/{ref:path}", response_class=HTMLResponse)
+@listing
 async def ui_log(request: Request, ref: str, author: str | None = None, key: str | None = None,
                  since: str | None = None, until: str | None = None,
                  token: str | None = None) -> Response:
+    if not ref or ref.endswith("/"):  # /ui/log/ and /ui/log/main/ are /ui/log/main
+        return without_slash(request, f"/ui/log/{seg(ref.rstrip('/') or DEFAULT_BRANCH)}")
     filters = {"author": author, "key": key, "since": since, "until": until}
     async with Api(request) as api:
         try:
             got = await api.get(f"/api/v2/trees/{seg(ref)}/history", maxRecords=50,
                                 pageToken=token, **filters)
         except ApiError as e:
-            return failed(request, e)
+            return failed(request, e, ref=ref)
     entries = [{"hash": e["commitMeta"]["hash"], "time": e["commitMeta"]["commitTime"],
                 "author": ", ".join(e["commitMeta"]["authors"]),
                 "message": e["commitMeta"]["message"]} for e in got["logEntries"]]
@@ -177,7 +221,10 @@ async def ui_log(request: Request, ref: str, author: str | None = None, key: str
 
 
 @router.get("/ui/commit/{hash}", response_class=HTMLResponse)
-async def ui_commit(request: Request, hash: str) -> Response:
+@listing
+async def ui_commit(request: Request, hash: str, ref: str | None = None) -> Response:
+    """A commit; ``ref``: the reference it was reached from (the log's, the
+    page's), which the navigation stays on."""
     async with Api(request) as api:
         try:
             got = await api.get(f"/api/v2/trees/@{hash}/history", maxRecords=1, fetch="ALL")
@@ -188,8 +235,8 @@ async def ui_commit(request: Request, hash: str) -> Response:
             changes = [change(d, f"@{parent}", f"@{this}") for d in diff["diffs"]]
             await describe_views(api, changes, f"@{parent}", f"@{this}")
         except ApiError as e:
-            return failed(request, e)
-    return page(request, "commit.html", c=entry["commitMeta"],
+            return failed(request, e, ref=ref)
+    return page(request, "commit.html", c=entry["commitMeta"], ref=ref,
                 parents=[parent, *entry.get("additionalParents", [])], changes=changes)
 
 
@@ -202,15 +249,23 @@ async def ui_as_of(ref: str, at: str = "", prefix: str = "") -> Response:
                             f"{query}", status_code=303)
 
 
+@router.get("/ui/tree", include_in_schema=False)
+async def ui_tree_default(request: Request) -> Response:
+    return without_slash(request, f"/ui/tree/{DEFAULT_BRANCH}")
+
+
 @router.get("/ui/tree/{ref:path}", response_class=HTMLResponse)
+@listing
 async def ui_tree(request: Request, ref: str, prefix: str | None = None,
                   token: str | None = None) -> Response:
+    if not ref or ref.endswith("/"):  # /ui/tree/ and /ui/tree/main/ are /ui/tree/main
+        return without_slash(request, f"/ui/tree/{seg(ref.rstrip('/') or DEFAULT_BRANCH)}")
     async with Api(request) as api:
         try:
             got = await api.get(f"/api/v2/trees/{seg(ref)}/entries", prefixKey=prefix,
                                 depth=1, maxRecords=BROWSE_PAGE, pageToken=token)
         except ApiError as e:
-            return failed(request, e)
+            return failed(request, e, ref=ref)
     namespaces, objects = [], []
     for entry in got["entries"]:
         name = ".".join(entry["name"]["elements"])
@@ -225,7 +280,7 @@ async def ui_tree(request: Request, ref: str, prefix: str | None = None,
             try:
                 flags = await _view_flags(api, ref, views)
             except ApiError as e:
-                return failed(request, e)
+                return failed(request, e, ref=ref)
         for o in objects:
             o["status"] = flags.get(o["key"])
     nxt = urlencode({"prefix": prefix or "", "token": got.get("token") or ""})
@@ -245,6 +300,7 @@ async def _view_flags(api: Api, ref: str, keys: list[str]) -> dict[str, str]:
 
 
 @router.get("/ui/diff", response_class=HTMLResponse)
+@listing
 async def ui_diff(request: Request) -> Response:
     frm, to = request.query_params.get("from"), request.query_params.get("to")
     entries = None
@@ -260,6 +316,7 @@ async def ui_diff(request: Request) -> Response:
 
 
 @router.get("/ui/login", response_class=HTMLResponse)
+@listing
 async def ui_login_form(request: Request, next: str = "/ui") -> Response:
     return page(request, "login.html", next=next if next.startswith("/ui") else "/ui")
 
@@ -289,6 +346,7 @@ async def ui_login(request: Request) -> Response:
 
 
 @router.get("/ui/logout", response_class=HTMLResponse)
+@listing
 async def ui_logout_form(request: Request) -> Response:
     """Signing out changes something, so it is a form (a link from another
     site must not sign the visitor out)."""

@@ -12,11 +12,13 @@ from fastapi.responses import HTMLResponse
 
 from api.ui.client import Api, ApiError, seg
 from api.ui.pages import failed, form, form_post, page
+from api.ui.switcher import listing
 
 router = APIRouter(include_in_schema=False)
 
 
 @router.get("/ui/restore", response_class=HTMLResponse)
+@listing
 async def ui_restore_preview(request: Request, key: str = "", source: str = "",
                              branch: str = "main") -> Response:
     result = None
@@ -46,6 +48,7 @@ async def ui_restore(request: Request) -> Response:
 
 
 @router.get("/ui/revert", response_class=HTMLResponse)
+@listing
 async def ui_revert_preview(request: Request, commit: str = "", branch: str = "main",
                             parent: int = Query(1, ge=1, le=16)) -> Response:
     result = None

@@ -57,12 +57,15 @@ server = server_fixture(BACKENDS, env={"SAPWOOD_AUTH": "1"}, prepare=set_up,
 REF_PARAMS = {"ref", "from_ref", "to_ref", "name"}
 HASH_PARAMS = {"hash"}
 SAMPLE = {"namespace": "sales", "table": "orders", "view": "v_orders", "key": "sales.orders",
-          "grant_id": "1", "pattern": "main", "id": "0" * 32}
+          "grant_id": "1", "pattern": "main", "id": "0" * 32,
+          "rest": "no-such-page"}  # the UI's catch-all (api.ui.nav)
 # Query parameters and form fields that name a reference or a commit, per
 # route (the UI reads some from the raw query, which the table does not list).
 QUERY_REFS = {"list_events": ("ref",), "ui_as_of": ("ref",), "ui_diff": ("from", "to"),
               "ui_merge_preview": ("from", "into"), "ui_restore_preview": ("source", "branch"),
-              "ui_revert_preview": ("branch",)}
+              "ui_revert_preview": ("branch",),
+              # The reference a commit's page was reached from; the switcher's choice.
+              "ui_commit": ("ref",), "ui_switch": ("ref",)}
 QUERY_HASHES = {"ui_revert_preview": ("commit",)}
 FORM_REFS = {"ui_create_reference": ("source",), "ui_merge": ("from", "into"),
              "ui_restore": ("source", "branch"), "ui_revert": ("branch",)}

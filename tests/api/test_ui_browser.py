@@ -177,6 +177,26 @@ LONG = ("SELECT o.id, o.name, count(*) AS orders_in_the_window, sum(o.id) AS tot
         "HAVING count(*) > 1 ORDER BY orders_in_the_window DESC, total_of_ids")
 
 
+def broken_words(driver, element) -> list[str]:  # type: ignore[no-untyped-def]
+    """The words inside ``element`` that are drawn on more than one line
+    (the test's script; the pages have none)."""
+    return list(driver.execute_script("""
+        const bad = [];
+        for (const cell of arguments[0].querySelectorAll('th, td')) {
+          const walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+          for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+            for (const m of n.data.matchAll(/\\S+/g)) {
+              const r = document.createRange();
+              r.setStart(n, m.index); r.setEnd(n, m.index + m[0].length);
+              const lines = new Set([...r.getClientRects()].filter(x => x.width > 0)
+                                    .map(x => Math.round(x.top)));
+              if (lines.size > 1) bad.push(m[0]);
+            }
+          }
+        }
+        return bad;""", element))
+
+
 def selected_text(driver, element) -> str:  # type: ignore[no-untyped-def]
     """What a visitor's selection of ``element`` copies (the test's script;
     the pages have none)."""
@@ -194,7 +214,11 @@ def test_the_ui_in_chromium(driver, server: Server) -> None:  # type: ignore[no-
     cat.create_namespace("sales")
     t = cat.create_table("sales.orders", SCHEMA)
     t.append(rows(3))
-    cat.load_table("sales.orders").append(rows(2, start=10))
+    # A summary as engines write it: long keys and values, one a long word.
+    cat.load_table("sales.orders").append(rows(2, start=10), snapshot_properties={
+        "spark.app.id": "local-1764265539000-a-rather-long-application-identifier",
+        "engine-version": "3.5.6 (Apache Iceberg 1.10.0, commit 2114bf631e49af532d66e2ce)"})
+    cat.load_table("sales.orders").append(rows(1200, start=100))
     base = "/iceberg/v1/namespaces/sales"
     r = http.post(f"{base}/views", json=sb.create_view("daily", "SELECT 1 AS n"),
                   headers={"Sapwood-Commit-Author": "ana"})
@@ -237,13 +261,35 @@ def test_the_ui_in_chromium(driver, server: Server) -> None:  # type: ignore[no-
     screenshot(driver, "commit")
     page = load(driver, server, "/ui/tree/main?prefix=sales", "browse")
     assert "sales.orders" in page and "sales.daily" in page
-    page = load(driver, server, "/ui/object/main/sales.orders", "table")
+    page = load(driver, server, "/ui/object/main/sales.orders")
     snapshots = driver.find_element(By.ID, "snapshots").text
     assert "append" in snapshots and re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z",
                                                snapshots)
     assert not re.search(r"\b\d{13}\b", snapshots), snapshots  # no epoch milliseconds
+    # The summary's figures in columns; the whole summary a click away.
+    assert [th.text for th in driver.find_elements(By.CSS_SELECTOR, "#snapshots > thead th")
+            ][3:7] == ["Rows", "Added", "Files", "Size"]
+    assert driver.find_element(By.CSS_SELECTOR, "#snapshots > tbody > tr td.n").text == "1,205"
+    for opener in driver.find_elements(By.CSS_SELECTOR, "#snapshots details summary"):
+        opener.click()
     summary = driver.find_elements(By.CSS_SELECTOR, "#snapshots table.kv th")
-    assert "added-records" in [th.text for th in summary]
+    assert "added-records" in [th.text for th in summary] and "spark.app.id" in [
+        th.text for th in summary]
+    # Readable: no word of the table or its summaries broken across lines,
+    # in a wide window or a narrow one (where the table scrolls instead).
+    for width in (1280, 700):
+        driver.set_window_size(width, 900)
+        assert broken_words(driver, driver.find_element(By.ID, "snapshots")) == [], width
+    driver.set_window_size(1280, 900)
+    # The row count over the snapshots: a dot each, drawn, oldest first.
+    chart = driver.find_element(By.ID, "rows-chart")
+    assert chart.size["width"] > 300 and chart.size["height"] > 60
+    assert [c.get_attribute("data-rows") for c in chart.find_elements(By.TAG_NAME, "circle")] \
+        == ["3", "5", "1205"]
+    openers = driver.find_elements(By.CSS_SELECTOR, "#snapshots details summary")
+    for opener in openers[:1] + openers[2:]:
+        opener.click()  # the engine-written summary open in the picture
+    screenshot(driver, "table")
     assert [td.text for td in driver.find_elements(
         By.CSS_SELECTOR, "main > table:first-of-type td:nth-child(4)")] == ["no", "no"]
     assert "sales.wide" in driver.find_element(By.ID, "readers").text
@@ -271,6 +317,8 @@ def test_the_ui_in_chromium(driver, server: Server) -> None:  # type: ignore[no-
         assert sbs.location["x"] + sbs.size["width"] <= 1400
         assert [e.get_attribute("textContent") for e in driver.find_elements(
             By.CSS_SELECTOR, ".diff ins")] == ["2", "ASC", " LIMIT 100"]
+        marked = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "pre.sql .kw")]
+        assert {"GROUP BY", "ORDER BY", "HAVING", "LIKE", "ASC", "LIMIT"} <= set(marked), marked
     finally:
         driver.set_window_size(1280, 900)
     # The as-of picker: the SQL current at an instant between versions 2 and 3.
@@ -283,7 +331,12 @@ def test_the_ui_in_chromium(driver, server: Server) -> None:  # type: ignore[no-
     navigate(driver, driver.find_element(By.LINK_TEXT, "sales.daily").click)
     sql = driver.find_element(By.CSS_SELECTOR, "pre.sql").text
     assert sql == "SELECT 2 AS n", sql  # version 2 was current then
-    # A merge preview with a conflict and how to resolve it, then a merge that lands.
+    # A merge preview with a conflict and how to resolve it, then a merge that
+    # lands and breaks a view (the preview names it, why, and the button says so).
+    assert http.post(f"{base}/tables", json=sb.create_table("stock")).status_code == 200
+    low = sb.create_view("low_stock", "SELECT id FROM stock WHERE id < 5")
+    low["view-version"]["default-namespace"] = ["sales"]
+    assert http.post(f"{base}/views", json=low).status_code == 200
     for name in ("other", "fresh"):
         http.post("/api/v2/trees", params={"name": name, "type": "BRANCH"},
                   json={"type": "BRANCH", "name": "main",
@@ -302,16 +355,38 @@ def test_the_ui_in_chromium(driver, server: Server) -> None:  # type: ignore[no-
     assert "FORCED" in driver.page_source and driver.find_elements(
         By.CSS_SELECTOR, "form[method='post'] input[name='force'][value='sales.daily']")
     http.post("/iceberg/fresh/v1/namespaces/sales/tables", json=sb.create_table("landed"))
+    assert http.delete("/iceberg/fresh/v1/namespaces/sales/tables/stock").status_code == 204
     load(driver, server, "/ui/merge?from=fresh&into=main", "merge-preview")
-    navigate(driver, driver.find_element(By.CSS_SELECTOR, "form[method='post'] button").click)
+    broken = driver.find_element(By.CSS_SELECTOR, "#invalidated > li")
+    assert broken.find_element(By.TAG_NAME, "a").get_attribute("href").endswith(
+        "/ui/object/main/sales.low_stock")
+    assert "table sales.stock dropped" in broken.text, broken.text
+    button = driver.find_element(By.CSS_SELECTOR, "form[method='post'] button")
+    assert button.text == "Merge fresh into main and break 1 view", button.text
+    navigate(driver, button.click)
     assert "Merged: main is now at" in driver.page_source
     assert http.get("/iceberg/v1/namespaces/sales/tables/landed").status_code == 200
     page = load(driver, server, "/ui/diff?from=other&to=main", "diff")
     listed = {r.find_element(By.CSS_SELECTOR, "td a").text: r.text
             for r in driver.find_elements(By.CSS_SELECTOR, "#changes tbody tr")}
     assert "SQL changed (spark)" in listed["sales.daily"] and "added" in listed["sales.landed"]
-    # Error pages, and the keyboard: the first Tab reaches the skip link.
-    page = load(driver, server, "/ui/log/nope", "error", status=404)
+    # The switcher: the log of another branch, and the navigation stays there.
+    load(driver, server, "/ui/log/main")
+    Select(driver.find_element(By.ID, "switch-ref")).select_by_value("other")
+    navigate(driver, driver.find_element(By.CSS_SELECTOR, "#switcher button").click)
+    assert driver.current_url.endswith("/ui/log/other")
+    assert driver.find_element(By.ID, "nav-browse").get_attribute("href").endswith(
+        "/ui/tree/other")
+    # Error pages say what to try; a mistyped reference, what was meant.
+    page = load(driver, server, "/ui/log/mian", "error", status=404)
+    assert "Not found" in page and "What to try" in page
+    navigate(driver, driver.find_element(By.CSS_SELECTOR, "#did-you-mean a").click)
+    assert driver.current_url.endswith("/ui/log/main")
+    page = load(driver, server, "/ui/nonsense", "not-found", status=404)
+    assert [a.text for a in driver.find_elements(By.CSS_SELECTOR, "#try a")] == [
+        "The references", "the log of main", "browse main"]
+    # The keyboard: the first Tab reaches the skip link.
+    page = load(driver, server, "/ui/log/nope", status=404)
     assert "Not found" in page
     from selenium.webdriver.common.keys import Keys
 
@@ -346,7 +421,7 @@ def test_signing_in_from_the_browser(driver, tmp_path_factory) -> None:  # type:
         navigate(driver, driver.find_element(By.CSS_SELECTOR, "main a[href^='/ui/login']").click)
         screenshot(driver, "login")
         driver.find_element(By.NAME, "client_id").send_keys(people.keys["sales"])
-        navigate(driver, driver.find_element(By.CSS_SELECTOR, "form button").click)
+        navigate(driver, driver.find_element(By.CSS_SELECTOR, "main form button").click)
         assert "Sign out" in driver.page_source and "sales.t" in driver.page_source
         # The 'sales' principal reads below 'sales' only.
         assert "sales" in load(driver, srv, "/ui/tree/main")
@@ -357,7 +432,7 @@ def test_signing_in_from_the_browser(driver, tmp_path_factory) -> None:  # type:
         assert "Not allowed" in hr
         # Signing out: the navigation's button (a form), then nothing is readable.
         load(driver, srv, "/ui/tree/main?prefix=sales")
-        navigate(driver, driver.find_element(By.CSS_SELECTOR, "nav form button").click)
+        navigate(driver, driver.find_element(By.CSS_SELECTOR, "#sign-out button").click)
         assert driver.find_element(By.LINK_TEXT, "Sign in")
         # Back on the references, which ask to sign in (401).
         assert [e["message"].split(" - ")[0] for e in driver.get_log("browser")

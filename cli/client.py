@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
 import httpx
 
+from cli.missing import Wanted as Wanted
+from cli.missing import explain
+from cli.missing import ref_path as ref_path
 from core.keys import ContentKey
 
 DEFAULT_URI = "http://127.0.0.1:8181"
@@ -23,20 +25,6 @@ class CliError(Exception):
     def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
-
-
-def ref_path(ref: str) -> str:
-    return quote(ref, safe="@*~^:.-_")
-
-
-@dataclass(frozen=True)
-class Wanted:
-    """What a request asks for, so that its 404 can say so in the verb's
-    words: ``kind`` ("key", "view", "table", "materialized view") KEY at REF
-    (cli.missing)."""
-    ref: str
-    key: str
-    kind: str = "key"
 
 
 class CatalogClient:
@@ -89,8 +77,6 @@ class CatalogClient:
                     "SAPWOOD_CREDENTIAL to an API key (ID:SECRET, from `sapwood key "
                     "create`) or an access token")
         if r.status_code == 404:
-            from cli.missing import explain
-
             return explain(self, body.get("errorCode"), message, wanted)
         if r.status_code >= 500:
             return f"the catalog failed (HTTP {r.status_code}): {message}"

@@ -12,14 +12,35 @@ after a 404, with at most one listing of references or two pages of keys."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from difflib import get_close_matches
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import quote
+
+import httpx
 
 from core.keys import ContentKey
 
-if TYPE_CHECKING:
-    from cli.client import CatalogClient, Wanted
+
+class CatalogClient(Protocol):
+    """What the suggestions need of cli.client's client (which imports this
+    module: the protocol keeps the two from importing each other)."""
+
+    def send(self, method: str, path: str, **kw: Any) -> httpx.Response: ...
+
+
+def ref_path(ref: str) -> str:
+    return quote(ref, safe="@*~^:.-_")
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """What a request asks for, so that its 404 can say so in the verb's
+    words: ``kind`` ("key", "view", "table", "materialized view") KEY at REF
+    (cli.missing)."""
+    ref: str
+    key: str
+    kind: str = "key"
 
 _REFERENCE = re.compile(r"reference '(?P<name>[^']*)' does not exist")
 # A 404 about a commit (a hash, a prefix) or an instant: said as it is.
@@ -56,8 +77,6 @@ def missing_reference(client: CatalogClient, name: str) -> str:
 
 def missing_key(client: CatalogClient, wanted: Wanted, message: str) -> str:
     """``wanted.kind`` KEY does not exist at REF, or is of another kind."""
-    from cli.client import ref_path
-
     key = ContentKey.parse(wanted.key)
     path = f"/api/v2/trees/{ref_path(wanted.ref)}/contents/{quote(key.to_path_string(), safe='')}"
     r = client.send("GET", path)
@@ -88,8 +107,6 @@ def _keys_near(client: CatalogClient, ref: str, key: ContentKey,
                types: set[str] | None) -> list[ContentKey]:
     """The keys beside ``key`` (its namespace's children), else the keys as
     deep as it (a mistyped namespace), of the types asked for."""
-    from cli.client import ref_path
-
     path = f"/api/v2/trees/{ref_path(ref)}/entries"
     ns = key.namespace
     asks: list[dict[str, Any]] = [{"depth": len(key.elements)}]

@@ -53,6 +53,16 @@ def _readable(request: Request, ref: str) -> redact.Readable | None:
     return None if guard is None else guard.key_filter(request, ref_param(ref))
 
 
+def _via(vias: dict[ContentKey, list[list[str]]], k: ContentKey,
+         parent: ContentKey) -> list[list[str]]:
+    """Records that ``parent`` reads ``k``; the list of every object on the
+    way that does (an entry holds the list itself, so later hops show)."""
+    found = vias.setdefault(k, [])
+    if list(parent.elements) not in found:
+        found.append(list(parent.elements))
+    return found
+
+
 @router.get("/{ref}/views/{key}/dependencies")
 def view_dependencies(request: Request, ref: str, key: str,
                       depth: int = Query(MAX_DEPTH, ge=1, le=MAX_DEPTH)) -> Response:
@@ -66,6 +76,9 @@ def view_dependencies(request: Request, ref: str, key: str,
     # One verdict for the view and every view on the way, each judged once.
     verdicts = Verdicts(catalog, at)
     out: list[dict[str, Any]] = []
+    # Each object once, at its least depth; ``vias`` every object on the
+    # way that reads it (a diamond's both hops: the UI draws each).
+    vias: dict[ContentKey, list[list[str]]] = {}
     seen = {ContentKey.parse(key)}
     frontier: list[tuple[ContentKey, IcebergView | MaterializedView]] = [
         (ContentKey.parse(key), view)]
@@ -77,6 +90,7 @@ def view_dependencies(request: Request, ref: str, key: str,
             a = primary(c)
             for d in a.dependencies if a else []:
                 k = ContentKey(d.key)
+                readers = _via(vias, k, parent)
                 if k in seen:
                     continue
                 seen.add(k)
@@ -84,7 +98,8 @@ def view_dependencies(request: Request, ref: str, key: str,
                     # Its name is in the SQL; nothing else about it, nor
                     # what it reads in turn.
                     out.append({"key": list(k.elements), "depth": level,
-                                "via": list(parent.elements), redact.REDACTED: True})
+                                "via": list(parent.elements), "vias": readers,
+                                redact.REDACTED: True})
                 else:
                     wanted.append((parent, k, d))
         now = store.contents(at, [k for _, k, _ in wanted]) if wanted else {}
@@ -95,6 +110,7 @@ def view_dependencies(request: Request, ref: str, key: str,
             cur = now.get(k)
             entry = {"key": list(k.elements), "contentId": d.content_id, "type": d.type,
                      "depth": level, "via": list(parent.elements),
+                     "vias": vias[k],
                      "exists": cur is not None and cur.id == d.content_id}
             out.append(entry)
             if cur is not None and isinstance(cur, IcebergView | MaterializedView):
@@ -145,6 +161,7 @@ def content_dependents(request: Request, ref: str, key: str,
     readable = _readable(request, ref)
     verdicts = Verdicts(catalog, at)
     out: list[dict[str, Any]] = []
+    vias: dict[ContentKey, list[list[str]]] = {}  # as in view_dependencies
     seen = {start}
     frontier = [start]
     level = 0
@@ -154,15 +171,18 @@ def content_dependents(request: Request, ref: str, key: str,
         reached: dict[ContentKey, tuple[ContentKey, Content]] = {}
         for parent in frontier:
             for k, c in sorted(store.dependents(at, parent)[1].items()):
-                if k in seen or redact.hidden(readable, k.elements):
+                if redact.hidden(readable, k.elements):
                     continue  # nothing of a view the caller may not read
+                _via(vias, k, parent)
+                if k in seen:
+                    continue
                 seen.add(k)
                 nxt.append(k)
                 reached[k] = (parent, c)
         now = verdicts.of({k: c for k, (_, c) in reached.items()}) if reached else {}
         for k, (parent, c) in reached.items():
             out.append({"key": list(k.elements), "contentId": c.id, "type": c.type,
-                        "depth": level, "via": list(parent.elements),
+                        "depth": level, "via": list(parent.elements), "vias": vias[k],
                         **analysis_json(now[k], readable)})
         frontier = nxt
     gone = found.get(start)

@@ -119,8 +119,8 @@ async def _view(request: Request, api: Api, ref: str, key: str, path: str,
     read_by = [_dep(d) for d in dependents.get("dependents", [])]
     # Each hop drawn, each box in the state the one verdict gives it.
     graph = neighbourhood(ref, key, holds["status"],
-                          [Node(d["key"], d["depth"], d["via"], d["state"]) for d in reads],
-                          [Node(d["key"], d["depth"], d["via"], d["state"]) for d in read_by])
+                          [Node(d["key"], d["depth"], d["vias"], d["state"]) for d in reads],
+                          [Node(d["key"], d["depth"], d["vias"], d["state"]) for d in read_by])
     # A materialized view: how fresh its stored rows are here, and its refreshes.
     mv = None if not materialized else {
         "freshness": await api.get(f"/api/v2/trees/{seg(ref)}/materialized-views/{seg(key)}/"
@@ -150,5 +150,7 @@ def _dep(d: dict[str, Any]) -> dict[str, Any]:
     state = ("redacted" if redacted else "missing" if not exists
              else d.get("status") or "table")
     return {"key": ".".join(key), "type": d.get("type", ""), "depth": d.get("depth", 1),
-            "via": ".".join(d.get("via") or []), "exists": exists, "redacted": redacted,
+            "via": ".".join(d.get("via") or []),
+            "vias": tuple(".".join(v) for v in d.get("vias") or [d.get("via") or []]),
+            "exists": exists, "redacted": redacted,
             "status": d.get("status"), "state": state}

@@ -203,6 +203,39 @@ def test_a_view_broken_through_another_is_invalid_everywhere(server: Server, htt
     assert head(http, "main") != before
 
 
+def test_a_diamond_draws_both_hops_to_what_two_ways_read(server: Server, http: httpx.Client,
+                                                          ns: str) -> None:
+    """``top`` reads ``revenue`` directly and through ``big_regions``: the
+    answers list both readers of ``revenue`` (``vias``) and the graph draws
+    all three hops, ``revenue`` in the column of its longest way."""
+    r = http.post(f"/iceberg/main/v1/namespaces/{ns}/tables", json=sb.create_table("revenue"))
+    assert r.status_code == 200, r.text
+    view(http, "main", ns, "big_regions", "SELECT id, name FROM revenue WHERE id > 10")
+    view(http, "main", ns, "top", "SELECT b.id FROM big_regions b JOIN revenue r ON b.id = r.id")
+    deps = http.get(f"{V2}/main/views/{ns}.top/dependencies").json()["dependencies"]
+    hops = {".".join(d["key"]): d for d in deps}
+    assert hops[f"{ns}.revenue"]["depth"] == 1
+    assert sorted(map(tuple, hops[f"{ns}.revenue"]["vias"])) == [(ns, "big_regions"), (ns, "top")]
+    readers = {".".join(d["key"]): d for d in http.get(
+        f"{V2}/main/contents/{ns}.revenue/dependents").json()["dependents"]}
+    assert sorted(map(tuple, readers[f"{ns}.top"]["vias"])) == [(ns, "big_regions"),
+                                                                 (ns, "revenue")]
+    ui = browser(server)
+    for page_of, hops_drawn in (
+            (f"{ns}.top", {("revenue", "big_regions"), ("big_regions", "top"),
+                           ("revenue", "top")}),
+            # From the middle: what it reads on the left, what reads it on the right.
+            (f"{ns}.big_regions", {("revenue", "big_regions"), ("big_regions", "top")})):
+        graph = ui.get(f"/ui/object/main/{page_of}").text.split("<svg")[1].split("</svg>")[0]
+        drawn = {(a.removeprefix(f"{ns}."), b.removeprefix(f"{ns}."))
+                 for a, b in re.findall(r'<line [^>]*data-from="([^"]+)" data-to="([^"]+)"',
+                                        graph)}
+        assert drawn == hops_drawn, (page_of, graph)
+        x = {k: int(v) for v, k in re.findall(r'<rect x="(\d+)"[^>]*/><text[^>]*>([^<]+)<',
+                                               graph)}
+        assert x[f"{ns}.revenue"] < x[f"{ns}.big_regions"] < x[f"{ns}.top"], (page_of, x)
+
+
 @pytest.fixture(scope="module")
 def people(secured: Server) -> People:
     return secured.people  # type: ignore[attr-defined, no-any-return]

@@ -24,7 +24,7 @@ from core.commits import MergeBehavior
 from core.content import Content
 from core.errors import bad_request, commit_failed
 from core.keys import ContentKey
-from core.refs import RefSpec
+from core.refs import RefSpec, normalize_hash
 
 _PAGE = 1000
 # Checks the caller may read and write every key the commits changed (None:
@@ -54,7 +54,8 @@ class Reverter:
         if req.parent < 1:
             raise bad_request(f"parent must be 1 or more, not {req.parent}")
         head = self.store.resolve(branch).hash
-        hashes = list(dict.fromkeys(self.store.full_hash(h) for h in req.commits))
+        hashes = list(dict.fromkeys(self.store.full_hash(normalize_hash(h))
+                                    for h in req.commits))
         records = [self.store.reader.commit(h) for h in hashes]
         for r in records:
             if not self.store.history.is_ancestor(r.hash, head):

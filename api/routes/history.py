@@ -197,7 +197,7 @@ def _target_readable(request: Request, branch: str) -> Readable | None:
 @router.post("/merge")
 def merge(request: Request, ref: str, body: MergeBody) -> Response:
     branch, expected = name_and_hash(ref, "A merge")
-    source = body.from_ref_name + (f"@{body.from_hash}" if body.from_hash else "")
+    source = body.source()
     message = (body.commit_meta.message if body.commit_meta else None) or body.message or \
         f"merge {body.from_ref_name} into {branch}"
     author = commit_author(
@@ -219,13 +219,14 @@ def merge(request: Request, ref: str, body: MergeBody) -> Response:
 @router.post("/transplant")
 def transplant(request: Request, ref: str, body: TransplantBody) -> Response:
     branch, expected = name_and_hash(ref, "A transplant")
-    for h in body.hashes_to_transplant:
+    hashes = body.hashes()
+    for h in hashes:
         require(request, Privilege.READ, f"@{h}")
     if MergeBehavior.FORCE in (body.default_key_merge_mode, *body.modes().values()):
         require_on_protected(request, branch, "a forced transplant onto")
     answer = answering(request, lambda result: _merge_answer(body, result))
     return answer(merging.transplant(request.app.state.services.catalog,
                                      merging.TransplantRequest(
-        list(body.hashes_to_transplant), branch, expected, body.default_key_merge_mode,
+        hashes, branch, expected, body.default_key_merge_mode,
         body.modes(), body.dry_run, body.content_merge, principal(request),
         once_of(request))))

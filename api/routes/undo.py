@@ -23,7 +23,7 @@ from catalog.revert import KeysCheck, Reverter, RevertRequest
 from core.auth import Privilege
 from core.commits import Reference, RefType
 from core.keys import ContentKey
-from core.refs import parse_ref
+from core.refs import normalize_hash, parse_ref
 
 router = APIRouter(prefix="/api/v2/trees/{ref}/history")
 
@@ -36,6 +36,11 @@ class RestoreBody(_MergeOptions):
 class RevertBody(_MergeOptions):
     commits: list[str] = Field(min_length=1, max_length=100)
     parent: int = Field(1, ge=1, le=16)
+
+    def hashes(self) -> list[str]:
+        """A malformed hash is a 400 naming the field, as every route that
+        takes hashes answers one (core.refs.normalize_hash)."""
+        return [normalize_hash(h, context="commits") for h in self.commits]
 
 
 def result_json(branch: str, r: RestoreResult) -> dict[str, Any]:
@@ -101,12 +106,13 @@ def restore_keys(request: Request, ref: str, body: RestoreBody) -> Response:
 @router.post("/revert")
 def revert_commits(request: Request, ref: str, body: RevertBody) -> Response:
     branch, expected = name_and_hash(ref, "A revert")
+    hashes = body.hashes()
     guard = guard_of(request)
     if guard is not None:  # a commit the caller may not read is one it has never heard of
-        for h in body.commits:
+        for h in hashes:
             guard.require_some(request, Privilege.READ, f"@{h}")
     c = Call(request)
-    req = RevertRequest(body.commits, body.parent, body.default_key_merge_mode,
+    req = RevertRequest(hashes, body.parent, body.default_key_merge_mode,
                         body.modes(), body.dry_run)
     answer = answering(request, lambda r: json_response(result_json(branch, r)))
     return answer(Reverter(c.svc.catalog).revert(parse_ref(branch), req, c.who, expected,

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from api.limits import check_count, check_message, check_names, check_properties
 from core.commits import MergeBehavior
 from core.keys import ContentKey
+from core.refs import normalize_hash
 
 
 class _Body(BaseModel):
@@ -34,10 +35,12 @@ class ReferenceBody(_Body):
     hash: str | None = None
 
     def spec(self) -> str | None:
-        """As a ref spec: ``name@hash``, ``@hash`` (detached) or ``name``."""
+        """As a ref spec: ``name@hash``, ``@hash`` (detached) or ``name``; a
+        malformed hash is a 400 naming the field, as every route answers one
+        (core.refs.normalize_hash)."""
         if self.hash:
-            return f"{self.name}@{self.hash}" if self.name and self.type != "DETACHED" \
-                else f"@{self.hash}"
+            h = normalize_hash(self.hash, context="hash")
+            return f"{self.name}@{h}" if self.name and self.type != "DETACHED" else f"@{h}"
         return self.name
 
 
@@ -130,11 +133,21 @@ class MergeBody(_MergeOptions):
         check_message(value)
         return value
 
+    def source(self) -> str:
+        """The merge's source as a ref spec (``fromRefName[@fromHash]``)."""
+        if not self.from_hash:
+            return self.from_ref_name
+        return f"{self.from_ref_name}@{normalize_hash(self.from_hash, context='fromHash')}"
+
 
 class TransplantBody(_MergeOptions):
     hashes_to_transplant: list[str] = Field(alias="hashesToTransplant", min_length=1)
     from_ref_name: str | None = Field(None, alias="fromRefName")
     content_merge: bool = Field(True, alias="contentMerge")
+
+    def hashes(self) -> list[str]:
+        return [normalize_hash(h, context="hashesToTransplant")
+                for h in self.hashes_to_transplant]
 
 
 class ContentsBody(_Body):

@@ -6,7 +6,7 @@ database object escapes ``store/``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -14,6 +14,7 @@ from typing import Any, Generic, TypeVar
 
 from core.conflicts import CommitConflictError, Conflict, conflict_summary
 from core.content import Content, ContentType
+from core.errors import InvalidInputError
 from core.keys import ContentKey
 
 # Nessie's well-known hash of the empty commit every new branch starts from.
@@ -53,6 +54,24 @@ class CommitMeta:
     author: str | None = None
     committer: str | None = None
     properties: dict[str, str] = field(default_factory=dict)
+
+
+# Commit properties under this prefix are the catalog's own word: what a
+# drop left invalid (sapwood.invalidated-views), where a restore or a revert
+# came from (sapwood.restore.*, sapwood.revert.*). Only the server writes
+# them; none is a client's to set (docs/security.md), so a client sending
+# one, in any case of letters, is refused rather than believed.
+SERVER_PROPERTY_PREFIX = "sapwood."
+
+
+def check_client_properties(properties: Iterable[str], where: str = "properties") -> None:
+    """Refuse (400 naming it) the first property name a client may not
+    write: one under the server's ``sapwood.`` prefix."""
+    for name in properties:
+        if name.casefold().startswith(SERVER_PROPERTY_PREFIX):
+            raise InvalidInputError(
+                f"commit property {name[:80]!r} in {where} is the catalog's own: names that "
+                f"start with {SERVER_PROPERTY_PREFIX!r} are written by the server only")
 
 
 # -- operations a caller sends -------------------------------------------------

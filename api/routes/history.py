@@ -148,6 +148,7 @@ def _analysed(catalog: Catalog, branch: str, op: Operation, deadline: Deadline,
 @router.post("/commit")
 def commit(request: Request, ref: str, body: CommitBody) -> Response:
     branch, expected = name_and_hash(ref, "A commit")
+    properties = body.commit_meta.client_properties()  # before anything is read
     store = store_of(request)
     catalog = request.app.state.services.catalog
     parsed = [_operation(o) for o in body.operations]
@@ -160,7 +161,7 @@ def commit(request: Request, ref: str, body: CommitBody) -> Response:
     operations = [_analysed(catalog, branch, op, deadline, who) for op in parsed]
     meta = CommitMeta(body.commit_meta.message,
                       commit_author(request, body.commit_meta.first_author, branch),
-                      properties=dict(body.commit_meta.properties))
+                      properties=properties)
     def answer(result: CommitResult) -> Response:
         return json_response({
             "targetBranch": reference_json(Reference(branch, RefType.BRANCH, result.hash)),
@@ -200,6 +201,8 @@ def merge(request: Request, ref: str, body: MergeBody) -> Response:
     source = body.source()
     message = (body.commit_meta.message if body.commit_meta else None) or body.message or \
         f"merge {body.from_ref_name} into {branch}"
+    # Kept on the merge commit, as Nessie keeps them (they were dropped unsaid).
+    properties = body.commit_meta.client_properties() if body.commit_meta else {}
     author = commit_author(
         request, body.commit_meta.first_author if body.commit_meta else None, branch)
     require(request, Privilege.READ, source)
@@ -212,8 +215,8 @@ def merge(request: Request, ref: str, body: MergeBody) -> Response:
         body, outcome.result, outcome.invalidated, readable))
     return answer(merging.merge(request.app.state.services.catalog, merging.MergeRequest(
         source, branch, expected, body.default_key_merge_mode, body.modes(), body.dry_run,
-        body.content_merge, CommitMeta(message, author), principal(request),
-        once_of(request))))
+        body.content_merge, CommitMeta(message, author, properties=properties),
+        principal(request), once_of(request))))
 
 
 @router.post("/transplant")

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from api.limits import check_count, check_message, check_names, check_properties
-from core.commits import MergeBehavior
+from core.commits import MergeBehavior, check_client_properties
 from core.keys import ContentKey
 from core.refs import normalize_hash
 
@@ -70,6 +70,12 @@ class CommitMetaBody(_Body):
     @property
     def first_author(self) -> str | None:
         return self.author or (self.authors[0] if self.authors else None)
+
+    def client_properties(self) -> dict[str, str]:
+        """The properties the client may set: one under the catalog's own
+        ``sapwood.`` prefix is a 400 naming it (core.commits)."""
+        check_client_properties(self.properties, "commitMeta.properties")
+        return dict(self.properties)
 
 
 class OperationBody(_Body):

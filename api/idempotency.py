@@ -4,7 +4,9 @@ with the same key takes effect once, and its repeats get the first answer.
 Every mutating route is wrapped (``OnceRoute``; the authenticated routes
 check their rule first, so a key belongs to a principal). A request with a
 key is looked up by (principal, key): a kept answer is sent again without
-running anything (``Idempotent-Replayed: true``), unless the request differs
+running anything (``Idempotent-Replayed: true``) — its status, media type,
+body and the headers a client reads off it (``KEPT_HEADERS``: a table's
+ETag) — unless the request differs
 (``fingerprint``: the reference it resolves to, the route, its parameters,
 query, body and the headers that change what it does), which is the spec's
 422 and runs nothing. Otherwise it runs;
@@ -65,13 +67,22 @@ _KEY = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
 
 
+# The headers of an answer a client reads off it, kept with it and sent
+# again on a replay: a table's or view's ETag (its next If-None-Match), a
+# Location, whether it may be cached. Not the ones the server makes per
+# answer (length, date, request id) nor a cookie.
+KEPT_HEADERS = ("etag", "location", "cache-control")
+
+
 def to_answer(response: Response) -> Answer:
     return Answer(response.status_code, response.headers.get("content-type"),
-                  bytes(response.body))
+                  bytes(response.body),
+                  tuple((name, value) for name, value in response.headers.items()
+                        if name in KEPT_HEADERS))
 
 
 def replay(answer: Answer) -> Response:
-    headers = {REPLAYED: "true"}
+    headers = {**dict(answer.headers), REPLAYED: "true"}
     return Response(answer.body, status_code=answer.status, media_type=answer.media_type,
                     headers=headers)
 

@@ -17,6 +17,7 @@ write, or with nothing to change) are recorded in a transaction of their own
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -30,11 +31,14 @@ from store.schema import IDEMPOTENCY
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """What the first request was answered: kept as it was sent."""
+    """What the first request was answered: kept as it was sent, with the
+    headers a client reads off it (api.idempotency.KEPT_HEADERS: a table's
+    ETag among them), in order."""
 
     status: int
     media_type: str | None
     body: bytes
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,23 +96,26 @@ class IdempotencyKeys:
         # a live one left alone (rowcount 0).
         self._sql_insert = (
             "INSERT INTO idempotency (principal, request_key, fingerprint, status, media_type, "
-            f"body, commit_hash, expires_us) VALUES ({p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}) "
+            "body, headers, commit_hash, expires_us) VALUES "
+            f"({p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}) "
             "ON CONFLICT (principal, request_key) DO UPDATE SET fingerprint = "
             "excluded.fingerprint, status = excluded.status, media_type = excluded.media_type, "
-            "body = excluded.body, commit_hash = excluded.commit_hash, "
+            "body = excluded.body, headers = excluded.headers, "
+            "commit_hash = excluded.commit_hash, "
             f"expires_us = excluded.expires_us WHERE idempotency.expires_us <= {p}")
 
     def find(self, principal: str, key: str, now_us: int) -> Recorded | None:
         """The answer kept for ``key`` (None: none, or it expired)."""
         p = self.db.param
         rows = self.db.raw_read(
-            "SELECT fingerprint, status, media_type, body, commit_hash, expires_us "
+            "SELECT fingerprint, status, media_type, body, headers, commit_hash, expires_us "
             f"FROM idempotency WHERE principal = {p} AND request_key = {p} AND expires_us > {p}",
             (principal, key, now_us))
         if not rows:
             return None
-        fp, status, media, body, commit, expires = rows[0]
-        return Recorded(fp, Answer(int(status), media, bytes(body)), commit, int(expires))
+        fp, status, media, body, headers, commit, expires = rows[0]
+        return Recorded(fp, Answer(int(status), media, bytes(body), _headers(headers)), commit,
+                        int(expires))
 
     def record_in(self, cur: Any, once: Once, result: Any, commit: str | None,
                   now_us: int) -> Answer:
@@ -147,5 +154,14 @@ class IdempotencyKeys:
 
     @staticmethod
     def _row(once: Once, answer: Answer, commit: str | None) -> tuple[object, ...]:
+        headers = json.dumps([list(h) for h in answer.headers]) if answer.headers else None
         return (once.principal, once.key, once.fingerprint, answer.status, answer.media_type,
-                answer.body, commit, once.expires_us)
+                answer.body, headers, commit, once.expires_us)
+
+
+def _headers(text: str | None) -> tuple[tuple[str, str], ...]:
+    """The headers kept with an answer (None: none; a row written before
+    migration 0012 kept none)."""
+    if not text:
+        return ()
+    return tuple((str(k), str(v)) for k, v in json.loads(text))

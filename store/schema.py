@@ -264,6 +264,9 @@ class IdempotencyRow(Base):
     status: Mapped[int] = mapped_column(Integer)
     media_type: Mapped[str | None] = mapped_column(Text)
     body: Mapped[bytes] = mapped_column(LargeBinary)
+    # The answer's headers a client reads (its ETag ...), as a JSON list of
+    # [name, value] pairs; NULL: none (migration 0012).
+    headers: Mapped[str | None] = mapped_column(Text)
     commit_hash: Mapped[str | None] = mapped_column(HASH)
     expires_us: Mapped[int] = mapped_column(BigInteger, index=True)
 

@@ -27,6 +27,8 @@ class Dropped:
     body: bytes
     status: int
     answer: bytes
+    # The headers of the answer the client never got, by lower-case name.
+    answer_headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -88,7 +90,8 @@ class LossyProxy:
                     except (http.client.HTTPException, OSError):
                         answer = b""
                     proxy.dropped.append(Dropped(self.command, self.path, headers, body,
-                                                 r.status, answer))
+                                                 r.status, answer,
+                                                 {k.lower(): v for k, v in r.getheaders()}))
                     conn.close()
                     self.close_connection = True  # nothing is sent back
                     return

@@ -6,7 +6,8 @@ dialects and status at that commit (catalog.view_status), for a
 materialized view its refresh, for a drop the views it left invalid — and
 only what the reader
 may see: events on references it may read, keys it may not read removed,
-and an event left with nothing not shown at all."""
+an event left with nothing not shown at all, and the commits' messages and
+authors only to a reader of the whole reference (core.redact.commit_meta)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from core.errors import InvalidInputError
 from core.instants import format_instant, from_micros
 from core.keys import ContentKey
 from core.mv.metadata import view_part
-from core.redact import invalidated_views
+from core.redact import commit_meta, invalidated_views
 from core.sql.validity import Readable, ViewStatus
 from store.events import KINDS, StoredEvent
 
@@ -156,7 +157,10 @@ class Feed:
                    if (visible is None or visible(tuple(op["key"])))
                    and (key is None or tuple(op["key"]) == key.elements)]
             if ops or (visible is None and key is None):
-                commits.append({**c, "operations": self._detailed(c["hash"], ops, visible)})
+                # Its message and author only to a reader of the whole
+                # reference, as the log (core.redact.commit_meta).
+                commits.append(commit_meta(
+                    {**c, "operations": self._detailed(c["hash"], ops, visible)}, visible))
         if e.kind.startswith("reference."):
             if key is not None:
                 return None

@@ -39,6 +39,9 @@ class RevertRequest:
     default_mode: MergeBehavior = MergeBehavior.NORMAL
     modes: Mapping[ContentKey, MergeBehavior] | None = None
     dry_run: bool = False
+    # Whether the new commit's message may quote the reverted ones': only
+    # for a caller that may read them, all of the branch (core.redact.commit_meta).
+    quote: bool = True
 
 
 class Reverter:
@@ -97,7 +100,7 @@ class Reverter:
         if not sources:
             raise bad_request("Nothing to revert: every changed key was dropped")
         first = records[0]
-        said = first.message.splitlines()[0] if first.message else ""
+        said = first.message.splitlines()[0] if first.message and req.quote else ""
         message = (f"revert {first.hash[:12]}: {said}" if len(records) == 1 else
                    f"revert {len(records)} commits: " + ", ".join(r.hash[:12] for r in records))
         return self.restorer.apply(branch, sources, who, req.dry_run, message.rstrip(": "), {

@@ -21,10 +21,22 @@ hr.v_inner``) shows ``{"table": ["hr", "v_inner"], "redacted": true}``,
 never the ``hr.salaries`` that ``hr.v_inner`` reads, nor its columns.
 
 A change's list of the views it breaks (a merge's ``invalidatedViews``, a
-drop's ``sapwood.invalidated-views`` commit property, which the log and the
-change feed show) names a view the caller may not read nowhere: it is left
-out, and a view that is shown gives the neutral reason when its way passes
-a hidden object, as a view's status does.
+drop's ``sapwood.invalidated-views`` commit property, which the change
+feed's DELETE shows) names a view the caller may not read nowhere: it is
+left out, and a view that is shown gives the neutral reason when its way
+passes a hidden object, as a view's status does.
+
+What a commit's writer wrote — its message, author(s) and properties — is
+shown only to a caller that may read the whole reference it reads the
+commit through, as the log is (``commit_meta``): free text can name
+anything, a key the caller may not read among them ("drop table hr.x"), so
+it cannot be redacted to what the caller may see. A reader of part of the
+reference gets the commit with an empty message, no author and no
+properties (as a commit that had none), its hash, committer (the catalog's
+record of who acted, as the feed's principal), times and parents kept:
+a reference's head (``/api/v2/trees?fetch=ALL``, ``/trees/{ref}?fetch=ALL``,
+the UI's reference list), the change feed's commits and webhooks, the
+view audit's commits, and a revert's quote of the commits it reverts.
 
 Every function takes ``readable`` (key elements → may the caller read it;
 None: it may read everything, and the answer is returned as it is). Pure:
@@ -36,14 +48,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from core.keys import ContentKey
-from core.sql.invalidation import INVALIDATED, invalidated_keys, invalidated_text
+from core.sql.invalidation import invalidated_keys
 from core.sql.validity import HIDDEN_REASON, Readable, ViewStatus
 
 __all__ = ["HIDDEN_REASON", "REDACTED", "Readable", "analysis", "audit", "column_origins",
-           "commit_properties", "content", "dotted_hidden", "field_origins", "freshness",
+           "commit_meta", "content", "dotted_hidden", "field_origins", "freshness",
            "hidden", "invalidated", "invalidated_views", "lineage", "reads_hidden", "refreshes",
-           "status"]
+           "shows_commit_meta", "status"]
 
 REDACTED = "redacted"
 _TABLE = "ICEBERG_TABLE"
@@ -191,19 +202,33 @@ def invalidated_views(properties: Mapping[str, str],
     return [k.elements for k in found if not hidden(readable, k.elements)]
 
 
-def commit_properties(properties: Mapping[str, str],
-                      readable: Readable | None) -> dict[str, str]:
-    """A commit's properties as the log (and a reference's head) shows
-    them: ``sapwood.invalidated-views`` names only the views the reader may
-    read, and goes when none is left, or when it is not a list of keys (a
-    hand-written value could name anything)."""
-    if readable is None or INVALIDATED not in properties:
-        return dict(properties)
-    shown = invalidated_views(properties, readable)
-    out = {k: v for k, v in properties.items() if k != INVALIDATED}
-    if shown:
-        out[INVALIDATED] = invalidated_text([ContentKey(k) for k in shown])
-    return out
+# What a commit's writer wrote, in each answer's spelling (Nessie's
+# commitMeta, the feed's commits and the audit's).
+_WRITTEN = frozenset({"message", "author", "authors", "properties", "allProperties"})
+
+
+def commit_meta(meta: Mapping[str, Any], readable: Readable | None) -> dict[str, Any]:
+    """A commit's metadata as an answer shows it (any of the spellings
+    above): to a reader of part of the reference (``readable`` not None)
+    as a commit that had an empty message, no author and no properties;
+    the rest as it is."""
+    if readable is None:
+        return dict(meta)
+    return {k: (_empty(k) if k in _WRITTEN else v) for k, v in meta.items()}
+
+
+def _empty(field: str) -> Any:
+    if field == "message":
+        return ""
+    if field == "author":
+        return None
+    return [] if field == "authors" else {}
+
+
+def shows_commit_meta(readable: Readable | None) -> bool:
+    """Whether a commit's message, author and properties are the reader's
+    to see (one that may read the whole reference)."""
+    return readable is None
 
 
 def content(c: dict[str, Any] | None, readable: Readable | None) -> dict[str, Any] | None:
@@ -309,10 +334,12 @@ def refreshes(records: list[dict[str, Any]], readable: Readable | None,
 
 
 def audit(doc: dict[str, Any], readable: Readable | None) -> dict[str, Any]:
-    """A view audit page (catalog.audit.view_history)."""
+    """A view audit page (catalog.audit.view_history): each version's
+    commit as ``commit_meta`` shows it."""
     if readable is None:
         return doc
-    versions = [{**v, "analysis": [analysis(a, readable) for a in v.get("analysis") or []]}
+    versions = [{**v, "analysis": [analysis(a, readable) for a in v.get("analysis") or []],
+                 **({"commit": commit_meta(v["commit"], readable)} if "commit" in v else {})}
                 for v in doc["versions"]]
     out = {**doc, "versions": versions}
     if "refreshes" in doc:  # a hidden base's snapshots are not shown

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import unquote
 
 from fastapi import APIRouter, Query, Request, Response
@@ -27,6 +28,7 @@ from core.commits import DEFAULT_BRANCH, NO_ANCESTOR, Reference, RefType
 from core.errors import bad_request
 from core.refs import RefSpec
 from store import Store
+from store.commit_records import CommitRecord
 
 router = APIRouter(prefix="/api/v2")
 
@@ -94,8 +96,7 @@ def list_references(request: Request, page_token: VersioningPageToken = None,
     cut silently); ``prefix`` keeps the names that start with it;
     ``fetch=ALL`` adds each head's commit metadata. References the caller
     may not read are skipped before paging; the token is sealed (api.paging)."""
-    if fetch not in (None, "MINIMAL", "ALL"):
-        raise bad_request(f"Invalid fetch option {fetch!r}: expected MINIMAL or ALL")
+    check_fetch(fetch)
     if cel is not None:  # never answered as if every reference matched
         raise bad_request("'filter' (a CEL expression) is not supported when listing "
                           "references: use 'prefix' (the log and entries take a filter: "
@@ -104,19 +105,27 @@ def list_references(request: Request, page_token: VersioningPageToken = None,
     paging, refs, token = references_page(request, prefix, page_token, max_records,
                                           nessie_token, nessie_max)
     heads = store.reader.commits_light(r.hash for r in refs) if fetch == "ALL" else {}
-    guard = guard_of(request)
     out = []
     for r in refs:
         item = reference_json(r)
         if r.hash in heads:
-            # A reader of part of the reference: its head's properties name
-            # only what it may read there (api.v2.redact).
-            readable = guard.key_filter(request, RefSpec(name=r.name)) \
-                if guard is not None else None
-            item["metadata"] = {"commitMetaOfHEAD": commit_meta_json(
-                heads[r.hash].to_commit_light(), readable)}
+            item["metadata"] = head_metadata(request, RefSpec(name=r.name), heads[r.hash])
         out.append(item)
     return json_response(page_json("references", out, paging.seal(token)))
+
+
+def check_fetch(fetch: str | None) -> None:
+    if fetch not in (None, "MINIMAL", "ALL"):
+        raise bad_request(f"Invalid fetch option {fetch!r}: expected MINIMAL or ALL")
+
+
+def head_metadata(request: Request, spec: RefSpec, head: CommitRecord) -> dict[str, Any]:
+    """``fetch=ALL``'s ``metadata`` of a reference: its head commit, whose
+    message, authors and properties only a reader of the whole reference
+    sees (api.v2.redact.commit_meta)."""
+    guard = guard_of(request)
+    readable = guard.key_filter(request, spec) if guard is not None else None
+    return {"commitMetaOfHEAD": commit_meta_json(head.to_commit_light(), readable)}
 
 
 def references_page(request: Request, prefix: str | None, page_token: str | None,
@@ -148,9 +157,18 @@ def create_reference(request: Request, body: ReferenceBody, name: str = Query(..
 
 
 @router.get("/trees/{ref}")
-def get_reference(request: Request, ref: str) -> Response:
-    resolved = store_of(request).resolve(ref_param(ref))
-    return json_response({"reference": effective_json(resolved)})
+def get_reference(request: Request, ref: str, fetch: str | None = None) -> Response:
+    """The reference (or commit) ``ref`` names; ``fetch=ALL`` adds its
+    commit's metadata, as the listing does."""
+    check_fetch(fetch)
+    store = store_of(request)
+    spec = ref_param(ref)
+    resolved = store.resolve(spec)
+    out = effective_json(resolved)
+    if fetch == "ALL":
+        head = store.reader.commits_light([resolved.hash])[resolved.hash]
+        out["metadata"] = head_metadata(request, spec, head)
+    return json_response({"reference": out})
 
 
 @router.put("/trees/{ref}")

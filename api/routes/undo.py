@@ -16,6 +16,7 @@ from api.auth.guard import guard_of
 from api.deps import Call, json_response
 from api.idempotency import answering
 from api.routes.trees import name_and_hash, require
+from api.v2 import redact
 from api.v2.requests import KeyBody, _MergeOptions
 from api.v2.shapes import key_json, reference_json
 from catalog.restore import Restorer, RestoreResult, Visible
@@ -112,8 +113,11 @@ def revert_commits(request: Request, ref: str, body: RevertBody) -> Response:
         for h in hashes:
             guard.require_some(request, Privilege.READ, f"@{h}")
     c = Call(request)
+    # A commit's message is shown only to a reader of the whole branch: the
+    # revert's message quotes those it reverts only to such a caller.
+    readable = guard.key_filter(request, parse_ref(branch)) if guard is not None else None
     req = RevertRequest(hashes, body.parent, body.default_key_merge_mode,
-                        body.modes(), body.dry_run)
+                        body.modes(), body.dry_run, redact.shows_commit_meta(readable))
     answer = answering(request, lambda r: json_response(result_json(branch, r)))
     return answer(Reverter(c.svc.catalog).revert(parse_ref(branch), req, c.who, expected,
                                                  _reverter_check(request, branch)))

@@ -19,7 +19,7 @@ from core.redact import Readable as Readable
 from core.redact import analysis as analysis
 from core.redact import audit as audit
 from core.redact import column_origins as column_origins
-from core.redact import commit_properties as commit_properties
+from core.redact import commit_meta as commit_meta
 from core.redact import content as content
 from core.redact import dotted_hidden as dotted_hidden
 from core.redact import field_origins as field_origins
@@ -30,6 +30,7 @@ from core.redact import invalidated_views as invalidated_views
 from core.redact import lineage as lineage
 from core.redact import reads_hidden as reads_hidden
 from core.redact import refreshes as refreshes
+from core.redact import shows_commit_meta as shows_commit_meta
 from core.redact import status as status
 
 

@@ -53,17 +53,16 @@ def effective_json(resolved: ResolvedRef) -> dict[str, Any]:
 
 def commit_meta_json(c: Commit, readable: Readable | None = None) -> dict[str, Any]:
     """``readable``: the keys the caller may read on the reference it reads
-    the commit through (None: all); a property naming others is redacted
-    (api.v2.redact.commit_properties)."""
+    the commit through (None: all); its message, authors and properties
+    are shown only to a reader of all of it (api.v2.redact.commit_meta)."""
     at = format_instant(c.created_at)
     authors = [c.author] if c.author else []
-    properties = redact.commit_properties(c.properties, readable)
-    return {
+    return redact.commit_meta({
         "hash": c.hash, "committer": c.committer, "authors": authors, "allSignedOffBy": [],
         "message": c.message, "commitTime": at, "authorTime": at,
-        "allProperties": {k: [v] for k, v in properties.items()},
+        "allProperties": {k: [v] for k, v in c.properties.items()},
         "parentCommitHashes": list(c.parents),
-    }
+    }, readable)
 
 
 def log_entry_json(c: Commit, fetch_all: bool) -> dict[str, Any]:

@@ -27,8 +27,9 @@ LENIENT = "lenient"
 
 Properties = Callable[[Key], Mapping[str, str] | None]
 # A drop's commit property: the views it left invalid, as a JSON list of
-# keys in path form (what the log and the change feed show of them, each to
-# a reader only the ones it may read: core.redact.commit_properties).
+# keys in path form (the log shows it to readers of the whole reference; the
+# change feed's DELETE each reader only the ones it may read:
+# core.redact.invalidated_views).
 INVALIDATED = "sapwood.invalidated-views"
 
 

@@ -119,8 +119,9 @@ def view_dependencies(request: Request, ref: str, key: str,
     a = primary(view)
     unresolved = [n for n in (a.unresolved if a else [])
                   if not redact.dotted_hidden(readable, n)]
-    out += [{"key": n.split("."), "depth": 1, "via": list(ContentKey.parse(key).elements),
-             redact.REDACTED: True}
+    me = list(ContentKey.parse(key).elements)
+    # Shaped as a hidden object that exists is (a missing name looks the same).
+    out += [{"key": n.split("."), "depth": 1, "via": me, "vias": [me], redact.REDACTED: True}
             for n in (a.unresolved if a else []) if redact.dotted_hidden(readable, n)]
     own = verdicts.of({ContentKey.parse(key): view})[ContentKey.parse(key)]
     return json_response({"key": ContentKey.parse(key).elements, "contentId": view.id,

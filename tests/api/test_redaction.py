@@ -112,11 +112,11 @@ def test_hidden_objects_are_named_and_nothing_more(server: Server) -> None:
         assert secret not in text, f"{secret} leaked: {text[:2000]}"
     (dep,) = [d for d in got["deps"]["dependencies"] if d["key"] == ["hr", "salaries"]]
     assert dep == {"key": ["hr", "salaries"], "depth": 1, "via": ["sales", "v_hr"],
-                   "redacted": True}
+                   "vias": [["sales", "v_hr"]], "redacted": True}
     # A name that exists and one that does not look the same.
     (missing,) = got["deps_missing"]["dependencies"]
     assert missing == {"key": ["hr", "nope"], "depth": 1, "via": ["sales", "v_missing"],
-                       "redacted": True}
+                       "vias": [["sales", "v_missing"]], "redacted": True}
     assert got["deps_missing"]["unresolved"] == []
     readable = [d for d in got["deps"]["dependencies"] if not d.get("redacted")]
     assert [d["key"] for d in readable] == [["sales", "t"]] and readable[0]["exists"]

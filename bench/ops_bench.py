@@ -34,8 +34,8 @@ sys.path.insert(0, str(ROOT))
 
 from sqlalchemy import text  # noqa: E402
 
-from catalog.files import MetadataFiles  # noqa: E402
 from catalog.maintenance.gc import collect_files  # noqa: E402
+from catalog.metadata.files import MetadataFiles  # noqa: E402
 from core.commits import CommitMeta, Put  # noqa: E402
 from core.content import IcebergTable, Namespace  # noqa: E402
 from core.keys import ContentKey  # noqa: E402

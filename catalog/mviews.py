@@ -22,13 +22,13 @@ from pyiceberg.types import NestedField
 from pyiceberg.view.metadata import SQLViewRepresentation, ViewMetadata, ViewVersion
 
 from catalog.analysis import Resolver, analyse_version, refuse_cycle, view_relation
-from catalog.claims import claims
 from catalog.commands import Loaded
 from catalog.delegation.definers import vouch, writer
 from catalog.delegation.view_security import asks_definer, check_security, recorded
 from catalog.engine_types import iceberg_type
 from catalog.invalidation import check_changes
-from catalog.maintenance.engine_gc import answer_key, served
+from catalog.metadata.claims import claims
+from catalog.metadata.engine_gc import answer_key, served
 from catalog.mv_state import freshness_at
 from catalog.service import Catalog, Change, Who, refuse_clash, require_namespace
 from catalog.targets import Target, dotted

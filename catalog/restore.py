@@ -48,8 +48,8 @@ from catalog.delegation.view_security import recorded
 from catalog.iceberg_v3.lineage import bring_back
 from catalog.iceberg_v3.metadata import V3
 from catalog.invalidation import Require, check_changes, check_removals
+from catalog.metadata.table_updates import apply
 from catalog.service import Catalog, Change, Who
-from catalog.table_updates import apply
 from catalog.tables import table_content
 from catalog.views import view_content
 from core.commits import Delete, Operation, OpKind, Put, ResolvedRef

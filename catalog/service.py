@@ -17,10 +17,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, Protocol, TypeVar
 
-from catalog.claims import claims
 from catalog.commands import Registration
-from catalog.files import Locations, MetadataFiles, next_metadata_location
-from catalog.locations import spelled
+from catalog.metadata.claims import claims
+from catalog.metadata.files import Locations, MetadataFiles, next_metadata_location
+from catalog.metadata.locations import spelled
 from catalog.targets import Target, dotted, target
 from core.commits import CommitMeta, Operation, RefType, ResolvedRef
 from core.conflicts import CommitConflictError, ConflictType
@@ -99,7 +99,7 @@ class Change(Generic[T]):
     message: str
     result: T
     files: list[str] = field(default_factory=list)
-    # Locations the change gives its objects (catalog.claims).
+    # Locations the change gives its objects (catalog.metadata.claims).
     claims: list[Claim] = field(default_factory=list)
     # The commit's properties (where a restore came from ...).
     properties: dict[str, str] = field(default_factory=dict)

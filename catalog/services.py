@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from catalog.delegation.service import StorageAccess
 from catalog.delegation.settings import DelegationSettings
-from catalog.files import open_files
 from catalog.maintenance.liveness import Liveness
+from catalog.metadata.files import open_files
 from catalog.mviews import MaterializedViews
 from catalog.namespaces import Namespaces
 from catalog.service import Catalog

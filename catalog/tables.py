@@ -10,17 +10,18 @@ from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
 from pyiceberg.table.update import AssertCreate, SetLocationUpdate
 
-from catalog.claims import claims, moved
 from catalog.commands import Loaded, NewTable, Registration, TableCommit
 from catalog.iceberg_v3.metadata import dump
 from catalog.invalidation import check_schema_changes
-from catalog.locations import spelled
-from catalog.maintenance.engine_gc import (
+from catalog.metadata.claims import claims, moved
+from catalog.metadata.engine_gc import (
     answer_key,
     create_properties,
     refuse_turning_on,
     served,
 )
+from catalog.metadata.locations import spelled
+from catalog.metadata.table_updates import apply, check_requirements, fresh
 from catalog.mviews import MaterializedViews, ReadOptions
 from catalog.service import (
     Catalog,
@@ -30,7 +31,6 @@ from catalog.service import (
     refuse_clash,
     require_namespace,
 )
-from catalog.table_updates import apply, check_requirements, fresh
 from catalog.targets import Target, dotted, target
 from core.commits import Operation, Put, ResolvedRef
 from core.content import Content, ContentType, IcebergTable, MaterializedView

@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING
 from pyiceberg.view.metadata import ViewMetadata
 
 from catalog.analysis import analyse_version, refuse_cycle, view_relation
-from catalog.claims import claims, moved
 from catalog.commands import Loaded, NewView, Registration, ViewCommit
 from catalog.delegation.definers import adopted as adopted_definer
 from catalog.delegation.definers import vouch, writer
 from catalog.delegation.view_security import asks_definer, check_security, recorded
 from catalog.invalidation import check_changes
-from catalog.locations import spelled
+from catalog.metadata.claims import claims, moved
+from catalog.metadata.locations import spelled
 from catalog.service import (
     Catalog,
     Change,

@@ -194,8 +194,8 @@ def _progress() -> Callable[[str, int], None]:
 
 
 def _check_files(store: Store, settings: CatalogSettings, grace: float | None) -> FilesCheck:
-    from catalog.files import open_files
     from catalog.maintenance.fsck_files import check_files
+    from catalog.metadata.files import open_files
 
     return check_files(store, open_files(settings), settings.warehouse, grace)
 
@@ -226,8 +226,8 @@ def gc(database: str | None = DatabaseOpt, data_dir: Path | None = DataDirOpt,
     objects only they hold, then the warehouse files no table or view version
     still in history references. Safe while writers commit
     (docs/operations.md)."""
-    from catalog.files import open_files
     from catalog.maintenance.gc import collect_all
+    from catalog.metadata.files import open_files
     from store import Store
 
     settings = existing_settings(database, warehouse, data_dir, True)

@@ -38,10 +38,10 @@ from pyiceberg.table.snapshots import Operation, Snapshot, SnapshotLogEntry, Sum
 from catalog.content_merge.additions import Additions, source_additions
 from catalog.content_merge.deletes import DeletesNotMergeable, SourceDeletes, source_deletes
 from catalog.content_merge.not_mergeable import NotMergeable
-from catalog.fileio import file_io
 from catalog.iceberg_v3 import manifests as v3
 from catalog.iceberg_v3.lineage import merged_row_ids
 from catalog.iceberg_v3.metadata import upgraded
+from catalog.metadata.fileio import file_io
 
 # Summary fields that say a snapshot took something away or added deletes.
 _REMOVING = ("deleted-data-files", "deleted-records", "removed-delete-files",

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 
 import fsspec
 
-from catalog.files import MetadataFiles
 from catalog.maintenance.referenced import Damaged, Need, references
+from catalog.metadata.files import MetadataFiles
 from core.retention import DEFAULT_GRACE_S
 from store import Store
 from store.gc import live_contents

@@ -47,9 +47,6 @@ from typing import Any
 
 import fsspec
 
-from catalog.claims import places
-from catalog.files import MetadataFiles
-from catalog.locations import Locations
 from catalog.maintenance.expiry import Expired, expire_branch
 from catalog.maintenance.fsck_files import name
 from catalog.maintenance.referenced import (
@@ -59,6 +56,9 @@ from catalog.maintenance.referenced import (
     references,
     storage_fields,
 )
+from catalog.metadata.claims import places
+from catalog.metadata.files import MetadataFiles
+from catalog.metadata.locations import Locations
 from catalog.service import Catalog
 from core.commits import RefType
 from core.content import Content

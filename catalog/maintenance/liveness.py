@@ -37,8 +37,6 @@ from functools import lru_cache
 
 from pyiceberg.manifest import ManifestEntryStatus, ManifestFile
 
-from catalog.fileio import ReaderIO
-from catalog.files import MetadataFiles
 from catalog.maintenance.referenced import (
     Damaged,
     Need,
@@ -51,6 +49,8 @@ from catalog.maintenance.referenced import (
     version_files,
 )
 from catalog.maintenance.referenced_sets import ReferencedSets
+from catalog.metadata.fileio import ReaderIO
+from catalog.metadata.files import MetadataFiles
 from core.content import Content, IcebergTable, MaterializedView
 from core.keys import ContentKey
 from core.lru import LRU

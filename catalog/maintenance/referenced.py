@@ -26,10 +26,10 @@ from pyiceberg.manifest import (
     read_manifest_list,
 )
 
-from catalog.claims import places
-from catalog.fileio import ReaderIO
-from catalog.files import MetadataFiles
-from catalog.snapshot_files import diagnose
+from catalog.metadata.claims import places
+from catalog.metadata.fileio import ReaderIO
+from catalog.metadata.files import MetadataFiles
+from catalog.metadata.snapshot_files import diagnose
 from core.content import Content, IcebergTable, MaterializedView
 from core.errors import FileNotFoundInWarehouseError, SapwoodError
 from store.locations import ancestors
@@ -76,7 +76,7 @@ def references(files: MetadataFiles, contents: Iterable[Content],
     them again would be quadratic in the table's history), each manifest's
     entries once, for the first snapshot that lists it.
 
-    Files are read through the catalog's reader (catalog.fileio.ReaderIO:
+    Files are read through the catalog's reader (catalog.metadata.fileio.ReaderIO:
     inside the warehouse, regular files, the size limit, the timeout). A
     file that is not there is skipped (fsck reports it missing); one that is
     there but cannot be read as what it should be is appended to
@@ -208,7 +208,7 @@ def manifest_files(io: FileIO, files: MetadataFiles, path: str, m: ManifestFile 
         raise Unreadable(path, "manifest", problem(files, path, "manifest", e)) from None
 
 
-# The records each kind of Avro file holds (catalog.snapshot_files).
+# The records each kind of Avro file holds (catalog.metadata.snapshot_files).
 _RECORDS = {"manifest-list": "manifest_file", "manifest": "manifest_entry"}
 
 

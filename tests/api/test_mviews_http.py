@@ -19,8 +19,8 @@ import pyarrow.compute as pc
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 
-from catalog.files import MetadataFiles
 from catalog.maintenance.gc import live_files
+from catalog.metadata.files import MetadataFiles
 from core.content import parse_content
 from tests.api.test_rest_http import V1, err, unchanged
 from tests.api.test_view_analysis_http import make

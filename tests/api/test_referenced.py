@@ -11,9 +11,9 @@ import pyarrow as pa
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.manifest import read_manifest_list
 
-from catalog.fileio import file_io
-from catalog.files import MetadataFiles
 from catalog.maintenance.referenced import references
+from catalog.metadata.fileio import file_io
+from catalog.metadata.files import MetadataFiles
 from core.content import IcebergTable
 from tests.api.test_pyiceberg import SCHEMA
 

@@ -9,7 +9,7 @@ table's objects are signed as before. And a write's answer follows history
 as it is: a file a commit just named is refused at once.
 
 The damage is planted in the bucket behind the catalog's back (the commit
-check, catalog.snapshot_files, refuses it when it comes through a commit).
+check, catalog.metadata.snapshot_files, refuses it when it comes through a commit).
 On an S3 that checks every signature (tests.moto_secured), the catalog on
 SQLite and PostgreSQL."""
 

@@ -4,7 +4,7 @@ warehouse that points outside cannot make the server write outside — not a
 table's ``location``, its ``write.metadata.path`` (on create or a later
 update), ``set-location``, a view's location, a registered file's own
 location — and nothing is written there; the write itself follows no link
-(catalog.local_files), so one swapped in after the check cannot either.
+(catalog.metadata.local_files), so one swapped in after the check cannot either.
 With SAPWOOD_ALLOW_EXTERNAL_LOCATIONS=1, locations outside the warehouse
 stay allowed (and an external table's new snapshots are checked as any
 table's are)."""
@@ -113,7 +113,7 @@ def test_register_refuses_metadata_that_lives_outside(server: Server, http, ns: 
 
 
 def test_the_write_itself_follows_no_link(tmp_path: Path) -> None:
-    """The server's one writer of metadata files (catalog.files) judges the
+    """The server's one writer of metadata files (catalog.metadata.files) judges the
     real path again at the write and then goes folder by folder without
     following links: a link where a folder should be is refused wherever it
     leads (one swapped in after the location was checked, or one that stays
@@ -122,9 +122,9 @@ def test_the_write_itself_follows_no_link(tmp_path: Path) -> None:
     from pyiceberg.table.metadata import new_table_metadata
     from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
 
-    from catalog.files import MetadataFiles
-    from catalog.locations import Locations
-    from catalog.reading import MetadataReader
+    from catalog.metadata.files import MetadataFiles
+    from catalog.metadata.locations import Locations
+    from catalog.metadata.reading import MetadataReader
     from tests.api.test_pyiceberg import SCHEMA
 
     root, outside = tmp_path / "wh", tmp_path / "outside"

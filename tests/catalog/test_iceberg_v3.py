@@ -61,7 +61,7 @@ def raw(d: dict[str, Any]) -> bytes:
 
 
 def roundtrip(d: dict[str, Any]) -> dict[str, Any]:
-    """What the catalog serves for a file holding ``d`` (catalog.files)."""
+    """What the catalog serves for a file holding ``d`` (catalog.metadata.files)."""
     data = raw(d)
     return json.loads(dump(parse(data), data))
 

@@ -13,7 +13,7 @@ from pyiceberg.types import LongType, NestedField
 from pyiceberg.view.metadata import SQLViewRepresentation, ViewVersion
 
 from catalog.commands import NewTable, NewView, Registration, TableCommit, ViewCommit
-from catalog.maintenance.engine_gc import answer_key
+from catalog.metadata.engine_gc import answer_key
 from catalog.service import Who
 from catalog.services import CatalogServices
 from catalog.targets import target

@@ -1,6 +1,6 @@
 """Whether a metadata file answered from memory is still where it was read.
 
-Metadata files never change, so catalog/files.py keeps them parsed, by
+Metadata files never change, so catalog/metadata/files.py keeps them parsed, by
 location. A file that has since gone (removed by hand, a backup restored
 without it, another process's gc) must not be answered from memory as if it
 were there: a load would then succeed or fail by what this process happened
@@ -18,7 +18,7 @@ import os
 import stat
 from functools import lru_cache
 
-from catalog.locations import split
+from catalog.metadata.locations import split
 from core.errors import SapwoodError
 
 

@@ -20,7 +20,7 @@ from typing import TypeVar
 
 import fsspec
 
-from catalog.locations import Locations, Where
+from catalog.metadata.locations import Locations, Where
 from core.errors import FileNotFoundInWarehouseError, SapwoodError, UnavailableError, bad_request
 
 T = TypeVar("T")

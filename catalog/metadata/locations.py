@@ -15,7 +15,7 @@ external locations):
 * In a file warehouse, a location is judged once more as its real path
   (``os.path.realpath``: symbolic links followed) against the warehouse's
   real path: a link planted inside the warehouse that leads out cannot take
-  a location, a metadata file or a read through it (and catalog.local_files
+  a location, a metadata file or a read through it (and catalog.metadata.local_files
   writes without following links, so one swapped in after this check
   cannot either).
 """
@@ -210,7 +210,7 @@ class Locations:
         """For a location in a file warehouse that keeps every file inside
         (external locations not allowed): the parts of its path below the
         warehouse folder, to write it without following links
-        (catalog.local_files); otherwise None."""
+        (catalog.metadata.local_files); otherwise None."""
         if self.allow_external or not self.root.local or not where.local or \
                 not _inside(where.path, self.root.path):
             return None

@@ -1,7 +1,7 @@
 """Writing a file into a file warehouse without following links.
 
 Locations are judged as real paths before anything is written
-(catalog.locations), but a link could be swapped in between that check and
+(catalog.metadata.locations), but a link could be swapped in between that check and
 the write: whoever writes a table's data into a file warehouse can write
 into its folders. So a metadata file is written here one folder at a time
 from the warehouse's real path: each folder is made if missing and opened

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from catalog.locations import split
+from catalog.metadata.locations import split
 from core.keys import ContentKey
 from store.locations import Claim
 

@@ -19,7 +19,6 @@ from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.update import TableUpdate
 from pyiceberg.view.metadata import ViewMetadata
 
-from catalog import local_files
 from catalog.iceberg_v3.metadata import dump as dump_table
 from catalog.iceberg_v3.metadata import parse as parse_table
 from catalog.limits import (
@@ -28,12 +27,13 @@ from catalog.limits import (
     TABLE_FORMATS,
     unsupported_format,
 )
-from catalog.locations import METADATA_PATH, Locations
-from catalog.maintenance.engine_gc import served
-from catalog.reading import MetadataReader, not_found
+from catalog.metadata import local_files
+from catalog.metadata.engine_gc import served
+from catalog.metadata.locations import METADATA_PATH, Locations
+from catalog.metadata.reading import MetadataReader, not_found
+from catalog.metadata.snapshot_files import SnapshotFiles
+from catalog.metadata.still_there import still_there
 from catalog.settings import CatalogSettings
-from catalog.snapshot_files import SnapshotFiles
-from catalog.still_there import still_there
 from core.commits import Put
 from core.content import IcebergView, MaterializedView
 from core.errors import SapwoodError, bad_request, describe_validation
@@ -198,7 +198,7 @@ class MetadataFiles:
                           base: TableMetadata | None, after: TableMetadata) -> None:
         """Every snapshot a commit adds must name a manifest list that is
         there, is one, and lies in the table's folders, and whose new
-        manifests are manifests (catalog.snapshot_files): a client writes
+        manifests are manifests (catalog.metadata.snapshot_files): a client writes
         them before committing, a file gc removed meanwhile refuses the
         commit, and a file that is not what the commit says is refused
         before readers, gc or fsck meet it. ``after``: the table's metadata

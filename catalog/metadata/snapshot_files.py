@@ -20,7 +20,7 @@ what is wrong with it, and nothing is stored, unless:
   header is read (64 KiB first): a manifest the parent named was checked
   when the parent was.
 
-Every file is read through the catalog's reader (catalog.reading): inside
+Every file is read through the catalog's reader (catalog.metadata.reading): inside
 the warehouse (real paths), regular files only, within the size limit and
 the timeout. Cost per commit: one read of the manifest list, a read of the
 parent's list unless this process checked it (kept by path: files never
@@ -37,9 +37,9 @@ from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.snapshots import Snapshot
 from pyiceberg.table.update import AddSnapshotUpdate, TableUpdate
 
-from catalog.fileio import BytesInput, ReaderIO
-from catalog.locations import METADATA_PATH, Where, split, under
-from catalog.reading import MetadataReader
+from catalog.metadata.fileio import BytesInput, ReaderIO
+from catalog.metadata.locations import METADATA_PATH, Where, split, under
+from catalog.metadata.reading import MetadataReader
 from core.errors import (
     FileNotFoundInWarehouseError,
     SapwoodError,

@@ -1,12 +1,12 @@
 """The PyIceberg FileIOs the server reads manifests with.
 
 ``file_io``: fsspec's, like every other file the server touches
-(catalog.files), so one set of settings — the local file system, or s3fs
+(catalog.metadata.files), so one set of settings — the local file system, or s3fs
 with the usual AWS_* variables (AWS_ENDPOINT_URL for an S3-compatible
 store) — reaches the warehouse.
 
 ``ReaderIO``: every read through the catalog's MetadataReader
-(catalog.reading), for files a client named (manifest lists, manifests):
+(catalog.metadata.reading), for files a client named (manifest lists, manifests):
 the location is judged first (inside the warehouse, real path included),
 only regular files are opened, a read stops at the size limit and gives up
 after the timeout; PyIceberg then parses the bytes in memory. A file that is
@@ -18,7 +18,7 @@ import io
 
 from pyiceberg.io import FileIO, InputFile, InputStream, OutputFile, load_file_io
 
-from catalog.reading import MetadataReader
+from catalog.metadata.reading import MetadataReader
 from core.errors import FileNotFoundInWarehouseError
 
 _FSSPEC = {"py-io-impl": "pyiceberg.io.fsspec.FsspecFileIO"}

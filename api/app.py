@@ -55,8 +55,8 @@ from api.ui import nav as ui_nav
 from api.ui import object_pages as ui_objects
 from api.ui import pages as ui_pages
 from api.ui import undo_pages as ui_undo
-from catalog.delegation.via_views import check_chain
 from catalog.services import open_services
+from catalog.views.via_views import check_chain
 from catalog.webhooks import WebhookService
 
 

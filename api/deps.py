@@ -27,7 +27,7 @@ from catalog.namespaces import Namespaces
 from catalog.service import Catalog, Who
 from catalog.tables import Tables
 from catalog.targets import Target
-from catalog.views import Views
+from catalog.views.views import Views
 from catalog.webhooks import WebhookService
 from core.auth import Privilege
 from core.keys import ContentKey

@@ -2,7 +2,7 @@
 (store.events) as CloudEvents 1.0 documents (structured mode, built with
 the ``cloudevents`` library), with what each change did per key — for a
 table its snapshot and the snapshot's summary, for a view its version,
-dialects and status at that commit (catalog.view_status), for a
+dialects and status at that commit (catalog.views.status), for a
 materialized view its refresh, for a drop the views it left invalid — and
 only what the reader
 may see: events on references it may read, keys it may not read removed,
@@ -20,7 +20,7 @@ from cloudevents.conversion import to_dict
 from cloudevents.http import CloudEvent
 
 from catalog.service import Catalog
-from catalog.view_status import statuses
+from catalog.views.status import statuses
 from core.content import IcebergTable, IcebergView, MaterializedView
 from core.errors import InvalidInputError
 from core.instants import format_instant, from_micros
@@ -283,7 +283,7 @@ class Feed:
     def _invalidated(self, commit_hash: str, ops: Sequence[dict[str, Any]],
                      visible: Readable | None) -> list[dict[str, Any]]:
         """A drop's DELETE with the views it left invalid (recorded in its
-        commit's properties: catalog.lifecycle), those the reader may read."""
+        commit's properties: catalog.views.lifecycle), those the reader may read."""
         if not any(op["op"] == "DELETE" for op in ops):
             return list(ops)
         try:

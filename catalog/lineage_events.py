@@ -27,7 +27,7 @@ from openlineage.client.facet_v2 import dataset_version_dataset as dv
 from openlineage.client.facet_v2 import schema_dataset as sd
 from openlineage.client.serde import Serde
 
-from catalog.view_status import primary
+from catalog.views.status import primary
 from core import redact
 from core.content import IcebergView, MaterializedView
 from core.mv.metadata import Refresh

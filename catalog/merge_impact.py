@@ -1,6 +1,6 @@
 """The views on a merge's target that the merge would break: the target's
 views that read a key the merge changes, directly or through other views
-(store.edges), judged by the one verdict (catalog.view_status) on the
+(store.edges), judged by the one verdict (catalog.views.status) on the
 merge's result — the target with the incoming values — against what they
 were on the target: a view is listed with the reasons the merge adds, the
 way through the views it reads included (``shop.top → shop.big_regions →
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from catalog.analysis import find_cycle
-from catalog.invalidation import dependents
 from catalog.service import Catalog
-from catalog.view_status import Verdicts
+from catalog.views.analysis import find_cycle
+from catalog.views.invalidation import dependents
+from catalog.views.status import Verdicts
 from core.commits import KeyOutcome, MergeResult
 from core.content import Content, IcebergView, MaterializedView
 from core.keys import ContentKey

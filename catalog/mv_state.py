@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from catalog.invalidation import primary
 from catalog.service import Catalog
-from catalog.view_status import status
+from catalog.views.invalidation import primary
+from catalog.views.status import status
 from core.content import IcebergTable, IcebergView, MaterializedView
 from core.keys import ContentKey
 from core.mv.freshness import Freshness, TableNow, freshness

@@ -21,17 +21,17 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import NestedField
 from pyiceberg.view.metadata import SQLViewRepresentation, ViewMetadata, ViewVersion
 
-from catalog.analysis import Resolver, analyse_version, refuse_cycle, view_relation
 from catalog.commands import Loaded
-from catalog.delegation.definers import vouch, writer
-from catalog.delegation.view_security import asks_definer, check_security, recorded
-from catalog.engine_types import iceberg_type
-from catalog.invalidation import check_changes
 from catalog.metadata.claims import claims
 from catalog.metadata.engine_gc import answer_key, served
 from catalog.mv_state import freshness_at
 from catalog.service import Catalog, Change, Who, refuse_clash, require_namespace
 from catalog.targets import Target, dotted
+from catalog.views.analysis import Resolver, analyse_version, refuse_cycle, view_relation
+from catalog.views.definers import vouch, writer
+from catalog.views.engine_types import iceberg_type
+from catalog.views.invalidation import check_changes
+from catalog.views.security import asks_definer, check_security, recorded
 from core.commits import Put, ResolvedRef
 from core.content import Content, ContentType, MaterializedView
 from core.errors import (
@@ -247,7 +247,7 @@ class MaterializedViews:
         versioning API or an Iceberg REST ``replaceView``): a new version is
         analysed, checked for cycles and against strict dependents; who
         makes it definer, or gives a definer one a new version, becomes its
-        definer (catalog.delegation.definers)."""
+        definer (catalog.views.definers)."""
         was = view_part(base)
         view = apply_view_updates(was, updates, self._now_ms())
         check_security(view.properties)

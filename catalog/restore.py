@@ -42,16 +42,16 @@ from pyiceberg.table.update import (
     TableUpdate,
 )
 
-from catalog.analysis import analyse_version, refuse_cycle, view_relation
-from catalog.delegation.definers import vouch, writer
-from catalog.delegation.view_security import recorded
 from catalog.iceberg_v3.lineage import bring_back
 from catalog.iceberg_v3.metadata import V3
-from catalog.invalidation import Require, check_changes, check_removals
 from catalog.metadata.table_updates import apply
 from catalog.service import Catalog, Change, Who
 from catalog.tables import table_content
-from catalog.views import view_content
+from catalog.views.analysis import analyse_version, refuse_cycle, view_relation
+from catalog.views.definers import vouch, writer
+from catalog.views.invalidation import Require, check_changes, check_removals
+from catalog.views.security import recorded
+from catalog.views.views import view_content
 from core.commits import Delete, Operation, OpKind, Put, ResolvedRef
 from core.content import Content, IcebergTable, IcebergView, MaterializedView, Namespace
 from core.errors import ContentNotFoundError, bad_request, commit_failed

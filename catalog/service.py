@@ -62,7 +62,7 @@ class Who:
     once: Once | None = None
     # Whether the caller may read a key on a ref, by its grants (None:
     # authentication is off). A definer view records its writer as definer
-    # only with it (catalog.delegation.definers).
+    # only with it (catalog.views.definers).
     reads: Callable[[RefSpec, tuple[str, ...]], bool] | None = None
 
     def through(self, pick: Callable[[Any], Any]) -> Who:

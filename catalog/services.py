@@ -15,7 +15,7 @@ from catalog.namespaces import Namespaces
 from catalog.service import Catalog
 from catalog.settings import CatalogSettings
 from catalog.tables import Tables
-from catalog.views import Views
+from catalog.views.views import Views
 from catalog.webhooks import WebhookService
 from store import Store
 

@@ -12,7 +12,6 @@ from pyiceberg.table.update import AssertCreate, SetLocationUpdate
 
 from catalog.commands import Loaded, NewTable, Registration, TableCommit
 from catalog.iceberg_v3.metadata import dump
-from catalog.invalidation import check_schema_changes
 from catalog.metadata.claims import claims, moved
 from catalog.metadata.engine_gc import (
     answer_key,
@@ -32,6 +31,7 @@ from catalog.service import (
     require_namespace,
 )
 from catalog.targets import Target, dotted, target
+from catalog.views.invalidation import check_schema_changes
 from core.commits import Operation, Put, ResolvedRef
 from core.content import Content, ContentType, IcebergTable, MaterializedView
 from core.errors import bad_request, no_such_table

@@ -173,7 +173,7 @@ def reads_hidden(a: Mapping[str, Any] | None, readable: Readable | None) -> bool
 
 
 def status(s: ViewStatus, readable: Readable | None) -> ViewStatus:
-    """A view's status (catalog.view_status): one neutral reason when the
+    """A view's status (catalog.views.status): one neutral reason when the
     view reads an object the caller may not read."""
     return s.seen_by(readable)
 
@@ -334,7 +334,7 @@ def refreshes(records: list[dict[str, Any]], readable: Readable | None,
 
 
 def audit(doc: dict[str, Any], readable: Readable | None) -> dict[str, Any]:
-    """A view audit page (catalog.audit.view_history): each version's
+    """A view audit page (catalog.views.audit.view_history): each version's
     commit as ``commit_meta`` shows it."""
     if readable is None:
         return doc

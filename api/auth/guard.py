@@ -22,8 +22,8 @@ from api.auth.config import AuthSettings
 from api.auth.errors import Forbidden
 from api.auth.policy import RULES, Rule
 from api.paths import namespace_key, ref_param, request_ref
-from catalog.delegation.via_views import NotLent, parse_chain
 from catalog.targets import target
+from catalog.views.via_views import NotLent, parse_chain
 from core.auth import Principal, Privilege
 from core.errors import SapwoodError
 from core.keys import ContentKey
@@ -105,7 +105,7 @@ class Guard:
         """A read let in by the spec's ``referenced-by``: the caller reads the
         outermost view, and each view of the chain is a definer view that
         reads the next and whose definer may read what it reads, by the
-        grants of this request's moment (catalog.delegation.via_views).
+        grants of this request's moment (catalog.views.via_views).
         Read only."""
         chain = parse_chain(chain_text)
         self._allow(who, data, Privilege.READ, spec, chain[0].elements)

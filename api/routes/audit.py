@@ -18,7 +18,7 @@ from api.paging import Paging
 from api.paths import ref_param
 from api.v2 import redact
 from api.v2.shapes import view_history_json
-from catalog.audit import view_history
+from catalog.views.audit import view_history
 from core.instants import parse_instant, to_micros
 from core.keys import ContentKey
 

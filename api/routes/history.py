@@ -28,10 +28,10 @@ from api.v2.redact import Readable
 from api.v2.requests import CommitBody, MergeBody, OperationBody, TransplantBody
 from api.v2.shapes import key_json, log_entry_json, merge_json, page_json, reference_json
 from catalog import merging
-from catalog.analysis import with_analysis
-from catalog.delegation.definers import put_by
 from catalog.merge_impact import InvalidatedView
 from catalog.service import Catalog, Who
+from catalog.views.analysis import with_analysis
+from catalog.views.definers import put_by
 from core.auth import Privilege
 from core.commits import (
     CommitMeta,
@@ -135,7 +135,7 @@ def _analysed(catalog: Catalog, branch: str, op: Operation, deadline: Deadline,
     """A view put by a commit is analysed at the branch head, as one written
     through the Iceberg API is (all of a commit's views within one budget);
     a definer view's file names no definer or the committer, who must then
-    hold read on what it reads (catalog.delegation.definers)."""
+    hold read on what it reads (catalog.views.definers)."""
     if isinstance(op, Put):
         catalog.files.require_put(op)
         put = Put(op.key, with_analysis(catalog, branch, op.key, op.content, deadline),

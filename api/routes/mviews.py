@@ -20,12 +20,12 @@ from api.paths import ref_param
 from api.v2 import redact
 from api.v2.mv_requests import CreateMaterializedView, ReplaceMaterializedView
 from api.v2.shapes import mv_summary_json, refresh_plan_json
-from catalog.lifecycle import drop
 from catalog.mv_refresh import refresh_plan
 from catalog.mviews import Definition, Described
 from catalog.service import Who
 from catalog.targets import Target, target
-from catalog.view_status import primary, status
+from catalog.views.lifecycle import drop
+from catalog.views.status import primary, status
 from core.auth import Privilege
 from core.content import Content, ContentType
 from core.errors import bad_request

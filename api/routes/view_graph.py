@@ -20,8 +20,8 @@ from api.v2.shapes import effective_json, status_json
 from catalog.limits import MAX_VIEW_NESTING
 from catalog.service import Catalog, Who
 from catalog.targets import target
-from catalog.view_status import Verdicts, primary, status
-from catalog.view_versions import add_representation, recompile
+from catalog.views.status import Verdicts, primary, status
+from catalog.views.versions import add_representation, recompile
 from core.commits import ResolvedRef
 from core.content import Content, IcebergView, MaterializedView
 from core.errors import NoSuchViewError
@@ -43,7 +43,7 @@ def _view(store: Store, ref: str, key: str) -> tuple[ResolvedRef, IcebergView]:
 
 
 def analysis_json(s: ViewStatus, readable: redact.Readable | None = None) -> dict[str, Any]:
-    """A view's status at the ref (catalog.view_status), as the caller may see it."""
+    """A view's status at the ref (catalog.views.status), as the caller may see it."""
     return status_json(redact.status(s, readable))
 
 

@@ -1,7 +1,7 @@
 """Versioning API: which views hold, at any ref, hash or instant.
 
 ``GET /api/v2/trees/{ref}/views?status=invalid`` gives every view's status
-there (catalog.view_status: what its analysis found when it was written,
+there (catalog.views.status: what its analysis found when it was written,
 and whether what it reads still holds; lenient invalidation: a base may
 change, the views it breaks are reported, each with its reasons).
 ``key`` (repeated) asks about those keys only (the UI flags the invalid
@@ -20,7 +20,7 @@ from api.paths import ref_param
 from api.v2 import redact
 from api.v2.shapes import effective_json, status_json
 from catalog.service import Catalog
-from catalog.view_status import listing
+from catalog.views.status import listing
 from core.commits import ResolvedRef
 from core.errors import bad_request
 from core.keys import ContentKey

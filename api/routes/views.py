@@ -11,8 +11,8 @@ from api.models import CommitViewRequest, CreateViewRequest, RegisterViewRequest
 from api.paging import iceberg_listing
 from api.paths import namespace_key
 from api.routes.tables import check_identifier, renamed
-from catalog.lifecycle import drop
 from catalog.targets import target
+from catalog.views.lifecycle import drop
 from core.auth import Privilege
 from core.content import ContentType
 

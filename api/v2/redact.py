@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from catalog.audit import ViewHistory
+from catalog.views.audit import ViewHistory
 from core.redact import HIDDEN_REASON as HIDDEN_REASON
 from core.redact import REDACTED as REDACTED
 from core.redact import Readable as Readable

@@ -6,10 +6,10 @@ from typing import Any
 
 from api.v2 import redact
 from api.v2.redact import Readable
-from catalog.audit import AuditEntry, ViewHistory
 from catalog.mv_refresh import RefreshPlan
 from catalog.mviews import Described
 from catalog.restore import FROM_COMMIT, FROM_REF, FROM_VERSION
+from catalog.views.audit import AuditEntry, ViewHistory
 from core.commits import (
     Commit,
     DiffEntry,
@@ -119,7 +119,7 @@ def page_json(items_name: str, items: list[Any], token: str | None) -> dict[str,
 
 
 def status_json(s: ViewStatus) -> dict[str, Any]:
-    """A view's status (catalog.view_status), redacted by the caller."""
+    """A view's status (catalog.views.status), redacted by the caller."""
     return {"status": s.status, "reasons": list(s.reasons), "dialect": s.dialect}
 
 

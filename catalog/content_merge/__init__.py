@@ -18,7 +18,7 @@ from catalog.content_merge.tables import merge_tables
 from catalog.content_merge.views import merge_properties, merge_views, merged_analysis
 from catalog.service import Catalog
 from catalog.tables import table_content
-from catalog.views import view_content
+from catalog.views.views import view_content
 from core.commits import Combiner, KeyMergeDetail, KeyOutcome, MergeResult, Resolution
 from core.conflicts import Conflict, ConflictType
 from core.content import Content, IcebergTable, IcebergView, Namespace

@@ -16,7 +16,7 @@ from typing import Any
 from pyiceberg.view.metadata import ViewMetadata
 
 from catalog.content_merge.not_mergeable import NotMergeable
-from catalog.delegation.view_security import kept_with_version
+from catalog.views.security import kept_with_version
 from core.content import IcebergView
 from core.dialects import HiveExtension
 from core.errors import InvalidInputError

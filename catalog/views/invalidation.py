@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from catalog.analysis import Resolver, relation
 from catalog.service import Catalog
+from catalog.views.analysis import Resolver, relation
 from core.commits import Delete, ResolvedRef
 from core.content import Content, Namespace
 from core.errors import bad_request, commit_failed

@@ -10,12 +10,12 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import NestedField
 from pyiceberg.view.metadata import SQLViewRepresentation, ViewMetadata, ViewVersion
 
-from catalog.analysis import Resolver, analyse_version
 from catalog.commands import Loaded
-from catalog.engine_types import iceberg_type
 from catalog.service import Catalog, Change, Who
 from catalog.targets import Target
-from catalog.views import Views, view_content
+from catalog.views.analysis import Resolver, analyse_version
+from catalog.views.engine_types import iceberg_type
+from catalog.views.views import Views, view_content
 from core.commits import Put
 from core.content import Content, IcebergView
 from core.errors import (

@@ -1,14 +1,14 @@
 """Renaming and dropping tables and views: one commit each, checked against
 the views that read them (strict mode refuses, lenient leaves them
-invalid, CASCADE drops them too: catalog.invalidation)."""
+invalid, CASCADE drops them too: catalog.views.invalidation)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from catalog.invalidation import plan_drop, plan_rename
 from catalog.service import KIND, Catalog, Change, Who, require_namespace
 from catalog.targets import Target, dotted
+from catalog.views.invalidation import plan_drop, plan_rename
 from core.commits import Delete, Put, ResolvedRef
 from core.content import Content, ContentType
 from core.errors import already_exists, bad_request, no_such_table, no_such_view

@@ -23,7 +23,7 @@ from datetime import datetime
 from pyiceberg.view.metadata import ViewMetadata, ViewVersion
 
 from catalog.service import Catalog
-from catalog.view_status import status
+from catalog.views.status import status
 from core.commits import Commit, OpKind, ResolvedRef
 from core.content import IcebergView, MaterializedView
 from core.errors import bad_request, no_such_view
@@ -62,7 +62,7 @@ class AuditEntry:
     summary: dict[str, str]
     default_namespace: list[str]
     analysis: list[DialectAnalysis]
-    # Whether it held when it became current (catalog.view_status).
+    # Whether it held when it became current (catalog.views.status).
     status: ViewStatus
 
 
@@ -75,7 +75,7 @@ class ViewHistory:
     # The page token of the next page (None: the last page).
     token: str | None
     resolved: ResolvedRef
-    # Whether the view holds at the ref now (catalog.view_status).
+    # Whether the view holds at the ref now (catalog.views.status).
     status: ViewStatus
     # A materialized view's refreshes, oldest first (None for a view).
     refreshes: list[Refresh] | None = None

@@ -9,7 +9,7 @@ existed: a reader needs its own grants on everything a view reads). The
 chain the client names is checked link by link against each view's
 recorded dependencies (core.sql analysis), so a view can only open the
 objects its own SQL reads, and only while its recorded definer may read
-everything it reads (catalog.delegation.definers); setting the property
+everything it reads (catalog.views.definers); setting the property
 needs write on the view's namespace, as any change of the view does.
 """
 
@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from urllib.parse import unquote
 
-from catalog.delegation.definers import Grants, lends
-from catalog.delegation.view_security import DEFINER, INVOKER, SECURITY
-from catalog.views import Views
+from catalog.views.definers import Grants, lends
+from catalog.views.security import DEFINER, INVOKER, SECURITY
+from catalog.views.views import Views
 from core.content import IcebergView, MaterializedView
 from core.errors import ForbiddenError, InvalidInputError
 from core.keys import ContentKey
@@ -61,7 +61,7 @@ def check_chain(views: Views, ref: RefSpec, chain: list[ContentKey], key: Conten
     """ForbiddenError naming the link that fails, unless each view of
     ``chain`` (at ``ref``) is a definer view that reads the next, the last
     one ``key``, and whose definer may read everything it reads with its
-    grants now (``may_read``; catalog.delegation.definers). NotLent when
+    grants now (``may_read``; catalog.views.definers). NotLent when
     what fails is not the caller's to know (``caller_reads``: what the
     caller may read itself; the outermost view it may, the guard checked)."""
     resolved, found = views.catalog.store.lookup(ref, chain)

@@ -1,11 +1,11 @@
 """A view's security mode (``sapwood.security``): ``invoker`` (the default:
 its readers need their own grants on what it reads) or ``definer`` (its
-readers may read what it reads through it; catalog.delegation.via_views).
+readers may read what it reads through it; catalog.views.via_views).
 
 A definer view lends the reads of its *definer*, whom the server records in
 ``sapwood.definer``: the principal that made the view definer or wrote its
 current version. Clients never set it: what they send is replaced by the
-server's record (catalog.delegation.definers checks that the definer may
+server's record (catalog.views.definers checks that the definer may
 read what the view reads, when it is written and whenever it lends)."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Who a definer view lends reads of, and the rule that keeps it honest: a
 definer view may only reach what its definer may read.
 
-The definer (``sapwood.definer``, catalog.delegation.view_security) must
+The definer (``sapwood.definer``, catalog.views.security) must
 hold read, on the view's reference, on everything the view reads: the
 objects its SQL names and, through the views among them, what those read in
 turn (their recorded analyses), names that resolve to nothing included (so
@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from catalog.delegation.view_security import DEFINED_BY, DEFINER, SECURITY, definer_of
 from catalog.service import Catalog, Who
 from catalog.targets import dotted
+from catalog.views.security import DEFINED_BY, DEFINER, SECURITY, definer_of
 from core.commits import Put
 from core.content import IcebergView, MaterializedView
 from core.errors import ForbiddenError, InvalidKeyError, SapwoodError

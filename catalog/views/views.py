@@ -7,12 +7,7 @@ from typing import TYPE_CHECKING
 
 from pyiceberg.view.metadata import ViewMetadata
 
-from catalog.analysis import analyse_version, refuse_cycle, view_relation
 from catalog.commands import Loaded, NewView, Registration, ViewCommit
-from catalog.delegation.definers import adopted as adopted_definer
-from catalog.delegation.definers import vouch, writer
-from catalog.delegation.view_security import asks_definer, check_security, recorded
-from catalog.invalidation import check_changes
 from catalog.metadata.claims import claims, moved
 from catalog.metadata.locations import spelled
 from catalog.service import (
@@ -24,6 +19,11 @@ from catalog.service import (
     require_namespace,
 )
 from catalog.targets import Target, dotted, target
+from catalog.views.analysis import analyse_version, refuse_cycle, view_relation
+from catalog.views.definers import adopted as adopted_definer
+from catalog.views.definers import vouch, writer
+from catalog.views.invalidation import check_changes
+from catalog.views.security import asks_definer, check_security, recorded
 from core.commits import Put, ResolvedRef
 from core.content import Content, ContentType, IcebergView, MaterializedView
 from core.dialects import HiveExtension

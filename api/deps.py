@@ -22,7 +22,7 @@ from api.headers import AUTHOR_HEADER, MESSAGE_HEADER
 from api.idempotency import answering, once_of
 from api.paths import request_ref
 from catalog.delegation.service import StorageAccess
-from catalog.mviews import MaterializedViews
+from catalog.mviews.mviews import MaterializedViews
 from catalog.namespaces import Namespaces
 from catalog.service import Catalog, Who
 from catalog.tables import Tables

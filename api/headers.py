@@ -5,7 +5,7 @@ answer. An Idempotency-Key is bound to them too (api.idempotency)."""
 
 from __future__ import annotations
 
-from catalog.mv_refresh import REFRESH_HEADER
+from catalog.mviews.refresh import REFRESH_HEADER
 
 MESSAGE_HEADER = "Sapwood-Commit-Message"
 AUTHOR_HEADER = "Sapwood-Commit-Author"

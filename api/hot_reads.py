@@ -32,8 +32,8 @@ from api.delegated import HEADER, RemoteSignRequest, delegating, sign_answer, ta
 from api.deps import Call, json_response
 from api.errors import answer_for
 from api.paths import namespace_key
-from catalog.mv_refresh import REFRESH_HEADER
-from catalog.mviews import STALENESS_HEADER
+from catalog.mviews.mviews import STALENESS_HEADER
+from catalog.mviews.refresh import REFRESH_HEADER
 from catalog.targets import target
 from core.errors import HistoryExpiredError
 

@@ -10,7 +10,7 @@ from catalog.delegation.service import StorageAccess
 from catalog.delegation.settings import DelegationSettings
 from catalog.maintenance.liveness import Liveness
 from catalog.metadata.files import open_files
-from catalog.mviews import MaterializedViews
+from catalog.mviews.mviews import MaterializedViews
 from catalog.namespaces import Namespaces
 from catalog.service import Catalog
 from catalog.settings import CatalogSettings

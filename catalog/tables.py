@@ -21,7 +21,7 @@ from catalog.metadata.engine_gc import (
 )
 from catalog.metadata.locations import spelled
 from catalog.metadata.table_updates import apply, check_requirements, fresh
-from catalog.mviews import MaterializedViews, ReadOptions
+from catalog.mviews.mviews import MaterializedViews, ReadOptions
 from catalog.service import (
     Catalog,
     Change,

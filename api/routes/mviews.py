@@ -4,7 +4,7 @@ drop, freshness at any ref, hash or instant, and the plan a refresh follows.
 The rows themselves are computed by an engine (``spark.mviews.refresh``):
 it takes the plan, reads the base tables through a catalog pinned at the
 plan's ``branch@hash`` and writes the result with an Iceberg table commit
-that carries the ``Sapwood-Refresh`` header (catalog.mv_refresh)."""
+that carries the ``Sapwood-Refresh`` header (catalog.mviews.refresh)."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ from api.paths import ref_param
 from api.v2 import redact
 from api.v2.mv_requests import CreateMaterializedView, ReplaceMaterializedView
 from api.v2.shapes import mv_summary_json, refresh_plan_json
-from catalog.mv_refresh import refresh_plan
-from catalog.mviews import Definition, Described
+from catalog.mviews.mviews import Definition, Described
+from catalog.mviews.refresh import refresh_plan
 from catalog.service import Who
 from catalog.targets import Target, target
 from catalog.views.lifecycle import drop

@@ -22,8 +22,8 @@ from api.models import (
 from api.paging import iceberg_listing
 from api.paths import namespace_key
 from api.unused import takes_body
-from catalog.mv_refresh import REFRESH_HEADER, commit_refresh
-from catalog.mviews import STALENESS_HEADER, ReadOptions
+from catalog.mviews.mviews import STALENESS_HEADER, ReadOptions
+from catalog.mviews.refresh import REFRESH_HEADER, commit_refresh
 from catalog.targets import Target, namespace_from_levels, target
 from catalog.views.lifecycle import drop, rename
 from core.auth import Privilege

@@ -6,8 +6,8 @@ from typing import Any
 
 from api.v2 import redact
 from api.v2.redact import Readable
-from catalog.mv_refresh import RefreshPlan
-from catalog.mviews import Described
+from catalog.mviews.mviews import Described
+from catalog.mviews.refresh import RefreshPlan
 from catalog.restore import FROM_COMMIT, FROM_REF, FROM_VERSION
 from catalog.views.audit import AuditEntry, ViewHistory
 from core.commits import (

@@ -42,7 +42,7 @@ from core.views import (
 )
 
 if TYPE_CHECKING:
-    from catalog.mviews import MaterializedViews
+    from catalog.mviews.mviews import MaterializedViews
 
 
 def view_content(meta: ViewMetadata, location: str, content_id: str | None,

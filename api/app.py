@@ -55,9 +55,9 @@ from api.ui import nav as ui_nav
 from api.ui import object_pages as ui_objects
 from api.ui import pages as ui_pages
 from api.ui import undo_pages as ui_undo
+from catalog.feed.webhooks import WebhookService
 from catalog.services import open_services
 from catalog.views.via_views import check_chain
-from catalog.webhooks import WebhookService
 
 
 def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
@@ -130,7 +130,7 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
 
 
 async def deliver_webhooks(service: WebhookService) -> None:
-    """Each process delivers the webhooks it can claim (catalog.webhooks):
+    """Each process delivers the webhooks it can claim (catalog.feed.webhooks):
     when something was committed, or a retry is due; off the event loop."""
     token: object = None
     idle = 0.0

@@ -22,13 +22,13 @@ from api.headers import AUTHOR_HEADER, MESSAGE_HEADER
 from api.idempotency import answering, once_of
 from api.paths import request_ref
 from catalog.delegation.service import StorageAccess
+from catalog.feed.webhooks import WebhookService
 from catalog.mviews.mviews import MaterializedViews
 from catalog.namespaces import Namespaces
 from catalog.service import Catalog, Who
 from catalog.tables import Tables
 from catalog.targets import Target
 from catalog.views.views import Views
-from catalog.webhooks import WebhookService
 from core.auth import Privilege
 from core.keys import ContentKey
 from core.numbers import INT64_MAX

@@ -39,7 +39,7 @@ from catalog.commands import (
     TableCommit,
     ViewCommit,
 )
-from catalog.iceberg_events import MAX_PAGE
+from catalog.feed.iceberg_events import MAX_PAGE
 from catalog.iceberg_v3.metadata import schema_from_spec
 from core.numbers import INT64_MAX, out_of_range
 from core.views import ViewRequirement, ViewUpdate
@@ -280,7 +280,7 @@ class CatalogObjectId(_Request):
 
 class QueryEventsRequest(_Request):
     """The proposed events endpoint's request (apache/iceberg pull request
-    12584), the fields it settled; catalog.iceberg_events says what each does."""
+    12584), the fields it settled; catalog.feed.iceberg_events says what each does."""
 
     continuation_token: str | None = Field(None, alias="continuation-token", max_length=40)
     page_size: int = Field(100, alias="page-size", ge=1, le=MAX_PAGE)

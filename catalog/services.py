@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from catalog.delegation.service import StorageAccess
 from catalog.delegation.settings import DelegationSettings
+from catalog.feed.webhooks import WebhookService
 from catalog.maintenance.liveness import Liveness
 from catalog.metadata.files import open_files
 from catalog.mviews.mviews import MaterializedViews
@@ -16,7 +17,6 @@ from catalog.service import Catalog
 from catalog.settings import CatalogSettings
 from catalog.tables import Tables
 from catalog.views.views import Views
-from catalog.webhooks import WebhookService
 from store import Store
 
 

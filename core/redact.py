@@ -1,6 +1,6 @@
 """What an answer may say about objects the caller may not read: the one
 redaction that the routes (api.v2.redact), the change feed and its
-OpenLineage events (catalog.events, catalog.lineage_events), webhooks (which
+OpenLineage events (catalog.feed.events, catalog.feed.lineage_events), webhooks (which
 deliver the feed) and the UI (a client of the routes) all apply.
 
 A view the caller may read can read objects it may not (``sales.v_hr``

@@ -19,7 +19,7 @@ An event keeps the commits it brought with their operations (key,
 operation, content type and id, the value's hash), at most ``MAX_OPERATIONS``
 of them; the richer parts of an event (a table's snapshot and its summary,
 a view's version) are read from those values when the event is shown
-(catalog.events).
+(catalog.feed.events).
 """
 
 from __future__ import annotations

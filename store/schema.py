@@ -318,7 +318,7 @@ class RetentionRow(Base):
 
 
 class WebhookRow(Base):
-    """A webhook (catalog.webhooks): where the feed's events go, which ones,
+    """A webhook (catalog.feed.webhooks): where the feed's events go, which ones,
     as whom, and how far delivery got. ``lease_*``: the process delivering
     it now (one at a time, whatever the number of replicas)."""
 

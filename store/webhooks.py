@@ -1,4 +1,4 @@
-"""Webhook rows (catalog.webhooks decides what to deliver; this keeps the
+"""Webhook rows (catalog.feed.webhooks decides what to deliver; this keeps the
 registrations and how far each got).
 
 A webhook is delivered by one process at a time, whatever the number of

@@ -1,8 +1,8 @@
 """The change feed: ``GET /api/v2/events`` pages CloudEvents oldest first
 from a cursor (the answer's ``after``), and long-polls with ``wait``
-(catalog.events). A caller sees only events on references it may read,
+(catalog.feed.events). A caller sees only events on references it may read,
 with the keys it may not read removed. ``POST /iceberg/v1/{prefix}/events``
-is the proposed Iceberg REST shape of the same feed (catalog.iceberg_events)."""
+is the proposed Iceberg REST shape of the same feed (catalog.feed.iceberg_events)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from api.auth.guard import guard_of
 from api.deps import Call, json_response
 from api.models import QueryEventsRequest
 from api.paging import either
-from catalog.events import MAX_WAIT_S, Feed, FeedQuery, KeyFilter, RefFilter
-from catalog.iceberg_events import EventsQuery, IcebergEvents
+from catalog.feed.events import MAX_WAIT_S, Feed, FeedQuery, KeyFilter, RefFilter
+from catalog.feed.iceberg_events import EventsQuery, IcebergEvents
 from core.errors import InvalidInputError
 from core.keys import ContentKey
 from core.numbers import INT64_MAX

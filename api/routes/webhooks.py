@@ -1,6 +1,6 @@
 """Webhooks: ``POST /api/v2/webhooks`` registers one, ``GET`` lists them
 (with their delivery state), ``DELETE /{id}`` removes one, ``POST
-/{id}/resume`` resumes a paused one (catalog.webhooks delivers).
+/{id}/resume`` resumes a paused one (catalog.feed.webhooks delivers).
 
 Registering needs read on some reference: a webhook delivers only what its
 owner may read, like the feed. A caller sees and manages its own webhooks;

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from catalog.access import create_key
-from catalog.events import scan_rows
+from catalog.feed.events import scan_rows
 from core.commits import CommitMeta, Put
 from core.content import IcebergTable, Namespace
 from store import Store

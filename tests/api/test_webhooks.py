@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from catalog.webhooks import check_url
+from catalog.feed.webhooks import check_url
 from core.errors import InvalidInputError
 from tests.http import http_client, http_request
 from tests.pg import free_port

@@ -1,5 +1,5 @@
 """A page of the change feed costs a few queries however much of the feed
-the reader may not see (catalog.events): references it may not read are
+the reader may not see (catalog.feed.events): references it may not read are
 left out by the query, keys it may not read in growing batches, and a page
 looks at a bounded stretch of stored events, answering with ``hasMore`` and
 a cursor past that stretch when it stopped early. On SQLite and PostgreSQL;
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import pytest
 from sqlalchemy import event
 
-from catalog.events import Feed, FeedQuery, scan_rows
+from catalog.feed.events import Feed, FeedQuery, scan_rows
 from catalog.services import open_services
 from catalog.settings import CatalogSettings
 from core.auth import Grant, Policy, Principal, Privilege

@@ -1,4 +1,4 @@
-"""Webhooks (catalog.webhooks): where the change feed's events are
+"""Webhooks (catalog.feed.webhooks): where the change feed's events are
 delivered, and how far delivery got.
 
 Revision ID: 0009

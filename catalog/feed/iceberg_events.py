@@ -1,6 +1,6 @@
 """The change feed in the shape of the proposed Iceberg REST events endpoint
 (apache/iceberg pull request 12584, ``POST /v1/{prefix}/events``): the same
-stored events the versioning API's feed shows (catalog.events), read for
+stored events the versioning API's feed shows (catalog.feed.events), read for
 one reference (the prefix's) and taken apart into one Iceberg event per
 catalog object a change touched — create-, update-, drop- and rename-table,
 create-, replace-, drop- and rename-view, create-, update-properties- and
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from catalog.events import TYPE_PREFIX, Feed, FeedQuery, KeyFilter, RefFilter, scan_rows
+from catalog.feed.events import TYPE_PREFIX, Feed, FeedQuery, KeyFilter, RefFilter, scan_rows
 from core.content import IcebergTable, IcebergView, MaterializedView, Namespace
 from core.errors import InvalidInputError
 from core.instants import parse_instant

@@ -31,7 +31,7 @@ from core.sql.validity import Readable, ViewStatus
 from store.events import KINDS, StoredEvent
 
 TYPE_PREFIX = "dev.sapwood."
-LINEAGE = TYPE_PREFIX + "openlineage"  # views' lineage (catalog.lineage_events)
+LINEAGE = TYPE_PREFIX + "openlineage"  # views' lineage (catalog.feed.lineage_events)
 TYPES = (*(TYPE_PREFIX + k for k in KINDS.values()), LINEAGE)
 _WRITES = ("commit", "merge", "transplant")
 MAX_PAGE = 1000
@@ -210,7 +210,7 @@ class Feed:
         from the one before), and one for a refresh it brought."""
         # Imported here: openlineage-python costs a quarter of a second to
         # import, and only a reader of lineage events needs it.
-        from catalog.lineage_events import refresh_run_event, view_run_event
+        from catalog.feed.lineage_events import refresh_run_event, view_run_event
 
         store = self.catalog.store
         try:

@@ -2,7 +2,7 @@
 
 A webhook names which events it wants (types, refs, keys) and is delivered
 what its owner may read of them, as the feed shows it to that principal
-(catalog.events). Each event is POSTed on its own, as a structured
+(catalog.feed.events). Each event is POSTed on its own, as a structured
 CloudEvent (``application/cloudevents+json``), and the next one only once
 the receiver answered 2xx; a failure is retried with exponential backoff
 (1 s doubling to 5 min), and after ``pause_after`` failures in a row the
@@ -39,7 +39,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from catalog.events import TYPES, Feed, FeedQuery, KeyFilter, RefFilter
+from catalog.feed.events import TYPES, Feed, FeedQuery, KeyFilter, RefFilter
 from catalog.service import Catalog
 from core.auth import Principal, Privilege
 from core.errors import InvalidInputError, NotFoundError

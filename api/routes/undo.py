@@ -1,6 +1,6 @@
 """Versioning API: undo with an audit trail — restore keys as they were at
-another commit or instant, revert commits (catalog.restore,
-catalog.revert). Each is one new commit on the branch; a dry run answers
+another commit or instant, revert commits (catalog.undo.restore,
+catalog.undo.revert). Each is one new commit on the branch; a dry run answers
 the same without writing."""
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from api.routes.trees import name_and_hash, require
 from api.v2 import redact
 from api.v2.requests import KeyBody, _MergeOptions
 from api.v2.shapes import key_json, reference_json
-from catalog.restore import Restorer, RestoreResult, Visible
-from catalog.revert import KeysCheck, Reverter, RevertRequest
+from catalog.undo.restore import Restorer, RestoreResult, Visible
+from catalog.undo.revert import KeysCheck, Reverter, RevertRequest
 from core.auth import Privilege
 from core.commits import Reference, RefType
 from core.keys import ContentKey

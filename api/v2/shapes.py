@@ -8,7 +8,7 @@ from api.v2 import redact
 from api.v2.redact import Readable
 from catalog.mviews.mviews import Described
 from catalog.mviews.refresh import RefreshPlan
-from catalog.restore import FROM_COMMIT, FROM_REF, FROM_VERSION
+from catalog.undo.restore import FROM_COMMIT, FROM_REF, FROM_VERSION
 from catalog.views.audit import AuditEntry, ViewHistory
 from core.commits import (
     Commit,
@@ -152,7 +152,7 @@ def view_history_json(h: ViewHistory) -> dict[str, Any]:
 
 
 def restored_from(summary: dict[str, str]) -> dict[str, Any] | None:
-    """Where a restored view version came from (catalog.restore), if it was."""
+    """Where a restored view version came from (catalog.undo.restore), if it was."""
     if FROM_COMMIT not in summary:
         return None
     version = summary.get(FROM_VERSION)

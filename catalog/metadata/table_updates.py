@@ -1,7 +1,7 @@
 """A table commit's requirements checked and its updates applied as Iceberg's
 Java ``UpdateRequirement`` and ``TableMetadata.Builder`` do it: the one
 place every table commit passes (catalog.tables for creates and commits,
-catalog.restore, materialized views' storage commits in catalog.mviews.refresh).
+catalog.undo.restore, materialized views' storage commits in catalog.mviews.refresh).
 
 PyIceberg's ``update_table_metadata`` (with format v3's row lineage around
 it, catalog.iceberg_v3.lineage) does the work; it takes a client's ids as

@@ -18,7 +18,7 @@ Per kind of object, "as it was" means:
 
 The plan runs inside one write (catalog.service): strict-mode invalidation
 and view cycles are checked as for any commit, and a dry run plans the same
-without writing a file or a commit. Reverting commits (catalog.revert) is a
+without writing a file or a commit. Reverting commits (catalog.undo.revert) is a
 restore of the keys they changed to before them.
 """
 

@@ -1,5 +1,5 @@
 """Revert commits: one new commit that undoes what the named commits
-changed, as a restore (catalog.restore) of each key they touched to how it
+changed, as a restore (catalog.undo.restore) of each key they touched to how it
 was just before the first of them that touched it.
 
 A key changed again by a later commit is a conflict, named, unless the
@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from catalog.merging import refuse_unknown_modes
-from catalog.restore import Restorer, RestoreResult, Source
 from catalog.service import Catalog, Who
+from catalog.undo.restore import Restorer, RestoreResult, Source
 from core.commits import MergeBehavior
 from core.content import Content
 from core.errors import bad_request, commit_failed

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pyiceberg.table.metadata import TableMetadata
+from pyiceberg.table.refs import MAIN_BRANCH
 from pyiceberg.table.update import (
     AddPartitionSpecUpdate,
     AddSchemaUpdate,
@@ -71,7 +72,8 @@ from core.views import (
 FROM_REF = "sapwood.restored-from-ref"
 FROM_COMMIT = "sapwood.restored-from-commit"
 FROM_VERSION = "sapwood.restored-from-version"
-MAIN = "main"
+# The table's own ref to its current snapshot (Iceberg's "main"), not a branch of the catalog.
+CURRENT_SNAPSHOT_REF = MAIN_BRANCH
 
 
 @dataclass(frozen=True, slots=True)
@@ -362,13 +364,13 @@ def _table_updates(now: TableMetadata, then: TableMetadata) -> list[TableUpdate]
     snap = then.current_snapshot()
     if snap is None:
         if now.current_snapshot_id is not None:
-            out.append(RemoveSnapshotRefUpdate(ref_name=MAIN))
+            out.append(RemoveSnapshotRefUpdate(ref_name=CURRENT_SNAPSHOT_REF))
         return out
     if now.snapshot_by_id(snap.snapshot_id) is None:  # expired since: brought back
         out.append(AddSnapshotUpdate(snapshot=snap))
-    out.append(SetSnapshotRefUpdate(ref_name=MAIN, type="branch", snapshot_id=snap.snapshot_id,
-                                    max_ref_age_ms=None, max_snapshot_age_ms=None,
-                                    min_snapshots_to_keep=None))
+    out.append(SetSnapshotRefUpdate(ref_name=CURRENT_SNAPSHOT_REF, type="branch",
+                                    snapshot_id=snap.snapshot_id, max_ref_age_ms=None,
+                                    max_snapshot_age_ms=None, min_snapshots_to_keep=None))
     return out
 
 

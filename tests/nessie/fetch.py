@@ -5,7 +5,8 @@ into a cache, and a Java 21+ to run the server.
 0.99.0's server (``nessie-quarkus``, classifier ``runner``: one jar with
 everything) and its Spark SQL extensions for Spark 3.5 from Maven Central
 into ``~/.cache/sapwood/nessie/<version>/``, once: Maven (the registry's own
-client, its checksums checked, spark/maven.py) reads only Maven Central, and
+client, its checksums checked; spark/maven.py finds it and sets its JVM up,
+tests/rck/fetch.py reads its errors) reads only Maven Central, and
 ``SAPWOOD_MVN`` names it as for Spark's jars (``off`` skips Maven; then only
 a cached copy is used).
 
@@ -30,7 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spark.errors import SetupError
-from spark.maven import PLUGIN, mvn, run
+from spark.maven import PLUGIN, _maven_env, mvn
+from tests.rck.fetch import _ANSI, _errors
 
 VERSION = "0.99.0"
 # (group, artifact, classifier): the server runs from its runner jar alone.
@@ -96,8 +98,13 @@ def jars(version: str = VERSION, log: Callable[[str], None] = print) -> Jars | N
             coordinate = f"{group}:{artifact}:{version}" + (f":jar:{classifier}"
                                                             if classifier else "")
             log(f"fetching {coordinate} with Maven")
-            run(exe, [f"{PLUGIN}:copy", f"-Dartifact={coordinate}", f"-DoutputDirectory={tmp}"],
-                Path(tmp), f"Maven could not fetch {coordinate}")
+            done = subprocess.run([exe, "-B", "-q", "-C", f"{PLUGIN}:copy",
+                                   f"-Dartifact={coordinate}", f"-DoutputDirectory={tmp}"],
+                                  capture_output=True, text=True, check=False, timeout=900,
+                                  cwd=tmp, env=_maven_env())
+            if done.returncode != 0:
+                raise SetupError(f"Maven could not fetch {coordinate}: "
+                                 + _ANSI.sub("", _errors(done)))
             os.replace(Path(tmp) / name, folder / name)
     return cached(version)
 

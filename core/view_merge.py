@@ -1,5 +1,5 @@
 """A view both sides of a merge gave a new version, merged dialect by dialect
-(pure: no I/O; catalog.content_merge.views reads the files and writes the
+(pure: no I/O; catalog.merge.content.views reads the files and writes the
 result).
 
 Per dialect, each side did one thing since the merge base: added SQL,

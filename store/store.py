@@ -199,7 +199,7 @@ class Store(Reads):
               resolutions: dict[ContentKey, Resolution] | None = None,
               once: Once | None = None) -> MergeResult:
         """``resolutions``: combined values for keys changed on both sides
-        (content-aware merges, catalog.content_merge); each applies only
+        (content-aware merges, catalog.merge.content); each applies only
         while the target holds the value it was worked out from."""
         name = _branch_name(into)
         resolved = self.resolve(source)

@@ -27,8 +27,8 @@ from api.v2.filtered import NessieFilter, filtered_log, log_filter
 from api.v2.redact import Readable
 from api.v2.requests import CommitBody, MergeBody, OperationBody, TransplantBody
 from api.v2.shapes import key_json, log_entry_json, merge_json, page_json, reference_json
-from catalog import merging
-from catalog.merge_impact import InvalidatedView
+from catalog.merge import merging
+from catalog.merge.impact import InvalidatedView
 from catalog.service import Catalog, Who
 from catalog.views.analysis import with_analysis
 from catalog.views.definers import put_by
@@ -210,7 +210,7 @@ def merge(request: Request, ref: str, body: MergeBody) -> Response:
         require_on_protected(request, branch, "a forced merge into")
     readable = _target_readable(request, branch)
     # One shape for the answer and the one recorded with an Idempotency-Key
-    # (made once, in the merge's transaction: catalog.merging).
+    # (made once, in the merge's transaction: catalog.merge.merging).
     answer = answering(request, lambda outcome: _merge_answer(
         body, outcome.result, outcome.invalidated, readable))
     return answer(merging.merge(request.app.state.services.catalog, merging.MergeRequest(

@@ -119,7 +119,7 @@ def check(meta: TableMetadata, updates: Sequence[TableUpdate]) -> int | None:
 def merged_row_ids(target: TableMetadata, source: TableMetadata,
                    target_manifests: Iterable[ManifestFile],
                    source_rows: int) -> tuple[int, int] | None:
-    """A content merge's combined snapshot (content_merge.tables): its
+    """A content merge's combined snapshot (catalog.merge.content.tables): its
     ``first-row-id``, past both sides' ids (they numbered the same ones since
     they forked), and its ``added-rows``, what its manifest list numbers —
     the ``source_rows`` it brings in, and any target manifest from before an

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from catalog.merging import refuse_unknown_modes
+from catalog.merge.merging import refuse_unknown_modes
 from catalog.service import Catalog, Who
 from catalog.undo.restore import Restorer, RestoreResult, Source
 from core.commits import MergeBehavior

@@ -7,7 +7,7 @@ to each view once, and carried through the views that read views
 depth, holds; its reasons name the way). Every surface that says whether a
 view holds asks here: the status listing (and so ``sapwood view check``),
 the dependency, dependents and lineage answers, the audit, the change feed,
-a merge's dry run (catalog.merge_impact) and the UI."""
+a merge's dry run (catalog.merge.impact) and the UI."""
 
 from __future__ import annotations
 

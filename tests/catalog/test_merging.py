@@ -1,11 +1,11 @@
-"""Merges worked out by the catalog layer (catalog.merging), called directly:
+"""Merges worked out by the catalog layer (catalog.merge.merging), called directly:
 the retry decision reads the conflicts' typed ``retryable`` flag. The target
 is moved between working a merge out and landing it (the BeforeLanding
 hook), so each outcome is forced, not left to timing."""
 
 from __future__ import annotations
 
-from catalog.merging import ATTEMPTS, MergeRequest, merge
+from catalog.merge.merging import ATTEMPTS, MergeRequest, merge
 from catalog.service import Who
 from catalog.services import CatalogServices
 from core.commits import CommitMeta, KeyOutcome, MergeResult, Put

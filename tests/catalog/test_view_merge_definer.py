@@ -1,4 +1,4 @@
-"""catalog.content_merge.views: a definer view whose merged version has SQL
+"""catalog.merge.content.views: a definer view whose merged version has SQL
 of both sides (core.view_merge) keeps its recorded definer only if both
 sides recorded the same one — each vouched for its own SQL only."""
 
@@ -13,7 +13,7 @@ from pyiceberg.view.metadata import (
     ViewVersion,
 )
 
-from catalog.content_merge.views import merge_views
+from catalog.merge.content.views import merge_views
 from core.views import (
     AddViewVersion,
     SetCurrentViewVersion,

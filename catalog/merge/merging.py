@@ -1,6 +1,6 @@
 """Merges and transplants as the versioning API runs them: the store's
 three-way merge, with the keys both sides changed combined by content
-(catalog.content_merge) and the views the merge would break or make read
+(catalog.merge.content) and the views the merge would break or make read
 themselves found first.
 
 The store does not read metadata files, so a merge is worked out here: a
@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from difflib import get_close_matches
 
-from catalog.content_merge import Combined, combine, combiner, discard, report
-from catalog.merge_impact import InvalidatedView, invalidated_views, merge_cycle
+from catalog.merge.content.combine import Combined, combine, combiner, discard, report
+from catalog.merge.impact import InvalidatedView, invalidated_views, merge_cycle
 from catalog.service import Catalog
 from core.commits import (
     CommitMeta,

@@ -1,5 +1,5 @@
-"""Deletion vectors in a content merge of a format v3 table (catalog.
-content_merge.tables): a side that deleted rows with deletion vectors, and
+"""Deletion vectors in a content merge of a format v3 table
+(catalog.merge.content.tables): a side that deleted rows with deletion vectors, and
 otherwise only added, still merges — unless the other side changed the same
 data file.
 
@@ -44,7 +44,7 @@ from catalog.iceberg_v3 import manifests as v3
 
 
 class DeletesNotMergeable(Exception):
-    """Why the deletes cannot be combined (content_merge.tables turns it
+    """Why the deletes cannot be combined (content.tables turns it
     into the conflict's reason)."""
 
 

@@ -1,5 +1,5 @@
 """What the source of a content merge added since the merge base, as
-manifests of the combined snapshot (catalog.content_merge.tables): the
+manifests of the combined snapshot (catalog.merge.content.tables): the
 source's manifests that hold only files it added, reused as they are, and
 those the engine folded older files into, rewritten with the new files
 only (format v3: with the v3 manifest writer, the files' row ids left for
@@ -21,8 +21,8 @@ from pyiceberg.manifest import (
 )
 from pyiceberg.table.metadata import TableMetadata
 
-from catalog.content_merge.not_mergeable import NotMergeable
 from catalog.iceberg_v3 import manifests as v3
+from catalog.merge.content.not_mergeable import NotMergeable
 
 
 @dataclass
@@ -50,7 +50,7 @@ def source_additions(io: FileIO, source: TableMetadata, source_manifests: list[M
         if m.manifest_path in skip or m.added_snapshot_id in target_ids:
             continue
         if version >= v3.V3 and m.content == ManifestContent.DELETES:
-            continue  # deletion vectors: content_merge.deletes
+            continue  # deletion vectors: content.deletes
         if _only_added_files(m):
             # v3: numbered afresh by the combined snapshot's manifest list.
             out.manifests.append(v3.without_row_ids(m) if version >= v3.V3 else m)

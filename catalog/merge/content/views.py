@@ -15,7 +15,7 @@ from typing import Any
 
 from pyiceberg.view.metadata import ViewMetadata
 
-from catalog.content_merge.not_mergeable import NotMergeable
+from catalog.merge.content.not_mergeable import NotMergeable
 from catalog.views.security import kept_with_version
 from core.content import IcebergView
 from core.dialects import HiveExtension

@@ -3,7 +3,7 @@ only added data: the target's metadata plus one ``append`` snapshot on top
 of the target's current one, adding exactly the data files the source
 added. The source's manifests that hold only its added files are reused as
 they are (no data written, no unchanged manifest rewritten:
-catalog.content_merge.additions); the new manifest list is the target's
+catalog.merge.content.additions); the new manifest list is the target's
 plus those. The source's own snapshots join the snapshot list, so time
 travel to either parent still reads.
 
@@ -35,12 +35,12 @@ from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.refs import MAIN_BRANCH, SnapshotRef, SnapshotRefType
 from pyiceberg.table.snapshots import Operation, Snapshot, SnapshotLogEntry, Summary
 
-from catalog.content_merge.additions import Additions, source_additions
-from catalog.content_merge.deletes import DeletesNotMergeable, SourceDeletes, source_deletes
-from catalog.content_merge.not_mergeable import NotMergeable
 from catalog.iceberg_v3 import manifests as v3
 from catalog.iceberg_v3.lineage import merged_row_ids
 from catalog.iceberg_v3.metadata import upgraded
+from catalog.merge.content.additions import Additions, source_additions
+from catalog.merge.content.deletes import DeletesNotMergeable, SourceDeletes, source_deletes
+from catalog.merge.content.not_mergeable import NotMergeable
 from catalog.metadata.fileio import file_io
 
 # Summary fields that say a snapshot took something away or added deletes.
@@ -206,7 +206,7 @@ def _since_base(base: TableMetadata, side: TableMetadata, name: str) -> list[Sna
 
 def _only_adds(side: str, snap: Snapshot, version: int) -> None:
     """Whether a side's snapshot only added (v3: deletion vectors count as
-    added; content_merge.deletes checks them on the manifests)."""
+    added; content.deletes checks them on the manifests)."""
     summary = snap.summary
     op = summary.operation if summary is not None else None
     props = summary.additional_properties if summary is not None else {}

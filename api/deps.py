@@ -23,9 +23,9 @@ from api.idempotency import answering, once_of
 from api.paths import request_ref
 from catalog.delegation.service import StorageAccess
 from catalog.feed.webhooks import WebhookService
+from catalog.kernel import Catalog, Who
 from catalog.mviews.mviews import MaterializedViews
 from catalog.namespaces import Namespaces
-from catalog.service import Catalog, Who
 from catalog.tables import Tables
 from catalog.targets import Target
 from catalog.views.views import Views

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from catalog.service import Catalog, Change, Who, refuse_clash, require_namespace
+from catalog.kernel import Catalog, Change, Who, refuse_clash, require_namespace
 from catalog.targets import dotted
 from core.commits import Delete, Put
 from core.content import Content, ContentType, Namespace

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from catalog.delegation.service import StorageAccess
 from catalog.delegation.settings import DelegationSettings
 from catalog.feed.webhooks import WebhookService
+from catalog.kernel import Catalog
 from catalog.maintenance.liveness import Liveness
 from catalog.metadata.files import open_files
 from catalog.mviews.mviews import MaterializedViews
 from catalog.namespaces import Namespaces
-from catalog.service import Catalog
 from catalog.settings import CatalogSettings
 from catalog.tables import Tables
 from catalog.views.views import Views

@@ -12,6 +12,14 @@ from pyiceberg.table.update import AssertCreate, SetLocationUpdate
 
 from catalog.commands import Loaded, NewTable, Registration, TableCommit
 from catalog.iceberg_v3.metadata import dump
+from catalog.kernel import (
+    Catalog,
+    Change,
+    Who,
+    adopted,
+    refuse_clash,
+    require_namespace,
+)
 from catalog.metadata.claims import claims, moved
 from catalog.metadata.engine_gc import (
     answer_key,
@@ -22,14 +30,6 @@ from catalog.metadata.engine_gc import (
 from catalog.metadata.locations import spelled
 from catalog.metadata.table_updates import apply, check_requirements, fresh
 from catalog.mviews.mviews import MaterializedViews, ReadOptions
-from catalog.service import (
-    Catalog,
-    Change,
-    Who,
-    adopted,
-    refuse_clash,
-    require_namespace,
-)
 from catalog.targets import Target, dotted, target
 from catalog.views.invalidation import check_schema_changes
 from core.commits import Operation, Put, ResolvedRef

@@ -13,10 +13,10 @@ from fastapi.concurrency import run_in_threadpool
 from api.deps import json_response
 from api.unused import takes_body
 from api.v2.admin_requests import from_query, gc_options
+from catalog.kernel import Catalog
 from catalog.maintenance.fsck_files import FilesCheck, check_files
 from catalog.maintenance.gc import MIN_WRITE_WINDOW_S, collect_all
 from catalog.maintenance.reports import fsck_json, gc_json
-from catalog.service import Catalog
 from core.retention import DEFAULT_GRACE_S, MAX_GRACE_S
 from store.fsck import FsckReport, fsck
 

@@ -27,9 +27,9 @@ from api.v2.filtered import NessieFilter, filtered_log, log_filter
 from api.v2.redact import Readable
 from api.v2.requests import CommitBody, MergeBody, OperationBody, TransplantBody
 from api.v2.shapes import key_json, log_entry_json, merge_json, page_json, reference_json
+from catalog.kernel import Catalog, Who
 from catalog.merge import merging
 from catalog.merge.impact import InvalidatedView
-from catalog.service import Catalog, Who
 from catalog.views.analysis import with_analysis
 from catalog.views.definers import put_by
 from core.auth import Privilege

@@ -20,9 +20,9 @@ from api.paths import ref_param
 from api.v2 import redact
 from api.v2.mv_requests import CreateMaterializedView, ReplaceMaterializedView
 from api.v2.shapes import mv_summary_json, refresh_plan_json
+from catalog.kernel import Who
 from catalog.mviews.mviews import Definition, Described
 from catalog.mviews.refresh import refresh_plan
-from catalog.service import Who
 from catalog.targets import Target, target
 from catalog.views.lifecycle import drop
 from catalog.views.status import primary, status

@@ -17,8 +17,8 @@ from api.paths import ref_param
 from api.routes.trees import store_of
 from api.v2 import redact
 from api.v2.shapes import effective_json, status_json
+from catalog.kernel import Catalog, Who
 from catalog.limits import MAX_VIEW_NESTING
-from catalog.service import Catalog, Who
 from catalog.targets import target
 from catalog.views.status import Verdicts, primary, status
 from catalog.views.versions import add_representation, recompile

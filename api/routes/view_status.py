@@ -19,7 +19,7 @@ from api.deps import json_response
 from api.paths import ref_param
 from api.v2 import redact
 from api.v2.shapes import effective_json, status_json
-from catalog.service import Catalog
+from catalog.kernel import Catalog
 from catalog.views.status import listing
 from core.commits import ResolvedRef
 from core.errors import bad_request

@@ -19,7 +19,7 @@ from typing import Any
 from cloudevents.conversion import to_dict
 from cloudevents.http import CloudEvent
 
-from catalog.service import Catalog
+from catalog.kernel import Catalog
 from catalog.views.status import statuses
 from core.content import IcebergTable, IcebergView, MaterializedView
 from core.errors import InvalidInputError

@@ -40,7 +40,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from catalog.feed.events import TYPES, Feed, FeedQuery, KeyFilter, RefFilter
-from catalog.service import Catalog
+from catalog.kernel import Catalog
 from core.auth import Principal, Privilege
 from core.errors import InvalidInputError, NotFoundError
 from core.keys import ContentKey

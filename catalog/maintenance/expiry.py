@@ -19,7 +19,7 @@ same way:
 * a snapshot no ref's ancestry holds goes when older than the table's age.
 
 The commit is planned against the branch head and planned again if the
-branch moved (catalog.service.Catalog.write_at): a writer's commit in
+branch moved (catalog.kernel.Catalog.write_at): a writer's commit in
 between is never lost, and a table it changed is expired from its new
 version."""
 
@@ -37,7 +37,7 @@ from pyiceberg.table.update import (
     update_table_metadata,
 )
 
-from catalog.service import Catalog, Change, Who
+from catalog.kernel import Catalog, Change, Who
 from catalog.tables import table_content
 from catalog.targets import dotted
 from core.commits import CommitResult, Operation, Put, ResolvedRef

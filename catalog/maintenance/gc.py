@@ -47,6 +47,7 @@ from typing import Any
 
 import fsspec
 
+from catalog.kernel import Catalog
 from catalog.maintenance.expiry import Expired, expire_branch
 from catalog.maintenance.fsck_files import name
 from catalog.maintenance.referenced import (
@@ -59,7 +60,6 @@ from catalog.maintenance.referenced import (
 from catalog.metadata.claims import places
 from catalog.metadata.files import MetadataFiles
 from catalog.metadata.locations import Locations
-from catalog.service import Catalog
 from core.commits import RefType
 from core.content import Content
 from core.errors import InvalidInputError, SapwoodError

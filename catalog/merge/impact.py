@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from catalog.service import Catalog
+from catalog.kernel import Catalog
 from catalog.views.analysis import find_cycle
 from catalog.views.invalidation import dependents
 from catalog.views.status import Verdicts

@@ -20,9 +20,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from difflib import get_close_matches
 
+from catalog.kernel import Catalog
 from catalog.merge.content.combine import Combined, combine, combiner, discard, report
 from catalog.merge.impact import InvalidatedView, invalidated_views, merge_cycle
-from catalog.service import Catalog
 from core.commits import (
     CommitMeta,
     KeyMergeDetail,

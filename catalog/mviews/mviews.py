@@ -22,10 +22,10 @@ from pyiceberg.types import NestedField
 from pyiceberg.view.metadata import SQLViewRepresentation, ViewMetadata, ViewVersion
 
 from catalog.commands import Loaded
+from catalog.kernel import Catalog, Change, Who, refuse_clash, require_namespace
 from catalog.metadata.claims import claims
 from catalog.metadata.engine_gc import answer_key, served
 from catalog.mviews.state import freshness_at
-from catalog.service import Catalog, Change, Who, refuse_clash, require_namespace
 from catalog.targets import Target, dotted
 from catalog.views.analysis import Resolver, analyse_version, refuse_cycle, view_relation
 from catalog.views.definers import vouch, writer

@@ -22,11 +22,11 @@ from typing import Literal
 from pyiceberg.table.metadata import TableMetadata
 
 from catalog.commands import Loaded, TableCommit
+from catalog.kernel import Change, Who
 from catalog.metadata.engine_gc import refuse_turning_on, served
 from catalog.metadata.table_updates import apply, check_requirements
 from catalog.mviews.mviews import MaterializedViews, content
 from catalog.mviews.state import bases
-from catalog.service import Change, Who
 from catalog.targets import Target
 from core.commits import Put, RefType, ResolvedRef
 from core.content import Content, IcebergTable, MaterializedView

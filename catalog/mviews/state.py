@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from catalog.service import Catalog
+from catalog.kernel import Catalog
 from catalog.views.invalidation import primary
 from catalog.views.status import status
 from core.content import IcebergTable, IcebergView, MaterializedView

@@ -16,7 +16,7 @@ Per kind of object, "as it was" means:
 * a key absent at the source is deleted; a key dropped since comes back
   under its old content id, so its history reads across the drop.
 
-The plan runs inside one write (catalog.service): strict-mode invalidation
+The plan runs inside one write (catalog.kernel): strict-mode invalidation
 and view cycles are checked as for any commit, and a dry run plans the same
 without writing a file or a commit. Reverting commits (catalog.undo.revert) is a
 restore of the keys they changed to before them.
@@ -45,8 +45,8 @@ from pyiceberg.table.update import (
 
 from catalog.iceberg_v3.lineage import bring_back
 from catalog.iceberg_v3.metadata import V3
+from catalog.kernel import Catalog, Change, Who
 from catalog.metadata.table_updates import apply
-from catalog.service import Catalog, Change, Who
 from catalog.tables import table_content
 from catalog.views.analysis import analyse_version, refuse_cycle, view_relation
 from catalog.views.definers import vouch, writer

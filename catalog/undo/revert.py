@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from catalog.kernel import Catalog, Who
 from catalog.merge.merging import refuse_unknown_modes
-from catalog.service import Catalog, Who
 from catalog.undo.restore import Restorer, RestoreResult, Source
 from core.commits import MergeBehavior
 from core.content import Content

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from pyiceberg.view.metadata import ViewMetadata
 
-from catalog.service import Catalog
+from catalog.kernel import Catalog
 from catalog.targets import dotted
 from core.content import Content, IcebergTable, IcebergView, MaterializedView
 from core.dialects import HiveExtension

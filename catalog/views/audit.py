@@ -22,7 +22,7 @@ from datetime import datetime
 
 from pyiceberg.view.metadata import ViewMetadata, ViewVersion
 
-from catalog.service import Catalog
+from catalog.kernel import Catalog
 from catalog.views.status import status
 from core.commits import Commit, OpKind, ResolvedRef
 from core.content import IcebergView, MaterializedView

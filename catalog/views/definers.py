@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from catalog.service import Catalog, Who
+from catalog.kernel import Catalog, Who
 from catalog.targets import dotted
 from catalog.views.security import DEFINED_BY, DEFINER, SECURITY, definer_of
 from core.commits import Put

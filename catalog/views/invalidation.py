@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from catalog.service import Catalog
+from catalog.kernel import Catalog
 from catalog.views.analysis import Resolver, relation
 from core.commits import Delete, ResolvedRef
 from core.content import Content, Namespace

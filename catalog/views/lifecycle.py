@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from catalog.service import KIND, Catalog, Change, Who, require_namespace
+from catalog.kernel import KIND, Catalog, Change, Who, require_namespace
 from catalog.targets import Target, dotted
 from catalog.views.invalidation import plan_drop, plan_rename
 from core.commits import Delete, Put, ResolvedRef

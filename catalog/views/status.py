@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from catalog.kernel import Catalog
 from catalog.limits import MAX_VIEW_NESTING
-from catalog.service import Catalog
 from catalog.views.analysis import Resolver
 from core.content import Content, ContentType, IcebergView, MaterializedView
 from core.keys import ContentKey

@@ -11,7 +11,7 @@ from pyiceberg.types import NestedField
 from pyiceberg.view.metadata import SQLViewRepresentation, ViewMetadata, ViewVersion
 
 from catalog.commands import Loaded
-from catalog.service import Catalog, Change, Who
+from catalog.kernel import Catalog, Change, Who
 from catalog.targets import Target
 from catalog.views.analysis import Resolver, analyse_version
 from catalog.views.engine_types import iceberg_type

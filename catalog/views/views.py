@@ -8,9 +8,7 @@ from typing import TYPE_CHECKING
 from pyiceberg.view.metadata import ViewMetadata
 
 from catalog.commands import Loaded, NewView, Registration, ViewCommit
-from catalog.metadata.claims import claims, moved
-from catalog.metadata.locations import spelled
-from catalog.service import (
+from catalog.kernel import (
     Catalog,
     Change,
     Who,
@@ -18,6 +16,8 @@ from catalog.service import (
     refuse_clash,
     require_namespace,
 )
+from catalog.metadata.claims import claims, moved
+from catalog.metadata.locations import spelled
 from catalog.targets import Target, dotted, target
 from catalog.views.analysis import analyse_version, refuse_cycle, view_relation
 from catalog.views.definers import adopted as adopted_definer

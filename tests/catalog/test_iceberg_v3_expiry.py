@@ -11,8 +11,8 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from catalog.commands import Registration
+from catalog.kernel import Who
 from catalog.maintenance.expiry import MAX_AGE, expire_branch
-from catalog.service import Who
 from catalog.services import CatalogServices
 from catalog.targets import target
 from core.keys import ContentKey

@@ -5,8 +5,8 @@ hook), so each outcome is forced, not left to timing."""
 
 from __future__ import annotations
 
+from catalog.kernel import Who
 from catalog.merge.merging import ATTEMPTS, MergeRequest, merge
-from catalog.service import Who
 from catalog.services import CatalogServices
 from core.commits import CommitMeta, KeyOutcome, MergeResult, Put
 from core.content import Namespace

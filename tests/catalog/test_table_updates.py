@@ -24,7 +24,7 @@ from pyiceberg.table.update import TableRequirement, TableUpdate
 from pyiceberg.types import IntegerType, LongType, NestedField
 
 from catalog.commands import NewTable, TableCommit
-from catalog.service import Who
+from catalog.kernel import Who
 from catalog.services import CatalogServices
 from catalog.targets import Target, target
 from core.errors import BadRequestError

@@ -13,8 +13,8 @@ from pyiceberg.types import LongType, NestedField
 from pyiceberg.view.metadata import SQLViewRepresentation, ViewVersion
 
 from catalog.commands import NewTable, NewView, Registration, TableCommit, ViewCommit
+from catalog.kernel import Who
 from catalog.metadata.engine_gc import answer_key
-from catalog.service import Who
 from catalog.services import CatalogServices
 from catalog.targets import target
 from core.errors import (

@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from catalog.kernel import Catalog
 from catalog.merge.content.not_mergeable import NotMergeable
 from catalog.merge.content.tables import merge_tables
 from catalog.merge.content.views import merge_properties, merge_views, merged_analysis
-from catalog.service import Catalog
 from catalog.tables import table_content
 from catalog.views.views import view_content
 from core.commits import Combiner, KeyMergeDetail, KeyOutcome, MergeResult, Resolution

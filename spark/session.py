@@ -140,6 +140,39 @@ def base_conf(log: Callable[[str], None] = print) -> dict[str, str]:
     }
 
 
+def _with_catalog(active: SparkSession, name: str, uri: str, ref: str,
+                  as_of: datetime | str | int | None, author: str | None,
+                  credential: str | None) -> SparkSession:
+    """``active`` with catalog ``name`` on ``ref``; or, when ``active``
+    defined ``name`` otherwise already, a new session of the same JVM with
+    the same catalogs but that one. Spark loads a catalog once per session
+    and keeps it whatever its settings say afterwards, so a second
+    ``session(ref="dev")`` would have gone on reading the first's ref (or a
+    server long gone)."""
+    wanted = catalog_conf(name, uri, ref, as_of, author, credential)
+    prefix = f"spark.sql.catalog.{name}"
+    jvm = active.sparkContext._jvm
+    assert jvm is not None
+    runtime = active._jsparkSession.conf().getAll()
+    held = {str(k): str(v) for k, v in
+            jvm.scala.collection.JavaConverters.mapAsJavaMap(runtime).items()}
+    mine = {k: v for k, v in held.items() if k == prefix or k.startswith(prefix + ".")}
+    if not mine or mine == wanted:
+        add_catalog(active, name, uri, ref, as_of, author, credential)
+        return active
+    fresh = active.newSession()
+    for k, v in held.items():
+        if (k.startswith("spark.sql.catalog.") and k not in mine) \
+                or k == "spark.sql.defaultCatalog":
+            fresh.conf.set(k, v)
+    add_catalog(fresh, name, uri, ref, as_of, author, credential)
+    # Active in the JVM too, where names are resolved (active_session).
+    classic = getattr(type(fresh), "_get_j_spark_session_class", None)
+    sessions = classic(jvm) if classic else jvm.SparkSession
+    sessions.setActiveSession(fresh._jsparkSession)
+    return fresh
+
+
 def session(uri: str, ref: str = "main", as_of: datetime | str | int | None = None,
             catalog: str = "sapwood", author: str | None = None, app_name: str = "sapwood",
             conf: Mapping[str, str] | None = None,
@@ -159,8 +192,7 @@ def session(uri: str, ref: str = "main", as_of: datetime | str | int | None = No
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     active = SparkSession.getActiveSession()
     if active is not None:
-        add_catalog(active, catalog, uri, ref, as_of, author, credential)
-        return active
+        return _with_catalog(active, catalog, uri, ref, as_of, author, credential)
     builder = SparkSession.builder.appName(app_name)
     settings = {**base_conf(log), **catalog_conf(catalog, uri, ref, as_of, author),
                 "spark.sql.defaultCatalog": catalog, **(conf or {})}

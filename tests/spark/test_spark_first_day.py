@@ -230,3 +230,24 @@ def test_every_documented_configuration_reads_another_writers_rows(
     reads_the_append(s, "fresh_a.fresh.orders", "sw.add_catalog")
     sw.add_catalog(s, "fresh_t", server.base, "main", as_of=datetime.now(UTC) + timedelta(hours=1))
     reads_the_append(s, "fresh_t.fresh.orders", "sw.add_catalog(as_of=in an hour)")
+
+
+def test_a_second_session_call_moves_its_catalog_to_the_ref_it_names(spark: SparkSession,
+                                                                      server: Server) -> None:
+    """``sw.session`` while a session runs, naming a catalog that session
+    already loaded on another ref (a notebook following README then
+    docs/undo.md): the catalog reads the ref asked for, not the one Spark
+    loaded first; the other catalogs come along."""
+    _orders(server, "moves")
+    first = sw.session(server.base, ref="main", catalog="moving")
+    sw.add_catalog(first, "kept", server.base, "main")
+    assert rows(first, "SELECT count(*) FROM moving.moves.orders") == [(3,)]
+    sw.create_branch(first, "moves_dev", catalog="moving")
+    server.catalog("moves_dev").load_table("moves.orders").append(
+        pa.table({"region": pa.array(["east"]), "amount": pa.array([1], pa.int64())}))
+    second = sw.session(server.base, ref="moves_dev", catalog="moving")
+    assert rows(second, "SELECT count(*) FROM moving.moves.orders") == [(4,)]
+    assert rows(second, "SELECT count(*) FROM kept.moves.orders") == [(3,)]
+    # Asked again as it is: the same session.
+    again = sw.session(server.base, ref="moves_dev", catalog="moving")
+    assert again._jsparkSession.equals(second._jsparkSession)

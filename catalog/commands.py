@@ -31,6 +31,16 @@ class Loaded:
 
 
 @dataclass(frozen=True, slots=True)
+class ReadOptions:
+    """What a reader of a materialized view's storage asked for: the storage
+    whatever its freshness (a refresh), and the staleness it accepts (None:
+    the view's own setting)."""
+
+    refresh: bool = False
+    max_staleness_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class NewTable:
     name: str
     schema: Schema

@@ -16,6 +16,7 @@ from catalog.mviews.mviews import MaterializedViews
 from catalog.namespaces import Namespaces
 from catalog.settings import CatalogSettings
 from catalog.tables import Tables
+from catalog.views.invalidation import check_schema_changes
 from catalog.views.views import Views
 from store import Store
 
@@ -38,5 +39,6 @@ def open_services(store: Store, settings: CatalogSettings,
     mviews = MaterializedViews(catalog)
     storage = StorageAccess(DelegationSettings.from_env(), settings.warehouse,
                             Liveness(store, files))
-    return CatalogServices(catalog, Namespaces(catalog), Tables(catalog, mviews),
+    return CatalogServices(catalog, Namespaces(catalog),
+                           Tables(catalog, check_schema_changes, mviews),
                            Views(catalog, mviews), mviews, storage, WebhookService(catalog))

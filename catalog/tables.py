@@ -1,16 +1,21 @@
 """Iceberg tables: metadata through PyIceberg's own model and update logic,
-one ICEBERG_TABLE content value per table on the branch."""
+one ICEBERG_TABLE content value per table on the branch.
+
+A kernel module: what it needs of the features above it — a materialized
+view's storage answered as a table, the views a schema change would break
+— it is given by the wiring (catalog/services.py), not imported."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol
 
 from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
 from pyiceberg.table.update import AssertCreate, SetLocationUpdate
 
-from catalog.commands import Loaded, NewTable, Registration, TableCommit
+from catalog.commands import Loaded, NewTable, ReadOptions, Registration, TableCommit
 from catalog.iceberg_v3.metadata import dump
 from catalog.kernel import (
     Catalog,
@@ -29,9 +34,7 @@ from catalog.metadata.engine_gc import (
 )
 from catalog.metadata.locations import spelled
 from catalog.metadata.table_updates import apply, check_requirements, fresh
-from catalog.mviews.mviews import MaterializedViews, ReadOptions
 from catalog.targets import Target, dotted, target
-from catalog.views.invalidation import check_schema_changes
 from core.commits import Operation, Put, ResolvedRef
 from core.content import Content, ContentType, IcebergTable, MaterializedView
 from core.errors import bad_request, no_such_table
@@ -48,10 +51,28 @@ def table_content(meta: TableMetadata, location: str, content_id: str | None) ->
                         sort_order_id=meta.default_sort_order_id)
 
 
+class Materialized(Protocol):
+    """Materialized views (catalog.mviews.mviews.MaterializedViews): one
+    answers loadTable with its storage when its stored rows may be read."""
+
+    def load_table(self, t: Target, resolved: ResolvedRef, c: MaterializedView,
+                   options: ReadOptions) -> Loaded: ...
+
+
+# Refuses (409) a commit whose tables' new current schemas would break a view
+# in a strict namespace, at the head the commit is planned against
+# (catalog.views.invalidation.check_schema_changes): each changed table's
+# value now and the one about to be written.
+SchemaCheck = Callable[[Catalog, ResolvedRef, Mapping[ContentKey, tuple[Content, Content]]],
+                       None]
+
+
 class Tables:
-    def __init__(self, catalog: Catalog, materialized: MaterializedViews | None = None) -> None:
+    def __init__(self, catalog: Catalog, check_schema_changes: SchemaCheck,
+                 materialized: Materialized | None = None) -> None:
         self.catalog = catalog
         self.files = catalog.files
+        self.check_schema_changes = check_schema_changes
         # Materialized views answer loadTable with their storage when fresh.
         self.materialized = materialized
 
@@ -136,7 +157,7 @@ class Tables:
                         taken += self._claims(key, op)
                     bodies.append(Loaded(loc, data, answer_key(loc)))
                 # Inside the plan: a retry re-checks the views at its new head.
-                check_schema_changes(self.catalog, head, {
+                self.check_schema_changes(self.catalog, head, {
                     o.key: (o.expected, o.content) for o in ops
                     if isinstance(o, Put) and isinstance(o.expected, IcebergTable)
                     and isinstance(o.content, IcebergTable)

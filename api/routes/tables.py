@@ -22,7 +22,8 @@ from api.models import (
 from api.paging import iceberg_listing
 from api.paths import namespace_key
 from api.unused import takes_body
-from catalog.mviews.mviews import STALENESS_HEADER, ReadOptions
+from catalog.commands import ReadOptions
+from catalog.mviews.mviews import STALENESS_HEADER
 from catalog.mviews.refresh import REFRESH_HEADER, commit_refresh
 from catalog.targets import Target, namespace_from_levels, target
 from catalog.views.lifecycle import drop, rename

@@ -21,7 +21,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import NestedField
 from pyiceberg.view.metadata import SQLViewRepresentation, ViewMetadata, ViewVersion
 
-from catalog.commands import Loaded
+from catalog.commands import Loaded, ReadOptions
 from catalog.kernel import Catalog, Change, Who, refuse_clash, require_namespace
 from catalog.metadata.claims import claims
 from catalog.metadata.engine_gc import answer_key, served
@@ -67,15 +67,6 @@ from core.views import (
 
 # A reader's own bound on staleness (ms), overriding the view's max-staleness-ms.
 STALENESS_HEADER = "Sapwood-Max-Staleness-Ms"
-
-
-@dataclass(frozen=True, slots=True)
-class ReadOptions:
-    """What a reader asked for: the storage whatever its freshness (a
-    refresh), and the staleness it accepts (None: the view's own setting)."""
-
-    refresh: bool = False
-    max_staleness_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

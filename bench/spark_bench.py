@@ -1,9 +1,18 @@
 """Spark view reads: through Sapwood's REST catalog ÷ through Iceberg's own
-``InMemoryCatalog``, same data, same Spark session, measured side by side.
+``InMemoryCatalog``, same data, same Spark session, measured side by side,
+on each Spark line (3.5 and 4.1).
 
-    python bench/spark_bench.py            # full run (about two minutes)
+    python bench/spark_bench.py            # full run (about two minutes a line)
     python bench/spark_bench.py --quick    # 10 rounds
     python bench/spark_bench.py --smoke    # 100 rows, one round (the suite runs it)
+    python bench/spark_bench.py --lines 4.1
+
+A line is measured by a Python whose pyspark is of that line: this one for
+its own line, and for the other, ``SAPWOOD_SPARK_PYTHON_<35|41>`` or else the
+test suite's venv for it (``python -m tests.spark.spark41_env`` builds the
+4.1 one), which runs this script for that line alone; a line without one is
+said and left out. Every figure's name ends with its line
+(``…_spark35``, ``…_spark41``).
 
 Both catalogs get the same table (written by the same DataFrame) and the same
 view; both run with Spark's table cache off, as Sapwood's branch catalogs do,
@@ -19,13 +28,15 @@ the same query over the Sapwood view in that session (whose parser is
 Sapwood's in front of Iceberg's) and in a second session of the same JVM
 made with Iceberg's extension alone (the same catalogs, warehouse and
 server), alternating, median over rounds. Ends with
-``sql_ext_parse_overhead: <ratio>`` (with ÷ without; the goal is ≤ 1.05).
+``sql_ext_parse_overhead_<line>: <ratio>`` (with ÷ without; the goal is ≤ 1.05).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -37,6 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from spark import catalog_conf, session  # noqa: E402
+from spark.lines import LINES, SparkLine, current  # noqa: E402
 from spark.session import EXTENSIONS  # noqa: E402
 from tests.server import Server  # noqa: E402
 
@@ -97,9 +109,11 @@ def without_sapwood_extension(spark, settings: Mapping[str, str]):  # type: igno
     conf = context.conf()
     both = conf.get("spark.sql.extensions")
     conf.set("spark.sql.extensions", EXTENSIONS)
+    # Spark 4's SparkSession is abstract: its implementation is the classic one.
+    sql = spark._jvm.org.apache.spark.sql
+    made = sql.SparkSession if current().name == "3.5" else sql.classic.SparkSession
     try:
-        bare = spark._jvm.org.apache.spark.sql.SparkSession(
-            context, spark._jvm.java.util.HashMap())
+        bare = made(context, spark._jvm.java.util.HashMap())
     finally:
         conf.set("spark.sql.extensions", both)
     parsers = [s.sessionState().sqlParser().getClass().getName()
@@ -138,13 +152,57 @@ def report(times: dict[str, list[float]], labels: dict[str, str]) -> dict[str, f
 
 def main(argv: list[str] | None = None, jvm: Any = None) -> None:
     """``jvm``: a running SparkSession to take a session from instead of
-    starting Spark (the test suite's; bench_session)."""
+    starting Spark (the test suite's; bench_session): only its line is
+    measured then."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--smoke", action="store_true", help="100 rows, one round")
     parser.add_argument("--rows", type=int)
     parser.add_argument("--rounds", type=int)
+    parser.add_argument("--lines", default=",".join(line.name for line in LINES),
+                        help="the Spark lines to measure (default: all)")
     args = parser.parse_args(argv)
+    here = current()
+    wanted = [line for line in LINES if line.name in args.lines.split(",")]
+    if jvm is not None:
+        wanted = [here]
+    for line in wanted:
+        print(f"== {line.describe()}")
+        if line == here:
+            measure(args, line, jvm)
+        else:
+            elsewhere(line, argv or sys.argv[1:])
+
+
+def elsewhere(line: SparkLine, argv: list[str]) -> None:
+    """This script for ``line`` alone, by a Python whose pyspark is of that line."""
+    setting = f"SAPWOOD_SPARK_PYTHON_{line.name.replace('.', '')}"
+    python = os.environ.get(setting)
+    if not python:
+        try:
+            from tests.spark.spark41_env import venv_dir
+
+            built = venv_dir() / "bin" / "python"
+            python = str(built) if line.name == "4.1" and built.exists() else None
+        except ImportError:
+            python = None
+    if not python:
+        print(f"{line.tag}: left out, no Python with pyspark {line.name} (set {setting}, or "
+              "build the suite's: python -m tests.spark.spark41_env)")
+        return
+    others = [a for i, a in enumerate(argv) if a != "--lines" and not a.startswith("--lines=")
+              and (i == 0 or argv[i - 1] != "--lines")]
+    done = subprocess.run([python, str(Path(__file__).resolve()), *others, "--lines", line.name],
+                          capture_output=True, text=True, check=False)
+    print(done.stdout.split("\n", 1)[1] if done.stdout.startswith("== ") else done.stdout,
+          end="")
+    if done.returncode != 0:
+        raise SystemExit(f"bench/spark_bench.py on {line.describe()} ({python}) exited "
+                         f"{done.returncode}:\n{done.stderr[-3000:]}")
+
+
+def measure(args: argparse.Namespace, line: SparkLine, jvm: Any) -> None:
+    """Both figures on this interpreter's line."""
     rows = args.rows or (100 if args.smoke else 10_000)
     rounds = args.rounds or (1 if args.smoke else 10 if args.quick else 200)
     warm = 1 if args.smoke else None
@@ -182,9 +240,9 @@ def main(argv: list[str] | None = None, jvm: Any = None) -> None:
 
     print(f"rows: {rows}, view result rows: {len(first['mem'])}, rounds: {rounds}")
     med = report(times, {"sapwood": "Sapwood (Iceberg REST)", "mem": "InMemoryCatalog"})
-    print(f"spark_view_read_vs_inmemory: {med['sapwood'] / med['mem']:.3f}")
+    print(f"spark_view_read_vs_inmemory_{line.tag}: {med['sapwood'] / med['mem']:.3f}")
     med = report(ext, {"with": "with the SQL extension", "without": "Iceberg's parser alone"})
-    print(f"sql_ext_parse_overhead: {med['with'] / med['without']:.3f}")
+    print(f"sql_ext_parse_overhead_{line.tag}: {med['with'] / med['without']:.3f}")
 
 
 if __name__ == "__main__":

@@ -128,34 +128,40 @@ def demo(data_dir: Annotated[Path | None, typer.Option(
 
 @app.command("spark-setup")
 def spark_setup() -> None:
-    """Find or build Spark's Iceberg jars; say where they are."""
+    """Fetch Spark's Iceberg jars and build the SQL extension for the installed
+    pyspark's line (Spark 3.5 or 4.1); say where they are."""
     from spark.errors import SetupError
     from spark.jars import OVERRIDE, cache_dir, java, java_version, spark_jars
+    from spark.lines import ICEBERG, current
 
     try:
         java()
         typer.echo(f"java: {java_version()}")
-        jars = spark_jars(log=lambda line: typer.echo(line))
+        line = current()
+        typer.echo(f"pyspark {_pyspark_version()}: the {line.describe()} line, with Iceberg "
+                   f"{ICEBERG}'s {line.runtime}")
+        jars = spark_jars(log=lambda text: typer.echo(text))
     except SetupError as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(1) from None
     how = {"override": f"taken from {OVERRIDE}",
            "maven": f"official, fetched with Maven into {cache_dir() / 'maven'}",
-           "maven-cache": f"official, already fetched into {cache_dir() / 'maven'}",
-           "cache": f"already built in {cache_dir()}",
-           "built": f"built into {cache_dir()}"}[jars.source]
-    if jars.fallback:
-        typer.echo(f"note: the official jars were not fetched ({jars.fallback}); using the "
-                   "fallback built from PyPI and Debian packages, which has no S3 support")
+           "maven-cache": f"official, already fetched into {cache_dir() / 'maven'}"}[jars.source]
     typer.echo(f"Iceberg jars for Spark ({how}):")
     for path in jars.paths:
         typer.echo(f"  {path} ({path.stat().st_size / 1e6:.1f} MB)")
     _sql_extension(list(jars.paths))
 
 
+def _pyspark_version() -> str:
+    from spark.lines import pyspark_version
+
+    return pyspark_version()
+
+
 def _sql_extension(jars: list[Path]) -> None:
     """Builds Sapwood's Spark SQL extension (once) and prints it with the two
-    settings a plain PySpark needs; without a JDK, says what to install."""
+    settings a plain PySpark needs; without a JDK or Maven, says what to install."""
     from spark.errors import SetupError
     from spark.extension import CLASS, extension_jar
     from spark.session import EXTENSIONS
@@ -166,7 +172,7 @@ def _sql_extension(jars: list[Path]) -> None:
         typer.echo(f"note: Sapwood's Spark SQL extension was not built: {e}; "
                    "the Python helpers work without it")
         return
-    how = "compiled now" if built else "already compiled"
+    how = "built now" if built else "already built"
     typer.echo(f"Sapwood's Spark SQL extension ({how}):")
     typer.echo(f"  {path} ({path.stat().st_size / 1e3:.0f} kB)")
     typer.echo("Settings for a plain Spark session:")

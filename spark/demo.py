@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from spark.embedded import EmbeddedCatalog
+from spark.lines import current
 from spark.session import add_catalog, session
 from spark.views import create_branch, diff, merge, read_view, view_history
 
@@ -137,15 +138,23 @@ def _run(data_dir: Path, rows: int, out: Callable[[str], None]) -> None:
         p.say(f"serving {catalog.uri}/iceberg")
         p.step("creating branch etl from main (versioning API)")
         p.say(f"etl at {create_branch(catalog.uri, 'etl')[:12]}")
-        p.step("starting Spark 3.5 with catalogs main and etl (Iceberg REST)")
+        p.step(f"starting Spark {current().name} with catalogs main and etl (Iceberg REST)")
+        owned = _no_session_yet()
         spark = session(catalog.uri, ref="main", catalog="main", author="analyst",
                         app_name="sapwood-demo", log=p.say)
         try:
             add_catalog(spark, "etl", catalog.uri, "etl", author="etl-job")
             _pipeline(spark, catalog.uri, rows, p)
         finally:
-            spark.stop()
+            if owned:  # a session the caller already ran (a notebook's) stays up
+                spark.stop()
     p.out(f"demo finished in {time.monotonic() - p.started:.1f} s")
+
+
+def _no_session_yet() -> bool:
+    from spark.session import active_session
+
+    return active_session() is None
 
 
 def _pipeline(spark: SparkSession, uri: str, rows: int, p: Progress) -> None:

@@ -45,7 +45,8 @@ def spark_reason(error: Exception, internal: str) -> tuple[str | None, str]:
     """Spark's error class and the first line of its message with catalog
     ``internal`` (one a helper defined) left out of every name: the plan
     Spark appends after it names that catalog again, and says nothing more."""
-    get_class = getattr(error, "getErrorClass", None)
+    # getCondition on PySpark 4 (getErrorClass warns there), getErrorClass on 3.5.
+    get_class = getattr(error, "getCondition", None) or getattr(error, "getErrorClass", None)
     error_class = get_class() if callable(get_class) else None
     first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
     return error_class, re.sub(rf"`?{re.escape(internal)}`?\.", "", first)

@@ -1,35 +1,66 @@
-"""Sapwood's Spark SQL extension (Java, in ``spark/sql_extension/src``),
-compiled once with the JDK's ``javac`` against the jars pyspark ships into
-the user cache: no build tool, nothing downloaded. The jar's name carries a
-hash of the sources and of the Spark version, so a changed source or another
-pyspark builds a new one. Without a JDK the extension is left out and
-everything else works (the Python helpers are the same API's other door)."""
+"""Sapwood's Spark SQL extension, built once per Spark line with Maven into
+the user cache.
+
+Its source ships in the package as a Maven project (``spark/sql-extension``:
+the shared code, one module per Spark line with the line's adapter). The
+module of the installed pyspark's line is copied (its main sources and
+POMs, not the tests) into a folder of the cache and built there with
+``mvn package``; Spark itself is a provided dependency, fetched once into
+the local Maven repository, so a later build needs no network. The jar's
+name carries the line and a hash of what it is built from: a changed
+source builds a new one. Without Maven or a JDK the extension is left out
+and everything else works (the Python helpers are the same API's other
+door)."""
 
 from __future__ import annotations
 
 import hashlib
 import os
 import shutil
-import subprocess
 import tempfile
 import time
-import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from spark.errors import SetupError
-from spark.jars import cache_dir, pyspark_jars
+from spark.jars import cache_dir
+from spark.lines import SparkLine, current
+from spark.maven import required_mvn, run
 
 CLASS = "dev.sapwood.spark.SapwoodSparkSessionExtensions"
-SOURCES = Path(__file__).with_name("sql_extension") / "src"
-# Bump when the build changes (flags, the jar's layout): older jars are not reused.
-FORMAT = "1"
+PROJECT = Path(__file__).with_name("sql-extension")
+# Bump when the build changes (its flags, the jar's layout): older jars are not reused.
+FORMAT = "2"
 INSTALL_JDK = ("install a JDK 17 (Debian: apt-get install openjdk-17-jdk-headless) "
                "or set JAVA_HOME to one")
 
 
+def sources(line: SparkLine) -> Iterator[Path]:
+    """What the line's jar is built from, relative to PROJECT: the parent
+    POM, the shared main sources, and the line's module."""
+    yield Path("pom.xml")
+    for root in (PROJECT / "src" / "main", PROJECT / line.module):
+        for path in sorted(root.rglob("*")):
+            relative = path.relative_to(PROJECT)
+            if path.is_file() and "target" not in relative.parts and "test" not in relative.parts:
+                yield relative
+
+
+def jar_path(line: SparkLine) -> Path:
+    found = list(sources(line))
+    if not any(p.suffix == ".java" for p in found):
+        raise SetupError(f"the extension's sources are missing from {PROJECT}; "
+                         "reinstall sapwood")
+    digest = hashlib.sha256(f"{FORMAT}|{line.name}".encode())
+    for relative in found:
+        digest.update(relative.as_posix().encode() + b"\0")
+        digest.update((PROJECT / relative).read_bytes() + b"\0")
+    return cache_dir() / f"sapwood-spark-sql-{line.name}_{line.scala}-{digest.hexdigest()[:12]}.jar"
+
+
 def javac() -> str | None:
-    """The JDK's compiler: JAVA_HOME's, else the one on PATH; None without a JDK."""
+    """The JDK's compiler (Maven's compiler plugin runs it): JAVA_HOME's, else
+    the one on PATH; None without a JDK."""
     home = os.environ.get("JAVA_HOME")
     if home:
         found = Path(home) / "bin" / "javac"
@@ -37,71 +68,36 @@ def javac() -> str | None:
     return shutil.which("javac")
 
 
-def sources() -> list[Path]:
-    found = sorted(SOURCES.rglob("*.java"))
-    if not found:
-        raise SetupError(f"the extension's sources are missing from {SOURCES}; "
-                         "reinstall sapwood")
-    return found
-
-
-def spark_version() -> str:
-    try:
-        import pyspark
-    except ImportError as e:
-        raise SetupError("pyspark is not installed: install the Spark extra: "
-                         "python -m pip install -e '.[spark]'") from e
-    return str(pyspark.__version__)
-
-
-def jar_path() -> Path:
-    digest = hashlib.sha256(f"{FORMAT}|{spark_version()}".encode())
-    for src in sources():
-        digest.update(src.relative_to(SOURCES).as_posix().encode() + b"\0")
-        digest.update(src.read_bytes() + b"\0")
-    return cache_dir() / f"sapwood-spark-sql-{digest.hexdigest()[:12]}.jar"
-
-
-# javac's own JVM: the C1 compiler alone (C2 only pays off in a JVM that
-# runs long; spark.maven does the same for Maven's).
-JAVAC_JVM = ("-J-XX:TieredStopAtLevel=1",)
-
-
-def extension_jar(log: Callable[[str], None] = print) -> tuple[Path, bool]:
-    """The extension's jar, and whether it was built just now; SetupError
-    without a JDK (saying what to install) or when javac fails."""
-    target = jar_path()
+def extension_jar(log: Callable[[str], None] = print,
+                  line: SparkLine | None = None) -> tuple[Path, bool]:
+    """The extension's jar for ``line`` (default: the installed pyspark's),
+    and whether it was built just now; SetupError without a JDK or Maven
+    (saying what to install) or when the build fails."""
+    line = line or current()
+    target = jar_path(line)
     if target.exists():
         return target, False
-    compiler = javac()
-    if compiler is None:
+    if javac() is None:
         raise SetupError(f"no javac (a JDK) was found: {INSTALL_JDK}")
+    exe = required_mvn("building Sapwood's Spark SQL extension")
     started = time.monotonic()
     target.parent.mkdir(parents=True, exist_ok=True)
+    log(f"building Sapwood's Spark SQL extension for {line.describe()} with Maven "
+        f"(module {line.module} of {PROJECT})")
+    # A copy in the cache: the installed package may be read-only, and a build
+    # leaves target/ folders behind.
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=".sql-ext-") as tmp:
-        classes = Path(tmp) / "classes"
-        # The jars folder as a classpath wildcard (javac expands it itself);
-        # -Xlint:-path: those jars' manifests name jars pyspark leaves out.
-        # JAVAC_JVM: one short compile gains nothing from C2 (3.1 instead of
-        # 4.8 s here, and half the CPU).
-        done = subprocess.run(
-            [compiler, *JAVAC_JVM, "--release", "17", "-Xlint:-path", "-encoding", "UTF-8",
-             "-cp", str(pyspark_jars() / "*"), "-d", str(classes),
-             *(str(s) for s in sources())],
-            capture_output=True, text=True, check=False, timeout=600)
-        if done.returncode != 0:
-            said = (done.stderr or done.stdout).strip().splitlines()[:6]
-            raise SetupError("javac could not compile the Spark SQL extension: "
-                             + " ".join(said))
-        partial = Path(tmp) / target.name
-        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as jar:
-            jar.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\r\n"
-                         "Created-By: sapwood spark-setup\r\n\r\n")
-            for cls in sorted(classes.rglob("*.class")):
-                jar.write(cls, cls.relative_to(classes).as_posix())
-        os.replace(partial, target)
-    log(f"compiled the Spark SQL extension into {target} "
-        f"({time.monotonic() - started:.1f} s)")
+        work = Path(tmp) / "sql-extension"
+        # Maven reads every module's POM, even to build one module.
+        poms = (p.relative_to(PROJECT) for p in PROJECT.glob("spark-*/pom.xml"))
+        for relative in {*sources(line), *poms}:
+            (work / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(PROJECT / relative, work / relative)
+        run(exe, ["-f", str(work / "pom.xml"), "-pl", line.module, "-Dmaven.test.skip=true",
+                  "package"], work, "Maven could not build the Spark SQL extension")
+        built = work / line.module / "target" / f"sapwood-spark-sql-{line.name}_{line.scala}.jar"
+        os.replace(built, target)
+    log(f"built the Spark SQL extension into {target} ({time.monotonic() - started:.1f} s)")
     return target, True
 
 

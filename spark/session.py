@@ -140,6 +140,29 @@ def base_conf(log: Callable[[str], None] = print) -> dict[str, str]:
     }
 
 
+def active_session() -> SparkSession | None:
+    """The session active in the JVM for this thread: the one Spark itself
+    resolves names in. (pyspark's getActiveSession answers a cache of its own,
+    which createDataFrame moves to whichever session made a frame last, so a
+    catalog added there could land on another session.)"""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    context = SparkContext._active_spark_context
+    if context is None or context._jvm is None:
+        return None
+    # Spark 4's SparkSession is abstract; pyspark knows its class (3.5 has no such method).
+    classic = getattr(SparkSession, "_get_j_spark_session_class", None)
+    sessions = classic(context._jvm) if classic else context._jvm.SparkSession
+    found = sessions.getActiveSession()
+    if not found.isDefined():
+        return None
+    cached = SparkSession._activeSession
+    if cached is not None and cached._jsparkSession.equals(found.get()):
+        return cached
+    return SparkSession(context, found.get())
+
+
 def _with_catalog(active: SparkSession, name: str, uri: str, ref: str,
                   as_of: datetime | str | int | None, author: str | None,
                   credential: str | None) -> SparkSession:
@@ -190,7 +213,7 @@ def session(uri: str, ref: str = "main", as_of: datetime | str | int | None = No
         raise SetupError("pyspark is not installed: install the Spark extra: "
                          "python -m pip install -e '.[spark]'") from e
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    active = SparkSession.getActiveSession()
+    active = active_session()
     if active is not None:
         return _with_catalog(active, catalog, uri, ref, as_of, author, credential)
     builder = SparkSession.builder.appName(app_name)

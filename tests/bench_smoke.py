@@ -64,7 +64,9 @@ FIGURES: dict[str, tuple[str, ...]] = {
                    "expired_read_p50_ms"),
     "scale_bench": (*(f"scale_{op}_large_vs_small" for op in _SCALE_OPS),
                     "scale_fsck_rss_mb", "scale_fsck_parallel_rss_mb", "scale_server_rss_mb"),
-    "spark_bench": ("spark_view_read_vs_inmemory", "sql_ext_parse_overhead"),
+    # Each figure per Spark line; a line's run prints its own (its suffix).
+    "spark_bench": tuple(f"{f}_{line}" for line in ("spark35", "spark41")
+                         for f in ("spark_view_read_vs_inmemory", "sql_ext_parse_overhead")),
     "store_bench": ("lookup_deep_vs_shallow", "diff_large_vs_small", "merge_large_vs_small",
                     "commits_per_s_sqlite", "commit_vs_raw_sqlite", "commits_per_s_postgres",
                     "commit_vs_raw_postgres"),

@@ -15,8 +15,8 @@ if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb 
   fi
 fi
 
-# Spark needs Java 17, and the Spark SQL extension is compiled from source:
-# Debian's headless JDK 17. The official Iceberg jars come through Maven.
+# Spark needs Java 17, and the Spark SQL extension is built from source with
+# Maven: Debian's headless JDK 17. The official Iceberg jars come through Maven.
 if ! command -v javac >/dev/null 2>&1 && [ -z "${JAVA_HOME:-}" ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing Java (Debian package 'openjdk-17-jdk-headless')" >&2
@@ -33,7 +33,7 @@ if ! command -v mvn >/dev/null 2>&1; then
       || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq maven \
            >/dev/null; }
   else
-    echo "note: Maven not found; the Spark tests then use the jars built from PyPI" >&2
+    echo "note: Maven not found; the Spark tests and the SQL extension's unit tests need it" >&2
   fi
 fi
 
@@ -52,8 +52,38 @@ fi
 # The tested versions (constraints.txt), as the README's commands install them.
 "$PY" -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test,spark]' \
   || exit 1
-# The Iceberg jars for Spark, built once into the user cache (says what it did).
+# The Iceberg jars for Spark, fetched once into the user cache, and the SQL
+# extension built for the installed pyspark's line (says what it did).
 "$PY" -m cli spark-setup || echo "note: Spark setup failed; the Spark tests will say why" >&2
+# The SQL extension's unit tests (JUnit, by Maven's Surefire), for both Spark lines
+# (spark/sql-extension: a module per line): its lexer, its grammar's table, every
+# statement of docs/spark.md, the parse errors, the statement objects and each line's
+# adapter against its Spark. Offline once Spark's jars are in the local repository;
+# Maven's JVM and the tests' with the C1 compiler alone (seconds of work). Surefire's
+# lines are shown; the whole log when it fails.
+MVN=${SAPWOOD_MVN:-mvn}
+if command -v "$MVN" >/dev/null 2>&1; then
+  mvn_log=$(mktemp "${TMPDIR:-/tmp}/sapwood-mvn.XXXXXX")
+  mvn_start=$SECONDS
+  if MAVEN_OPTS=${MAVEN_OPTS:--XX:TieredStopAtLevel=1 -XX:+UseSerialGC} "$MVN" -B -ntp \
+      -f spark/sql-extension/pom.xml test >"$mvn_log" 2>&1; then
+    grep -E "Tests run:|Building sapwood|BUILD" "$mvn_log" | sed 's/^\[INFO\] /mvn: /'
+    echo "mvn: the SQL extension's unit tests passed on both Spark lines ($((SECONDS - mvn_start)) s)"
+    rm -f "$mvn_log"
+  else
+    grep -E "Tests run:|FAIL|ERROR" "$mvn_log" | head -60 >&2
+    echo "mvn: the SQL extension's unit tests FAILED (full log: $mvn_log)" >&2
+    exit 1
+  fi
+elif [ "${SAPWOOD_REQUIRE_SPARK:-}" = 1 ]; then
+  echo "SAPWOOD_REQUIRE_SPARK=1 but there is no mvn ($MVN) for the SQL extension's unit tests" >&2
+  exit 1
+else
+  echo "note: no mvn ($MVN): the SQL extension's unit tests did not run" >&2
+fi
+# Spark 4.1's own Python for the Spark 4.1 group (tests/spark/test_spark41.py), built
+# once into the same cache (tests/spark/spark41_env.py says what it holds).
+"$PY" -m tests.spark.spark41_env >/dev/null || echo "note: the Spark 4.1 venv could not be built; its group will say why" >&2
 # The Apache Iceberg REST Compatibility Kit's jars (tests/api/test_rck.py), through
 # Maven into the same cache: the newest release that has them, asked once a day.
 "$PY" -m tests.rck.fetch || echo "note: the REST Compatibility Kit is missing; its test will say why" >&2
@@ -105,11 +135,16 @@ fresh_venv_demo() {
     { phase=resolve
       (unset PYTHONPATH PYTHONHOME
        "$venv/bin/python" -m pip install "${PIP_QUIET[@]}" --dry-run -e '.[test,spark]'
-      ) >"$dir/resolve.log" 2>&1; }
+      ) >"$dir/resolve.log" 2>&1; } &&
+    { phase=resolve41  # the Spark 4.1 line's install (README) resolves from nothing too
+      (unset PYTHONPATH PYTHONHOME
+       "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+         -c constraints-spark41.txt --dry-run -e '.[spark]'
+      ) >"$dir/resolve41.log" 2>&1; }
   rc=$?
   if [ "$rc" = 0 ]; then
     echo "fresh venv: pip install -e '.[spark]' && sapwood demo, and resolving" \
-         "'.[test,spark]', passed ($((SECONDS - start)) s)"
+         "'.[test,spark]' and Spark 4.1's '.[spark]', passed ($((SECONDS - start)) s)"
     return 0
   fi
   {

@@ -16,11 +16,14 @@ from xdist.scheduler import LoadFileScheduling
 
 # Two groups of about equal time (seconds of one worker, measured on 2 cores
 # with three workers): 180 and 179, then about 20 more in b for the Spark
-# benchmarks' smoke runs (test_spark_bench_smoke.py).
+# benchmarks' smoke runs (test_spark_bench_smoke.py) and about 20 in a for the
+# Spark lines' acceptance (test_spark_lines.py). The Spark 4.1 group
+# (test_spark41.py: a pytest of its own, on pyspark 4.1, with its own JVM) is a
+# unit of its own, handed out first (tests/conftest.py: LONGEST_FIRST).
 SPARK_GROUPS = {
     **dict.fromkeys(("test_spark_mviews.py", "test_spark_sql_extension.py",
                      "test_spark_s3.py", "test_docs_story.py", "test_spark_sql.py",
-                     "test_spark_first_day.py"), "a"),
+                     "test_spark_first_day.py", "test_spark_lines.py"), "a"),
     **dict.fromkeys(("test_spark_auth.py", "test_spark_view_analysis.py",
                      "test_spark_v3.py", "test_spark_content_merge.py",
                      "test_time_travel.py", "test_spark_maintenance.py",

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+from importlib import metadata
 from pathlib import Path
 
 from spark.errors import SetupError
@@ -35,6 +36,11 @@ def venv_dir() -> Path:
 
 def dbt() -> Path:
     """The venv's ``dbt``, installed first if missing; SetupError if pip fails."""
+    # An interpreter whose own environment holds the pinned dbt already (the
+    # Spark 4.1 group's, tests/spark/spark41_env.py) runs that one.
+    here = Path(sys.executable).with_name("dbt")
+    if here.exists() and _installed("dbt-core") == _pinned("dbt-core"):
+        return here
     venv = venv_dir()
     exe = venv / "bin" / "dbt"
     done_marker = venv / ".installed"
@@ -68,6 +74,20 @@ def dbt() -> Path:
              venv)
     done_marker.touch()
     return exe
+
+
+def _installed(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _pinned(name: str) -> str | None:
+    for line in REQUIREMENTS.read_text().splitlines():
+        if line.lower().startswith(f"{name}=="):
+            return line.split("==", 1)[1].strip()
+    return None
 
 
 def _run(step: list[str], venv: Path) -> None:

@@ -8,8 +8,12 @@ import re
 import sqlite3
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tests.server import sapwood_command
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 
 def _demo(tmp_path: Path) -> tuple[str, Path]:
@@ -27,8 +31,28 @@ def _demo(tmp_path: Path) -> tuple[str, Path]:
     return out.stdout, data
 
 
+def demo_in_process(jvm: SparkSession, data: Path) -> tuple[str, Path]:
+    """The demo (spark.demo.run) on ``jvm``'s Spark instead of one of its
+    own: a new session of it, made the active one, takes the demo's
+    catalogs, and the demo leaves running the session it did not start
+    (tests/spark/test_spark_lines.py: a line's group shares one JVM)."""
+    from spark.demo import run
+
+    s = jvm.newSession()
+    sessions = s._jvm.org.apache.spark.sql.SparkSession  # type: ignore[attr-defined]
+    sessions.setActiveSession(s._jsparkSession)
+    lines: list[str] = []
+    run(data, 2000, out=lines.append)
+    assert not jvm.sparkContext._jsc.sc().isStopped()
+    return "".join(line + "\n" for line in lines), data
+
+
 def test_the_demo_writes_audits_publishes_and_travels_in_time(spark_ready, tmp_path):
-    text, data = _demo(tmp_path)
+    check_demo(*_demo(tmp_path))
+
+
+def check_demo(text: str, data: Path) -> None:
+    """The demo's story in its output, and its kept catalog."""
     steps = re.findall(r"^\[(\d)/8\] ", text, re.M)
     assert steps == [str(i) for i in range(1, 9)], text
 

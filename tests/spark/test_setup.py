@@ -1,11 +1,13 @@
-"""The jars: relocation of compiled classes, ``sapwood spark-setup`` from an
-empty cache, the override setting, and what a missing prerequisite says."""
+"""``sapwood spark-setup``: the line it picks for the installed pyspark (and
+the pysparks it refuses), the official jars fetched with Maven from an
+empty cache, the SQL extension built with Maven, what a missing
+prerequisite says, and the wheel carrying the extension's Maven project."""
 
 from __future__ import annotations
 
 import os
 import re
-import struct
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -13,127 +15,64 @@ from pathlib import Path
 
 import pytest
 
-from spark.debian import mirror
-from spark.errors import SetupError
-from spark.jars import RELOCATIONS, pyspark_jars
+from spark.extension import PROJECT, sources
+from spark.lines import LINES, current
 from spark.maven import jar_names, mvn
-from spark.relocate import Relocation, RelocationError, relocate_class
 from tests.server import sapwood_command
 from tests.spark.conftest import REQUIRE_SPARK
 
 ROOT = Path(__file__).resolve().parents[2]
-JACKSON = "com/fasterxml/jackson/core/JsonFactoryBuilder.class"
-SHADED_JACKSON = "org/apache/iceberg/shaded/" + JACKSON
+SHADED_JACKSON = "org/apache/iceberg/shaded/com/fasterxml/jackson/core/JsonFactoryBuilder.class"
 SHADED_POOL_BUILDER = ("org/apache/iceberg/shaded/org/apache/hc/client5/http/impl/io/"
                        "PoolingHttpClientConnectionManagerBuilder.class")
 
 
-def utf8_constants(data: bytes) -> tuple[list[bytes], int]:
-    """The class's UTF-8 constants and where its constant pool ends, read
-    independently of the code under test."""
-    sizes = {3: 4, 4: 4, 5: 8, 6: 8, 7: 2, 8: 2, 9: 4, 10: 4, 11: 4, 12: 4, 15: 3, 16: 2,
-             17: 4, 18: 4, 19: 2, 20: 2}
-    count, pos, i, out = struct.unpack_from(">H", data, 8)[0], 10, 1, []
-    while i < count:
-        tag = data[pos]
-        if tag == 1:
-            n = struct.unpack_from(">H", data, pos + 1)[0]
-            out.append(data[pos + 3:pos + 3 + n])
-            pos += 3 + n
-        else:
-            pos += 1 + sizes[tag]
-            i += tag in (5, 6)
-        i += 1
-    return out, pos
-
-
-def _jackson_class() -> bytes:
-    jar = next(pyspark_jars().glob("jackson-core-2.*.jar"))
-    with zipfile.ZipFile(jar) as z:
-        return z.read(JACKSON)
-
-
-def test_relocation_moves_every_name_and_only_those():
-    original = _jackson_class()
-    moved = relocate_class(original, RELOCATIONS)
-    (before, end), (after, moved_end) = utf8_constants(original), utf8_constants(moved)
-    assert len(before) == len(after)
-    assert b"com/fasterxml/jackson/core/JsonFactoryBuilder" in before
-    assert b"org/apache/iceberg/shaded/com/fasterxml/jackson/core/JsonFactoryBuilder" in after
-    for old, new in zip(before, after, strict=True):
-        if b"com/fasterxml/jackson/" in old or b"com.fasterxml.jackson." in old:
-            assert (b"org/apache/iceberg/shaded/com/fasterxml/jackson/" in new
-                    or b"org.apache.iceberg.shaded.com.fasterxml.jackson." in new)
-            assert new.replace(b"org/apache/iceberg/shaded/", b"").replace(
-                b"org.apache.iceberg.shaded.", b"") == old
-        else:
-            assert new == old
-    # The bytes after the constant pool (fields, methods, code) are untouched.
-    assert moved[moved_end:] == original[end:]
-    assert relocate_class(moved, RELOCATIONS) == moved  # idempotent
-
-
-def test_relocation_refuses_what_it_cannot_read():
-    with pytest.raises(RelocationError, match="not a class file"):
-        relocate_class(b"PK\x03\x04", RELOCATIONS)
-    bad = b"\xca\xfe\xba\xbe\x00\x00\x00\x34\x00\x02\x63"
-    with pytest.raises(RelocationError, match="unknown constant pool tag 99"):
-        relocate_class(bad, [Relocation("a.b", "x.")])
-
-
-def test_the_mirror_comes_from_the_machines_apt_sources(tmp_path):
-    parts = tmp_path / "sources.list.d"
-    parts.mkdir()
-    (parts / "debian.sources").write_text(
-        "Types: deb\n# http://snapshot.example/archive\nURIs: http://security.example/debian-security\n"
-        "Suites: bookworm-security\nComponents: main\n\n"
-        "Types: deb\nURIs: http://mirror.example/debian\nSuites: bookworm bookworm-updates\n"
-        "Components: main\n")
-    assert mirror(tmp_path) == "http://mirror.example/debian"
-    (parts / "debian.sources").unlink()
-    (tmp_path / "sources.list").write_text(
-        "# comment\ndeb http://security.example/debian-security bookworm-security main\n"
-        "deb [signed-by=/k.gpg] http://legacy.example/debian bookworm main\n")
-    assert mirror(tmp_path) == "http://legacy.example/debian"
-    (tmp_path / "sources.list").write_text("")
-    with pytest.raises(SetupError, match="no Debian package source found"):
-        mirror(tmp_path)
-
-
 def _setup(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*sapwood_command(), "spark-setup"], capture_output=True, text=True,
-                          timeout=300, env={**os.environ, **env})
+                          timeout=600, env={**os.environ, **env})
 
 
-def test_spark_setup_fetches_the_official_jars_with_maven_once(spark_ready, tmp_path):
+def _require_maven() -> None:
     if mvn() is None:
         if REQUIRE_SPARK:
             pytest.fail("SAPWOOD_REQUIRE_SPARK=1 but there is no mvn for the official jars")
         pytest.skip("no mvn: the official jars cannot be fetched here")
+
+
+def test_spark_setup_fetches_the_official_jars_with_maven_once(spark_ready, tmp_path):
+    _require_maven()
     env = {"SAPWOOD_CACHE_DIR": str(tmp_path)}
     first = _setup(env)
-    assert first.returncode == 0, first.stderr
+    assert first.returncode == 0, first.stdout + first.stderr
+    line = current()
+    assert (f"the {line.describe()} line, with Iceberg 1.12.0's "
+            f"iceberg-spark-runtime-{line.name}_{line.scala}\n") in first.stdout, first.stdout
     folder = tmp_path / "spark" / "maven"
     assert f"official, fetched with Maven into {folder}" in first.stdout, first.stdout
-    assert "fallback" not in first.stdout
-    for name in jar_names():
+    for name in jar_names(line):
         assert f"{folder / name} (" in first.stdout
         with zipfile.ZipFile(folder / name) as z:
             names = set(z.namelist())
         if name.startswith("iceberg-spark-runtime"):
-            # Complete: the shaded classes the PyPI jar lacks are in it.
+            # Complete: the shaded classes Iceberg's REST client needs are in it.
             assert SHADED_JACKSON in names and SHADED_POOL_BUILDER in names
             assert "org/apache/iceberg/spark/SparkCatalog.class" in names
         else:
             assert "software/amazon/awssdk/services/s3/S3Client.class" in names
     assert not list(folder.glob(".fetch-*")), "a temporary folder was left behind"
-    # Sapwood's SQL extension, compiled from the repository's source, and the
-    # two settings a plain PySpark needs (docs/spark.md).
-    extension = next((tmp_path / "spark").glob("sapwood-spark-sql-*.jar"))
-    assert "Sapwood's Spark SQL extension (compiled now):" in first.stdout
+    # Sapwood's SQL extension, the line's module built with Maven, and the two
+    # settings a plain PySpark needs (docs/spark.md).
+    extension = next((tmp_path / "spark").glob(f"sapwood-spark-sql-{line.name}_*.jar"))
+    assert (f"building Sapwood's Spark SQL extension for {line.describe()} with Maven "
+            f"(module spark-{line.name} of {PROJECT})") in first.stdout
+    assert "Sapwood's Spark SQL extension (built now):" in first.stdout
     with zipfile.ZipFile(extension) as z:
-        assert "dev/sapwood/spark/SapwoodSparkSessionExtensions.class" in z.namelist()
-    jars = ",".join([*(str(folder / n) for n in jar_names()), str(extension)])
+        classes = set(z.namelist())
+    assert {"dev/sapwood/spark/SapwoodSparkSessionExtensions.class",
+            "dev/sapwood/spark/SapwoodCommand.class", "dev/sapwood/spark/Grammar.class"} <= classes
+    assert not any(n.startswith(("org/apache/spark/", "scala/")) for n in classes)
+    assert not list((tmp_path / "spark").glob(".sql-ext-*")), "a build folder was left behind"
+    jars = ",".join([*(str(folder / n) for n in jar_names(line)), str(extension)])
     assert f"  spark.jars={jars}\n" in first.stdout, first.stdout
     assert ("  spark.sql.extensions=org.apache.iceberg.spark.extensions."
             "IcebergSparkSessionExtensions,dev.sapwood.spark.SapwoodSparkSessionExtensions\n"
@@ -141,57 +80,76 @@ def test_spark_setup_fetches_the_official_jars_with_maven_once(spark_ready, tmp_
     again = _setup(env)
     assert again.returncode == 0, again.stderr
     assert f"official, already fetched into {folder}" in again.stdout
-    assert "fetching" not in again.stdout
-    assert "Sapwood's Spark SQL extension (already compiled):" in again.stdout
+    assert "fetching" not in again.stdout and "building" not in again.stdout
+    assert "Sapwood's Spark SQL extension (already built):" in again.stdout
 
 
-Run = subprocess.CompletedProcess[str]
+def _stand_in_pyspark(folder: Path, version: str) -> dict[str, str]:
+    """An environment whose ``import pyspark`` is a stand-in of ``version``
+    (only spark-setup's choice of line is under test)."""
+    package = folder / "pyspark"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(f"__version__ = {version!r}\n")
+    return {"PYTHONPATH": os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")])}
 
 
-@pytest.fixture(scope="module")
-def without_maven(spark_ready, tmp_path_factory: pytest.TempPathFactory,
-                  ) -> tuple[Path, Run, Run]:
-    """spark-setup without Maven into an empty cache, then again: the cache
-    and both runs (the fallback build is made once for the module)."""
-    cache = tmp_path_factory.mktemp("no-maven-cache")
-    env = {"SAPWOOD_CACHE_DIR": str(cache), "SAPWOOD_MVN": "off"}
-    return cache, _setup(env), _setup(env)
+@pytest.mark.parametrize("version, why", [
+    ("4.2.1", "Iceberg 1.12.0 publishes no Spark runtime for Spark 4.2"),
+    ("4.3.0", "Iceberg 1.12.0 publishes no Spark runtime for Spark 4.3"),
+    ("4.0.5", "Sapwood does not support Spark 4.0"),
+    ("3.4.4", "Sapwood does not support Spark 3.4"),
+])
+def test_a_pyspark_of_no_supported_line_is_refused_naming_the_lines(tmp_path, version, why):
+    out = _setup({**_stand_in_pyspark(tmp_path, version),
+                  "SAPWOOD_CACHE_DIR": str(tmp_path / "cache")})
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert out.stderr == (
+        f"error: pyspark {version} is not supported: {why}. Sapwood supports Spark 3.5 "
+        "(Scala 2.12), pyspark 3.5.x (pip install -c constraints.txt -e '.[spark]') and "
+        "Spark 4.1 (Scala 2.13), pyspark 4.1.x (pip install -c constraints-spark41.txt -e "
+        "'.[spark]')\n"), out.stderr
+    assert not (tmp_path / "cache").exists(), "nothing is fetched for a refused pyspark"
 
 
-def test_without_maven_spark_setup_builds_once_into_an_empty_cache(without_maven):
-    cache, first, again = without_maven
-    assert first.returncode == 0, first.stderr
-    assert "note: the official jars were not fetched (SAPWOOD_MVN=off)" in first.stdout
-    assert "downloading libhttpclient5-java, libhttpcore5-java" in first.stdout
-    assert f"built into {cache / 'spark'}" in first.stdout
-    jar = next((cache / "spark").glob("iceberg-shaded-deps-*.jar"))
-    assert str(jar) in first.stdout
-    with zipfile.ZipFile(jar) as z:
-        names = set(z.namelist())
-        assert SHADED_JACKSON in names and JACKSON not in names
-        # HttpClient >= 5.4: the method Iceberg's HTTPClient calls is there.
-        assert b"setTlsSocketStrategy" in z.read(SHADED_POOL_BUILDER)
-        assert not any(n.startswith(("com/", "org/apache/hc/")) for n in names)
-
-    assert again.returncode == 0, again.stderr
-    assert f"already built in {cache / 'spark'}" in again.stdout
-    assert "downloading" not in again.stdout
+def test_a_pyspark_41_gets_the_41_runtime_and_module(tmp_path):
+    """The 4.1 line's choice, from the 3.5 suite (the Spark 4.1 group runs the
+    real one): the runtime named, and the 4.1 module built."""
+    _require_maven()
+    jar = tmp_path / "iceberg-spark-runtime-4.1_2.13-1.12.0.jar"
+    jar.write_bytes(b"PK\x05\x06" + b"\0" * 18)
+    out = _setup({**_stand_in_pyspark(tmp_path / "py", "4.1.9"),
+                  "SAPWOOD_ICEBERG_SPARK_JARS": str(jar)})
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert ("pyspark 4.1.9: the Spark 4.1 (Scala 2.13) line, with Iceberg 1.12.0's "
+            "iceberg-spark-runtime-4.1_2.13\n") in out.stdout
+    built = re.search(r"^  (\S+sapwood-spark-sql-4\.1_2\.13-[0-9a-f]{12}\.jar) \(", out.stdout,
+                      re.M)
+    assert built, out.stdout
+    with zipfile.ZipFile(built.group(1)) as z:
+        assert "dev/sapwood/spark/SapwoodSqlParser.class" in z.namelist()
 
 
-def test_a_maven_that_fails_is_named_and_the_fallback_is_said(without_maven):
-    # Into the cache the fallback was built in (building it is the test
-    # above): only what Maven's failure prints matters here.
-    cache, _, _ = without_maven
-    out = _setup({"SAPWOOD_CACHE_DIR": str(cache), "SAPWOOD_MVN": "/bin/false"})
-    assert out.returncode == 0, out.stderr
-    assert "Maven could not fetch org.apache.iceberg:iceberg-spark-runtime-3.5_2.12" in (
-        out.stdout + out.stderr), out.stdout + out.stderr
-    assert "using the fallback built from PyPI and Debian packages" in out.stdout
-    assert f"already built in {cache / 'spark'}" in out.stdout
+def test_without_maven_the_jars_not_yet_fetched_say_what_to_install(spark_ready, tmp_path):
+    out = _setup({"SAPWOOD_CACHE_DIR": str(tmp_path), "SAPWOOD_MVN": "off"})
+    assert out.returncode == 1
+    line = current()
+    assert (f"error: fetching Iceberg's jars for {line.describe()} needs Maven "
+            "(SAPWOOD_MVN=off): install Maven (Debian: apt-get install maven) or set "
+            "SAPWOOD_MVN to an mvn; or set SAPWOOD_ICEBERG_SPARK_JARS to jars of your own"
+            ) in out.stderr, out.stderr
+    assert not list(tmp_path.rglob("*.jar"))
+
+
+def test_a_maven_that_fails_is_named(spark_ready, tmp_path):
+    out = _setup({"SAPWOOD_CACHE_DIR": str(tmp_path), "SAPWOOD_MVN": "/bin/false"})
+    assert out.returncode == 1
+    line = current()
+    assert (f"error: Maven could not fetch org.apache.iceberg:iceberg-spark-runtime-"
+            f"{line.name}_{line.scala}:1.12.0: mvn exited 1") in out.stderr, out.stderr
 
 
 def test_the_override_takes_given_jars_or_names_the_missing_ones(tmp_path):
-    jar = tmp_path / "iceberg-spark-runtime-3.5_2.12-1.10.2.jar"
+    jar = tmp_path / "iceberg-spark-runtime-3.5_2.12-1.12.0.jar"
     jar.write_bytes(b"PK\x05\x06" + b"\0" * 18)
     ok = _setup({"SAPWOOD_ICEBERG_SPARK_JARS": str(jar)})
     assert ok.returncode == 0, ok.stderr
@@ -199,6 +157,33 @@ def test_the_override_takes_given_jars_or_names_the_missing_ones(tmp_path):
     missing = _setup({"SAPWOOD_ICEBERG_SPARK_JARS": str(tmp_path / "nope.jar")})
     assert missing.returncode == 1
     assert f"names jars that do not exist: {tmp_path / 'nope.jar'}" in missing.stderr
+
+
+def test_the_wheel_carries_the_extensions_maven_project(tmp_path):
+    """A user's install builds the extension from the wheel's copy: every
+    file spark-setup builds either line from is in it, the tests are not.
+    Built from a copy of the checkout's files as git sees them (no build/
+    folder of an earlier build; nothing written into the checkout)."""
+    tree = tmp_path / "tree"
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT,
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        if (ROOT / name).is_file():
+            (tree / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(ROOT / name, tree / name)
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet",
+                           "-w", str(tmp_path), str(tree)],
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    with zipfile.ZipFile(next(tmp_path.glob("sapwood-*.whl"))) as wheel:
+        names = set(wheel.namelist())
+    needed = {f"spark/sql-extension/{p.as_posix()}" for line in LINES for p in sources(line)}
+    needed |= {f"spark/sql-extension/spark-{line.name}/pom.xml" for line in LINES}
+    assert needed - names == set()
+    assert not [n for n in names if "/src/test/" in n or "/target/" in n]
+    assert not [n for n in names if n.startswith("spark/") and n.endswith(("relocate.py",
+                                                                          "debian.py"))]
 
 
 def test_a_missing_java_says_what_to_install(tmp_path):

@@ -21,8 +21,13 @@ if TYPE_CHECKING:
 
 
 def test_spark_bench(spark_jvm: SparkSession, tmp_path: Path):
-    out = run_main("spark_bench", ["--smoke"], tmp_path, jvm=spark_jvm)
-    figures(out, FIGURES["spark_bench"])
+    """On the worker's line: its figures (the Spark 4.1 group runs this test
+    on 4.1, tests/spark/test_spark41.py)."""
+    from spark.lines import current
+
+    line = current()
+    out = run_main("spark_bench", ["--smoke", "--lines", line.name], tmp_path, jvm=spark_jvm)
+    figures(out, [f for f in FIGURES["spark_bench"] if f.endswith(f"_{line.tag}")])
 
 
 def test_mv_bench(spark_jvm: SparkSession, tmp_path: Path):

@@ -157,10 +157,14 @@ def test_helpers_default_to_the_sessions_current_catalog(spark, server: Server):
     assert sw.diff(spark, "main", "main") == []
 
 
-def test_spark_sends_no_idempotency_key(spark, server: Server):
-    """docs/iceberg-rest.md says Iceberg 1.10's REST client sends no
-    Idempotency-Key: its writes, through a proxy that records what it is sent.
-    If this fails, Iceberg has started sending one; say so there."""
+def test_spark_sends_an_idempotency_key_on_every_write(spark, server: Server):
+    """docs/iceberg-rest.md says Iceberg 1.12's REST client (Spark, both
+    lines) sends an Idempotency-Key of its own on each mutation, as the
+    server's /v1/config offers (idempotency-key-lifetime), and none on a
+    read: its requests, through a proxy that records what it is sent. (1.10's
+    sent none.)"""
+    import uuid
+
     from spark.session import catalog_conf
     from tests.proxy import LossyProxy
 
@@ -171,6 +175,16 @@ def test_spark_sends_no_idempotency_key(spark, server: Server):
         spark.sql("CREATE TABLE proxied.idem.t (id BIGINT) USING iceberg")
         spark.sql("INSERT INTO proxied.idem.t VALUES (1), (2)")
         assert rows(spark, "SELECT id FROM proxied.idem.t") == [(1,), (2,)]
-    writes = [(m, p, h) for m, p, h in proxy.received if m != "GET"]
-    assert any(p.endswith("/tables/t") for _, p, _ in writes), writes
-    assert not any("idempotency-key" in h for _, _, h in writes), writes
+        spark.sql("CREATE VIEW proxied.idem.v AS SELECT id FROM proxied.idem.t")
+        spark.sql("DROP VIEW proxied.idem.v")
+    writes = [(m, p, h.get("idempotency-key")) for m, p, h in proxy.received
+              if m not in ("GET", "HEAD")]
+    assert [(m, p.split("/v1/", 1)[1]) for m, p, _ in writes] == [
+        ("POST", "main/namespaces"), ("POST", "main/namespaces/idem/tables"),
+        ("POST", "main/namespaces/idem/tables/t"), ("POST", "main/namespaces/idem/views"),
+        ("DELETE", "main/namespaces/idem/views/v")], writes
+    keys = [k for _, _, k in writes]
+    assert all(k is not None and uuid.UUID(k) for k in keys), writes
+    assert len(set(keys)) == len(keys)
+    assert not any("idempotency-key" in h for m, _, h in proxy.received
+                   if m in ("GET", "HEAD"))

@@ -2,6 +2,9 @@
 core, and cli → catalog → store → core; spark imports none of them. Every
 import counts — at the top of a module, inside a function, under
 TYPE_CHECKING — and no module of ours may reach itself through its imports.
+Inside catalog/, a small kernel of loose modules and a package per feature,
+each importing only what the table below (and its docstring) says, with one
+two-way tie between packages (views ↔ mviews).
 A short walk over the syntax trees: no dependency, nothing is imported."""
 
 from __future__ import annotations
@@ -30,6 +33,28 @@ FORBIDDEN = {
 }
 # The command line's one way into the HTTP layer: ``sapwood serve`` starts it.
 ENTRY_POINTS = {("cli", "api.server")}
+
+# catalog/'s kernel: at most this many loose modules beside its packages.
+KERNEL_MODULES = 14
+# What each package of catalog/ may import of catalog/ besides itself
+# ("kernel": the loose modules). A kernel module imports only the kernel,
+# metadata/ and iceberg_v3/ — but the wiring, which builds every package.
+CATALOG_PACKAGES = {
+    "iceberg_v3": set(),
+    "metadata": {"kernel", "iceberg_v3"},
+    "views": {"kernel", "metadata", "mviews"},
+    "mviews": {"kernel", "metadata", "views"},
+    "feed": {"kernel", "views"},
+    "merge": {"kernel", "metadata", "iceberg_v3", "views"},
+    "undo": {"kernel", "metadata", "iceberg_v3", "views", "merge"},
+    "maintenance": {"kernel", "metadata"},
+    "delegation": {"kernel", "maintenance"},
+}
+KERNEL_IMPORTS = {"kernel", "metadata", "iceberg_v3"}
+WIRING = "services"
+# The one two-way tie between them: a materialized view is a view (views/
+# loads and replaces one through mviews/, mviews/ analyses its SQL in views/).
+TIES = [{"views/", "mviews/"}]
 
 
 def modules(package: str) -> Iterator[tuple[str, Path]]:
@@ -119,6 +144,83 @@ def import_cycles() -> list[list[str]]:
         if v not in index:
             visit(v)
     return found
+
+
+def _catalog_unit(name: str, path: Path) -> str:
+    """A kernel module is a unit of its own (``tables``); a package of
+    catalog/ is one, with everything under it (``views/``)."""
+    parts = name.split(".")
+    return parts[1] + "/" if len(parts) > 2 or path.name == "__init__.py" else parts[1]
+
+
+def _kind(unit: str) -> str:
+    return unit[:-1] if unit.endswith("/") else "kernel"
+
+
+def catalog_arrows() -> dict[tuple[str, str], set[str]]:
+    """The imports between catalog's units, each with the module imports
+    behind it (for the message)."""
+    known = {name: path for name, path in modules("catalog") if name != "catalog"}
+    unit = {name: _catalog_unit(name, path) for name, path in known.items()}
+    arrows: dict[tuple[str, str], set[str]] = {}
+    for name, path in known.items():
+        for target, _ in imports(name, path):
+            if target in unit and unit[target] != unit[name]:
+                arrows.setdefault((unit[name], unit[target]), set()).add(f"{name} -> {target}")
+    return arrows
+
+
+def catalog_packages() -> list[Path]:
+    return sorted(p.parent for p in (ROOT / "catalog").rglob("__init__.py")
+                  if p.parent != ROOT / "catalog")
+
+
+def test_catalog_keeps_a_small_kernel() -> None:
+    loose = sorted(p.name for p in (ROOT / "catalog").glob("*.py") if p.name != "__init__.py")
+    assert len(loose) <= KERNEL_MODULES, loose
+
+
+def test_every_catalog_package_says_what_it_owns_and_imports() -> None:
+    for package in catalog_packages():
+        doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text()))
+        where = package.relative_to(ROOT)
+        assert doc, f"{where}/__init__.py has no docstring"
+        assert "\nImports " in doc, f"{where}/__init__.py does not say what it imports"
+    top = {p.name for p in catalog_packages() if p.parent == ROOT / "catalog"}
+    assert top == set(CATALOG_PACKAGES)
+
+
+def test_catalog_packages_import_what_they_say() -> None:
+    wrong = []
+    for (source, target), behind in sorted(catalog_arrows().items()):
+        if source == WIRING:
+            continue
+        kind = _kind(source)
+        allowed = KERNEL_IMPORTS if kind == "kernel" else CATALOG_PACKAGES.get(kind, set())
+        if _kind(target) not in allowed:
+            wrong.append(f"{source} -> {target}: {', '.join(sorted(behind))}")
+    assert wrong == []
+
+
+def test_no_arrow_back_up_inside_catalog() -> None:
+    """No import leads from a kernel module or a package back to itself
+    through others, but the one documented tie (views ↔ mviews)."""
+    graph: dict[str, set[str]] = {}
+    for source, target in catalog_arrows():
+        graph.setdefault(source, set()).add(target)
+
+    def reaches(start: str) -> set[str]:
+        seen: set[str] = set()
+        todo = [start]
+        while todo:
+            for w in graph.get(todo.pop(), ()):
+                if w not in seen:
+                    seen.add(w)
+                    todo.append(w)
+        return seen
+
+    tied = {frozenset({v, w}) for v in graph for w in reaches(v) if v != w and v in reaches(w)}
+    assert sorted(sorted(t) for t in tied) == sorted(sorted(t) for t in TIES)
 
 
 def test_imports_point_one_way() -> None:

@@ -13,4 +13,6 @@ only. Here, following the table spec (format/spec.md):
 * ``manifests``: v3 manifest lists (manifests' ``first_row_id`` kept or
   assigned) and manifests, for the catalog's own snapshots (content merges).
 
-Everything else (the models, every other update) is PyIceberg's."""
+Everything else (the models, every other update) is PyIceberg's.
+
+Imports nothing else of catalog/: metadata/, merge/ and undo/ stand on it."""

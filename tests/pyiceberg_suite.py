@@ -4,7 +4,7 @@ Docker: the suite expects an Iceberg REST catalog on localhost:8181, MinIO
 on localhost:9000 and a Spark Connect server, all started by docker compose.
 Here they are a ``sapwood serve`` with its warehouse in S3 on moto (the
 bucket ``warehouse`` the suite's files name), moto itself, and a local
-Spark 3.5 with Iceberg 1.10's jars (``sapwood spark-setup``) standing in
+Spark with the Iceberg jars ``sapwood spark-setup`` fetches standing in
 for Spark Connect.
 
 Nothing of PyIceberg's is kept in this repository: ``--source`` is a

@@ -1,6 +1,6 @@
 """The Spark 4.1 group (issue 46): the Spark tests each line must pass run
 again on pyspark 4.1, in one pytest process of the 4.1 venv
-(tests/spark/spark41_env.py), so one Spark 4.1 JVM (its ``spark_jvm``)
+(tests/spark/spark41_env.py), so one Spark 4.1 JVM (its worker Spark fixture)
 serves them all; only dbt's run and the SQL extension's test of it start
 their own, as they do on 3.5.
 

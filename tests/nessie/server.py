@@ -164,6 +164,9 @@ def environment_ready() -> tuple[Jars, Java] | str:
     if java is None:
         return (f"no Java {fetch.MIN_JAVA}+ for Nessie's server (set SAPWOOD_NESSIE_JAVA_HOME, "
                 f"or python -m tests.nessie.fetch --install-java)")
+    if java.major < fetch.MIN_JAVA:  # one named by SAPWOOD_NESSIE_JAVA_HOME
+        return (f"{java.source} names Java {java.major} ({java.executable}); Nessie's server "
+                f"needs {fetch.MIN_JAVA}+")
     return found, java
 
 

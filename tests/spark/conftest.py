@@ -1,6 +1,8 @@
-"""Real Spark 3.5 against a real ``sapwood serve``: one server and one Spark
-session per test module. Without Java, pyspark or the jars these tests skip,
-or fail when SAPWOOD_REQUIRE_SPARK=1."""
+"""Real Spark against a real ``sapwood serve``: one server and one Spark
+session per test module, on the installed pyspark's line (3.5 in the suite;
+4.1 in the Spark 4.1 group, tests/spark/test_spark41.py). Without Java,
+pyspark, Maven or the jars these tests skip, or fail when
+SAPWOOD_REQUIRE_SPARK=1."""
 
 from __future__ import annotations
 

@@ -180,7 +180,7 @@ def _merge_answer(body: MergeBody | TransplantBody, result: MergeResult,
     """The merge result, or its conflicts as a 409 (unless the body asks for
     them as a result); the target's views it breaks as the caller may see
     them (``readable``: the keys it may read on the target; api.v2.redact)."""
-    if result.conflicts and not body.return_conflict_as_result:
+    if result.conflicts and not body.conflict_as_result:
         raise MergeConflictError(result)
     out = merge_json(result)
     if invalidated is not None:
@@ -214,7 +214,7 @@ def merge(request: Request, ref: str, body: MergeBody) -> Response:
     answer = answering(request, lambda outcome: _merge_answer(
         body, outcome.result, outcome.invalidated, readable))
     return answer(merging.merge(request.app.state.services.catalog, merging.MergeRequest(
-        source, branch, expected, body.default_key_merge_mode, body.modes(), body.dry_run,
+        source, branch, expected, body.default_key_merge_mode, body.modes(), body.dry,
         body.content_merge, CommitMeta(message, author, properties=properties),
         principal(request), once_of(request))))
 
@@ -231,5 +231,5 @@ def transplant(request: Request, ref: str, body: TransplantBody) -> Response:
     return answer(merging.transplant(request.app.state.services.catalog,
                                      merging.TransplantRequest(
         hashes, branch, expected, body.default_key_merge_mode,
-        body.modes(), body.dry_run, body.content_merge, principal(request),
+        body.modes(), body.dry, body.content_merge, principal(request),
         once_of(request))))

@@ -100,7 +100,7 @@ def restore_keys(request: Request, ref: str, body: RestoreBody) -> Response:
     keys = [k.key() for k in body.keys]
     answer = answering(request, lambda r: json_response(result_json(branch, r)))
     return answer(Restorer(c.svc.catalog).restore(
-        parse_ref(branch), body.source, keys, c.who, body.dry_run, expected,
+        parse_ref(branch), body.source, keys, c.who, body.dry, expected,
         _writer(request, branch), _reader(request, branch)))
 
 
@@ -117,7 +117,7 @@ def revert_commits(request: Request, ref: str, body: RevertBody) -> Response:
     # revert's message quotes those it reverts only to such a caller.
     readable = guard.key_filter(request, parse_ref(branch)) if guard is not None else None
     req = RevertRequest(hashes, body.parent, body.default_key_merge_mode,
-                        body.modes(), body.dry_run, redact.shows_commit_meta(readable))
+                        body.modes(), body.dry, redact.shows_commit_meta(readable))
     answer = answering(request, lambda r: json_response(result_json(branch, r)))
     return answer(Reverter(c.svc.catalog).revert(parse_ref(branch), req, c.who, expected,
                                                  _reverter_check(request, branch)))

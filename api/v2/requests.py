@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from api.limits import check_count, check_message, check_names, check_properties
 from core.commits import MergeBehavior, check_client_properties
@@ -112,13 +112,45 @@ class KeyMergeMode(_Body):
 
 class _MergeOptions(_Body):
     """What merges and transplants share: per-key modes, dry run, and whether
-    a conflict is an error or a result."""
+    a conflict is an error or a result. A field it does not know is refused
+    (400 naming it), never ignored: a merge asked to be a dry run in a
+    spelling it did not know would land."""
+
+    model_config = ConfigDict(populate_by_name=True, frozen=True, extra="forbid")
 
     default_key_merge_mode: MergeBehavior = Field(MergeBehavior.NORMAL,
                                                   alias="defaultKeyMergeMode")
     key_merge_modes: list[KeyMergeMode] = Field([], alias="keyMergeModes")
     dry_run: bool = Field(False, alias="dryRun")
     return_conflict_as_result: bool = Field(False, alias="returnConflictAsResult")
+    fetch_additional_info: bool = Field(False, alias="fetchAdditionalInfo")
+    # Nessie's older spellings, which its Java client still sends: a dry run
+    # asked as ``isDryRun`` had merged for real while the field was ignored.
+    is_dry_run: bool | None = Field(None, alias="isDryRun")
+    is_return_conflict_as_result: bool | None = Field(None, alias="isReturnConflictAsResult")
+    is_fetch_additional_info: bool | None = Field(None, alias="isFetchAdditionalInfo")
+
+    @model_validator(mode="after")
+    def _one_spelling(self) -> _MergeOptions:
+        for field, new, old, value, older in (
+                ("dry_run", "dryRun", "isDryRun", self.dry_run, self.is_dry_run),
+                ("return_conflict_as_result", "returnConflictAsResult",
+                 "isReturnConflictAsResult", self.return_conflict_as_result,
+                 self.is_return_conflict_as_result),
+                ("fetch_additional_info", "fetchAdditionalInfo", "isFetchAdditionalInfo",
+                 self.fetch_additional_info, self.is_fetch_additional_info)):
+            if older is not None and field in self.model_fields_set and older != value:
+                raise ValueError(f"'{new}' and '{old}' are the same field and were given "
+                                 "different values: give one of them")
+        return self
+
+    @property
+    def dry(self) -> bool:
+        return self.dry_run or bool(self.is_dry_run)
+
+    @property
+    def conflict_as_result(self) -> bool:
+        return self.return_conflict_as_result or bool(self.is_return_conflict_as_result)
 
     def modes(self) -> dict[ContentKey, MergeBehavior]:
         return {m.key.key(): m.merge_behavior for m in self.key_merge_modes}

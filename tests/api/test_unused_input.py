@@ -169,3 +169,28 @@ def test_refusals_change_nothing(store: Store, http: httpx.Client, ns: str) -> N
                                                  "type": ["commit"]}),
              "type: Extra inputs are not permitted")
     assert http.get("/api/v2/webhooks").json()["webhooks"] == []
+
+
+def test_a_merge_takes_nessies_spellings_and_refuses_fields_it_does_not_know(
+        store: Store, http: httpx.Client) -> None:
+    """Nessie's Java client asks a dry run as ``isDryRun``: while the field
+    was ignored, such a merge landed. A field a merge or transplant does not
+    know is refused, never ignored; both spellings differing are refused."""
+    store.create_reference("spell_src", source="main")
+    store.commit("spell_src", [Put(K("spell_ns"), Namespace())], CommitMeta("on src"))
+    head = store.get_reference("main").hash
+    merge = f"/api/v2/trees/main@{head}/history/merge"
+    dry = http.post(merge, json={"fromRefName": "spell_src", "isDryRun": True})
+    assert dry.status_code == 200, dry.text
+    assert dry.json()["wasApplied"] is False
+    assert store.get_reference("main").hash == head
+    _refused(http.post(merge, json={"fromRefName": "spell_src", "dryRun": False,
+                                    "isDryRun": True}), "dryRun", "isDryRun")
+    _refused(http.post(merge, json={"fromRefName": "spell_src", "dryrun": True}), "dryrun")
+    _refused(http.post(f"/api/v2/trees/main@{head}/history/transplant",
+                       json={"hashesToTransplant": [store.get_reference("spell_src").hash],
+                             "fromRefName": "spell_src", "dryrun": True}), "dryrun")
+    assert store.get_reference("main").hash == head
+    landed = http.post(merge, json={"fromRefName": "spell_src", "isDryRun": False})
+    assert landed.status_code == 200, landed.text
+    assert store.get_reference("main").hash != head

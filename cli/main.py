@@ -178,6 +178,10 @@ def _sql_extension(jars: list[Path]) -> None:
     typer.echo("Settings for a plain Spark session:")
     typer.echo("  spark.jars=" + ",".join(str(p) for p in [*jars, path]))
     typer.echo(f"  spark.sql.extensions={EXTENSIONS},{CLASS}")
+    typer.echo("and per catalog (docs/spark.md), with its table cache off so that others' "
+               "commits show at once:")
+    typer.echo("  spark.sql.catalog.<name>=org.apache.iceberg.spark.SparkCatalog, "
+               ".type=rest, .uri=<server>/iceberg/<ref>, .cache-enabled=false")
 
 
 def command() -> typer.Typer:

@@ -77,6 +77,8 @@ def test_spark_setup_fetches_the_official_jars_with_maven_once(spark_ready, tmp_
     assert ("  spark.sql.extensions=org.apache.iceberg.spark.extensions."
             "IcebergSparkSessionExtensions,dev.sapwood.spark.SapwoodSparkSessionExtensions\n"
             ) in first.stdout
+    # A catalog's own settings, the table cache off (issue 44, defect 8).
+    assert ".cache-enabled=false\n" in first.stdout, first.stdout
     again = _setup(env)
     assert again.returncode == 0, again.stderr
     assert f"official, already fetched into {folder}" in again.stdout

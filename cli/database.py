@@ -29,6 +29,10 @@ DATA_DIR_HELP = ("Folder of the embedded catalog: its SQLite file (sapwood.db) a
 # The one data-directory setting, shared by serve and every database verb.
 DataDirOpt = typer.Option(None, "--data-dir", metavar="DIR", help=DATA_DIR_HELP)
 DatabaseOpt = typer.Option(None, "--database", metavar="URL", help=DB_HELP)
+ReportOpt = typer.Option(
+    None, "--report", metavar="FILE",
+    help="With --from-nessie: write what the import did as JSON (every Nessie commit hash "
+         "mapped to Sapwood's, each reference, every problem)")
 
 
 def database_url(database: str | None, data: Path | None = None) -> str:
@@ -276,21 +280,58 @@ def export_(output: str = typer.Argument("-", metavar="FILE",
 
 
 @database_app.command("import")
-def import_(source: str = typer.Argument(..., metavar="FILE", show_default=False,
-                                         help="An export file (- for standard input)"),
+def import_(source: str | None = typer.Argument(
+                None, metavar="[FILE]", show_default=False,
+                help="An export file (- for standard input); not with --from-nessie"),
+            from_nessie: str | None = typer.Option(
+                None, "--from-nessie", metavar="URL",
+                help="Import a Nessie repository's references and whole history from its "
+                     "server (its v2 API: http://host:19120/api/v2) instead of a file"),
+            report: Path | None = ReportOpt,
+            into_nonempty: bool = typer.Option(
+                False, "--into-nonempty",
+                help="With --from-nessie: add Nessie's references to a catalog that holds "
+                     "commits of its own (names it already has are still refused)"),
+            batch: int = typer.Option(
+                500, "--batch", min=1, metavar="N",
+                help="With --from-nessie: commits written per transaction (an interrupted "
+                     "import keeps every whole batch and continues after it)"),
+            warehouse: str | None = typer.Option(
+                None, metavar="URI",
+                help="With --from-nessie: the warehouse Nessie's metadata files must be in "
+                     "(default: SAPWOOD_WAREHOUSE, else the one in the data directory)"),
             database: str | None = typer.Option(
-                None, metavar="URL", help="SQLAlchemy URL of a new, empty catalog (default: "
-                           "SAPWOOD_DATABASE_URL, else sapwood.db in the data directory)"),
+                None, metavar="URL", help="SQLAlchemy URL of the catalog (default: "
+                           "SAPWOOD_DATABASE_URL, else sapwood.db in the data directory); "
+                           "a new, empty one for an export file"),
             data_dir: Path | None = DataDirOpt) -> None:
-    """Load an export into a new catalog (created here, if need be).
+    """Load an export, or a Nessie repository, into a catalog (created here,
+    if need be).
 
-    The same commits and hashes as the catalog it came from."""
+    An export keeps the same commits and hashes as the catalog it came from.
+    --from-nessie copies Nessie's references and commits (authors, messages,
+    times, properties, every table, view and namespace) and can be run again:
+    it continues an interrupted import and adds only new commits
+    (docs/migrating-from-nessie.md)."""
     import sys
 
     from core.errors import InvalidInputError
     from store import Store
     from store.dump import import_rows
 
+    if from_nessie is not None:
+        if source is not None:
+            raise typer.BadParameter("give an export FILE or --from-nessie URL, not both")
+        from catalog.settings import CatalogSettings
+        from cli.imports import from_nessie as run
+
+        settings = CatalogSettings.resolve(database, warehouse, data=data_dir)
+        named(settings.database_url, settings.warehouse)
+        run(from_nessie, settings, report, into_nonempty, batch)
+        return
+    if source is None:
+        raise typer.BadParameter("give an export FILE (- for standard input) or "
+                                 "--from-nessie URL")
     url = database_url(database, data_dir)
     named(url)
     store = Store(url)

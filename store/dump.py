@@ -32,8 +32,9 @@ from store.schema import Base
 FORMAT, VERSION = "sapwood-export", 1
 # Parents before children where the schema would care; all tables are
 # insert-only but refs, which are replaced as a whole.
-_ORDER = ["commits", "packs", "ancestry", "changes", "view_edges", "locations", "refs",
-          "reflog", "auth_state", "principals", "api_keys", "grants", "protected_refs"]
+_ORDER = ["commits", "packs", "ancestry", "changes", "view_edges", "locations",
+          "imported_commits", "refs", "reflog", "auth_state", "principals", "api_keys",
+          "grants", "protected_refs"]
 _CHUNK = 2_000
 
 

@@ -344,3 +344,19 @@ class WebhookRow(Base):
 
 WEBHOOKS = _table(WebhookRow)
 RETENTION = _table(RetentionRow)
+
+
+# -- what an import brought (store.imports, migration 0013) ---------------------------
+class ImportedCommitRow(Base):
+    """A commit an import made: the source's hash of it (a Nessie commit's)
+    and this catalog's. Written in the transaction of the commit it maps;
+    read by the next import, which continues from there."""
+
+    __tablename__ = "imported_commits"
+    source_hash: Mapped[str] = mapped_column(String(128), primary_key=True)
+    hash: Mapped[str] = mapped_column(HASH)
+
+    __table_args__ = (Index("ix_imported_commits_hash", "hash"),)
+
+
+IMPORTED_COMMITS = _table(ImportedCommitRow)

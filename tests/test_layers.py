@@ -51,6 +51,7 @@ CATALOG_PACKAGES = {
     "undo": {"kernel", "metadata", "iceberg_v3", "views", "merge"},
     "maintenance": {"kernel", "metadata"},
     "delegation": {"kernel", "maintenance"},
+    "imports": {"kernel", "metadata", "views"},
 }
 KERNEL_IMPORTS = {"kernel", "metadata", "iceberg_v3"}
 WIRING = "services"

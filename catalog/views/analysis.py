@@ -110,15 +110,18 @@ def enabled() -> bool:
 
 def analyse_version(catalog: Catalog, ref: RefSpec | str, meta: ViewMetadata,
                     deadline: Deadline | None = None,
+                    overlay: Mapping[ContentKey, Content | None] | None = None,
                     ) -> tuple[list[DialectAnalysis] | None, dict[str, HiveExtension]]:
     """Every SQL representation of the current version, analysed at ``ref``
     within one time budget (``deadline``: the request's, when it analyses
     more); and Hive's frozen definition (original and expanded text) of the
-    first one that could be expanded. (None, {}) when analysis is switched off."""
+    first one that could be expanded. (None, {}) when analysis is switched off.
+    ``overlay``: keys that hold something else than at ``ref`` (an imported
+    commit's other changes, catalog.imports)."""
     if not enabled():
         return None, {}
     version = current_version(meta)
-    resolve = Resolver(catalog, ref)
+    resolve = Resolver(catalog, ref, overlay)
     default_ns = tuple(version.default_namespace or ())
     out: list[DialectAnalysis] = []
     hive: dict[str, HiveExtension] = {}

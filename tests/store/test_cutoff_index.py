@@ -226,6 +226,7 @@ def test_a_catalog_written_before_the_index_gets_it_filled(store_url: str) -> No
         s.commit("main", [], CommitMeta("empty"))
         s.retention.replace([Policy("etl/*", keep_commits=1), Policy("main", "PT2M")])
         with s.db.write() as conn:  # back to revision 0010
+            conn.execute(text("DROP TABLE imported_commits"))  # 0013's
             conn.execute(text("ALTER TABLE idempotency DROP COLUMN headers"))  # 0012's
             drop_cutoff_index(conn)
             conn.execute(text("UPDATE alembic_version SET version_num = '0010'"))

@@ -102,6 +102,7 @@ def test_the_change_index_is_filled_for_a_catalog_written_before_it(store_url: s
             conn.execute(text("DROP TABLE retention_policies"))  # revision 0010's
             conn.execute(text("DROP INDEX ix_reflog_deleted"))  # revision 0010's
             drop_cutoff_index(conn)  # revision 0011's
+            conn.execute(text("DROP TABLE imported_commits"))  # revision 0013's
             conn.execute(text("UPDATE alembic_version SET version_num = '0004'"))
     finally:
         s.close()

@@ -30,7 +30,7 @@ from catalog.limits import (
 from catalog.metadata import local_files
 from catalog.metadata.engine_gc import served
 from catalog.metadata.locations import METADATA_PATH, Locations
-from catalog.metadata.reading import MetadataReader, not_found
+from catalog.metadata.reading import MetadataReader, decoded, not_found
 from catalog.metadata.snapshot_files import SnapshotFiles
 from catalog.metadata.still_there import still_there
 from catalog.settings import CatalogSettings
@@ -118,7 +118,7 @@ class MetadataFiles:
             self.tables.pop(location)  # gone since it was read: answered as missing
             raise not_found(location)
         if hit is None:
-            raw = self.reader.read(location)
+            raw = decoded(location, self.reader.read(location), self.reader.max_bytes)
             try:
                 meta = parse_table(raw)
             except SapwoodError as e:  # what this catalog cannot hold (a v3 variant)
@@ -157,7 +157,7 @@ class MetadataFiles:
             cache.pop(location)
             raise not_found(location)
         if hit is None:
-            raw = self.reader.read(location)
+            raw = decoded(location, self.reader.read(location), self.reader.max_bytes)
             try:
                 hit = parse(raw)
             except ValueError as e:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import stat
+import zlib
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -29,6 +30,27 @@ _CHUNK = 1024 * 1024
 # Remote reads run here so that a stalled one can be given up on; the thread
 # stays blocked until the storage client's own timeout ends it.
 _REMOTE = ThreadPoolExecutor(max_workers=8, thread_name_prefix="sapwood-read")
+
+
+def decoded(location: str, raw: bytes, max_bytes: int) -> bytes:
+    """A metadata file's JSON: gunzipped when its name says gzip (Iceberg
+    names the codec there: ``*.gz.metadata.json``, which Iceberg's Java
+    writers use for views, and the older ``*.metadata.json.gz``), within the
+    same size limit as the file itself (a small file must not inflate past it)."""
+    if not (location.endswith(".gz.metadata.json") or location.endswith(".metadata.json.gz")):
+        return raw
+    unzip = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    try:
+        out = unzip.decompress(raw, max_bytes + 1)
+    except zlib.error:
+        raise bad_request(f"Metadata file {location} is named as gzip-compressed but is "
+                          "not gzip") from None
+    if len(out) > max_bytes or unzip.unconsumed_tail:
+        raise bad_request(f"Metadata file {location} holds more than {max_bytes} bytes "
+                          "uncompressed (SAPWOOD_MAX_METADATA_BYTES)")
+    if not unzip.eof:
+        raise bad_request(f"Metadata file {location} ends inside its gzip stream")
+    return out
 
 
 def not_found(location: str) -> SapwoodError:

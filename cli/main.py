@@ -128,8 +128,9 @@ def demo(data_dir: Annotated[Path | None, typer.Option(
 
 @app.command("spark-setup")
 def spark_setup() -> None:
-    """Fetch Spark's Iceberg jars and build the SQL extension for the installed
-    pyspark's line (Spark 3.5 or 4.1); say where they are."""
+    """Fetch the Iceberg jars, build the SQL extension; say where.
+
+    For the installed pyspark's line (Spark 3.5 or 4.1), into a cache."""
     from spark.errors import SetupError
     from spark.jars import OVERRIDE, cache_dir, java, java_version, spark_jars
     from spark.lines import ICEBERG, current

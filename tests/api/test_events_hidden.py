@@ -118,8 +118,12 @@ def test_a_long_poll_moves_past_hidden_events_as_they_land(server: Server) -> No
             commit_hidden(store, 40, start=10_000)
             landed.append(commit_visible(store, "after_poll"))
 
-        threading.Timer(0.5, land).start()
+        writer = threading.Timer(0.5, land)
+        writer.start()
         r = reader.get("/api/v2/events", params={"after": caught_up, "wait": 30})
+        # The poll answers once the commit lands, which may be before the
+        # writer's thread has noted its id.
+        writer.join(timeout=60)
         assert r.status_code == 200, r.text
         body = r.json()
         assert [int(e["id"]) for e in body["events"]] == landed

@@ -19,8 +19,7 @@ from starlette.concurrency import run_in_threadpool
 from api import errors
 from api.auth.config import AuthSettings
 from api.auth.guard import Guard
-from api.auth.policy import check_complete
-from api.deps import Services
+from api.auth.policy import RULES, check_complete
 from api.edge import Edge
 from api.hot_reads import HotReads
 from api.idempotency import CheckedOnceRoute, KeyLocks, OnceRoute
@@ -56,37 +55,31 @@ from api.ui import object_pages as ui_objects
 from api.ui import pages as ui_pages
 from api.ui import undo_pages as ui_undo
 from catalog.feed.webhooks import WebhookService
-from catalog.services import open_services
+from catalog.services import open_catalog
 from catalog.views.via_views import check_chain
 
 
 def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
     """The ASGI application (FastAPI wrapped in the path-folding middleware).
     With authentication on, every route checks its rule (api.auth.policy)."""
-    from store import Store
-
     auth = auth if auth is not None else AuthSettings.from_env()
     configure_logs()
     metrics = Metrics()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        store = Store(settings.database_url, cache_bytes=settings.store_cache_bytes)
-        found = open_services(store, settings.catalog, settings.files_cache_bytes)
-        app.state.services = Services(found.catalog, found.namespaces, found.tables,
-                                      found.views, found.mviews,
-                                      inline_reads=store.db.dialect == "sqlite",
-                                      storage=found.storage, webhooks=found.webhooks)
-        guard = app.state.guard = Guard(store, auth) if auth.configured else None
+        # The catalog is the app's only way to the store (docs/architecture.md).
+        found = app.state.services = open_catalog(
+            settings.catalog, settings.files_cache_bytes, settings.store_cache_bytes)
+        guard = app.state.guard = Guard(found, auth) if auth.configured else None
         if guard is not None:
             views = found.views
             guard.views_check = lambda ref, chain, key, caller, grants: check_chain(
                 views, ref, chain, key, caller, grants)
         app.state.metrics = metrics
-        app.state.idempotency = store.keys
         app.state.idempotency_lifetime_s = settings.idempotency_lifetime_s
         app.state.key_locks = KeyLocks()
-        metrics.watch(store, found.catalog.files)
+        metrics.watch(found.health)
         # Everything imported and built so far lives as long as the process:
         # keep it out of the collector's generations, so collections triggered
         # by requests only scan what requests allocate.
@@ -96,7 +89,7 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
             yield
         finally:
             delivering.cancel()
-            store.close()
+            found.close()
 
     # No Swagger UI: it loads its assets from a CDN, and its routes would be
     # matched before every request's. /openapi.json describes the routes;
@@ -121,8 +114,8 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
     # Outside FastAPI, as one plain ASGI layer, before anything else runs:
     # request id, Host check, body limit, path folding, metrics and the access
     # log (api.edge; every answer is counted, refusals included). Then the
-    # three reads clients send most are answered before FastAPI's routing
-    # (api.hot_reads); everything else, errors included, by FastAPI.
+    # requests clients send most are answered before FastAPI's routing, by
+    # their routes' own functions (api.hot_reads); everything else by FastAPI.
     outer = Edge(HotReads(app, app), metrics, hosts=list(settings.allowed_hosts),
                  max_bytes=settings.max_body_bytes)
     app.state.asgi = outer  # what the UI calls the API through (api.ui.client)
@@ -136,7 +129,7 @@ async def deliver_webhooks(service: WebhookService) -> None:
     idle = 0.0
     while True:
         await asyncio.sleep(_DELIVERY_TICK_S)
-        now = service.store.db.change_token()
+        now = service.change_token()
         idle += _DELIVERY_TICK_S
         # A commit anywhere (SQLite's change counter), else once a second: a
         # retry coming due, or PostgreSQL, which has no counter to watch.
@@ -167,17 +160,14 @@ def _add_flat(app: FastAPI, routers: list[APIRouter], checked: bool) -> None:
     routes = [r for router in routers for r in router.routes if isinstance(r, APIRoute)]
     assert len(routes) == sum(len(router.routes) for router in routers)
     check_complete([r.name for r in routes])
-    routes.sort(key=lambda r: (_READ_ORDER.get(r.name, len(_READ_ORDER)),
-                               "GET" not in (r.methods or ())))
+    # The routes the policy table marks hot, first, the most often sent first.
+    routes.sort(key=lambda r: (RULES[r.name].hot or len(RULES), "GET" not in (r.methods or ())))
     for route in routes:
         app.router.add_api_route(route.path, route.endpoint, methods=sorted(route.methods or ()),
                                  status_code=route.status_code, name=route.name,
                                  include_in_schema=route.include_in_schema,
                                  route_class_override=CheckedOnceRoute if checked else OnceRoute)
 
-
-# The reads clients send most (Spark loads a table or view per statement).
-_READ_ORDER = {"load_table": 0, "load_view": 1, "load_namespace": 2, "get_config": 3}
 
 
 def app_from_env() -> Any:

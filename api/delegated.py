@@ -44,12 +44,12 @@ def may(c: Call, request: Request, t: Target) -> frozenset[Access]:
         return READ_ONLY
     guard = guard_of(request)
     if guard is None:
-        writable = c.svc.catalog.store.resolve(t.ref).writable
+        writable = c.svc.catalog.resolve(t.ref).writable
         return READ_WRITE if writable else READ_ONLY
     if guard.protected(request, t.ref.name or "") or not guard.allows(
             request, Privilege.WRITE, t.ref, t.key.elements):
         return READ_ONLY
-    return READ_WRITE if c.svc.catalog.store.resolve(t.ref).writable else READ_ONLY
+    return READ_WRITE if c.svc.catalog.resolve(t.ref).writable else READ_ONLY
 
 
 def readable(request: Request) -> Callable[[str, ContentKey], bool] | None:
@@ -73,10 +73,9 @@ class RemoteSignRequest(BaseModel):
 
 
 async def sign_answer(c: Call, request: Request, t: Target, body: RemoteSignRequest,
-                      count_refusals: bool = True) -> Response:
+                      ) -> Response:
     """The answer to a signing request: the headers that sign it, or 403
-    naming what was refused (counted unless ``count_refusals`` is off: the
-    hot path leaves a refusal to the route, which answers it again)."""
+    naming what was refused (counted)."""
     if body.provider not in (None, "s3"):
         raise ForbiddenError(f"Signing refused: provider {body.provider!r} (only s3)")
     loaded = await c.read(c.svc.tables.load, t, None, None)
@@ -88,8 +87,7 @@ async def sign_answer(c: Call, request: Request, t: Target, body: RemoteSignRequ
             SignRequest(body.method, body.uri, body.region, body.headers, body.body),
             History(t.ref, t.key, readable(request)))
     except ForbiddenError as e:
-        if count_refusals:
-            refused(request, "sign", "refused", e)
+        refused(request, "sign", "refused", e)
         raise
     record(request, decision)
     # The spec: whether a client may reuse the signature (it may not: it is

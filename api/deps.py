@@ -10,25 +10,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
 
 from fastapi import Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from api.auth.errors import Forbidden
-from api.auth.guard import PRINCIPAL, guard_of
+from api.auth.guard import PRINCIPAL, SEES, guard_of
 from api.headers import AUTHOR_HEADER, MESSAGE_HEADER
 from api.idempotency import answering, once_of
 from api.paths import request_ref
-from catalog.delegation.service import StorageAccess
-from catalog.feed.webhooks import WebhookService
-from catalog.kernel import Catalog, Who
-from catalog.mviews.mviews import MaterializedViews
-from catalog.namespaces import Namespaces
-from catalog.tables import Tables
+from catalog.kernel import Who
+from catalog.services import CatalogServices
 from catalog.targets import Target
-from catalog.views.views import Views
 from core.auth import Privilege
 from core.keys import ContentKey
 from core.numbers import INT64_MAX
@@ -37,17 +31,23 @@ from core.refs import RefSpec
 T = TypeVar("T")
 
 
-@dataclass(frozen=True, slots=True)
-class Services:
-    catalog: Catalog
-    namespaces: Namespaces
-    tables: Tables
-    views: Views
-    mviews: MaterializedViews
-    # Whether reads run on the event loop (see Call.read).
-    inline_reads: bool
-    storage: StorageAccess
-    webhooks: WebhookService
+# The request's services, bound to its caller once asked for (services_of).
+_BOUND = "sapwood.services"
+
+
+def services_of(request: Request) -> CatalogServices:
+    """The catalog services a request works with: the app's, or — when the
+    guard checked the request — the same bound to what its caller may see
+    (CatalogServices.seeing: a hash prefix names only those commits), made
+    once per request. The app's services are a route's only way to the
+    store."""
+    scope = request.scope
+    bound: CatalogServices | None = scope.get(_BOUND)
+    if bound is None:
+        services: CatalogServices = request.app.state.services
+        sees = scope.get(SEES)
+        bound = scope[_BOUND] = services if sees is None else services.seeing(sees)
+    return bound
 
 
 def principal(request: Request) -> str:
@@ -89,7 +89,7 @@ class Call:
 
     def __init__(self, request: Request, fallback: str | None = None) -> None:
         self._request = request
-        self.svc: Services = request.app.state.services
+        self.svc = services_of(request)
         self.ref = request_ref(request.scope, fallback)
 
     async def read(self, fn: Callable[..., T], *args: Any) -> T:
@@ -102,7 +102,7 @@ class Call:
         to walk, retention to check) goes to the pool too, so it never holds
         up the loop (tests/api/test_expired_reads.py). Writes always run in
         the pool (they wait for fsync or the server)."""
-        if self.svc.inline_reads and at_heads(args):
+        if self.svc.local_reads and at_heads(args):
             return fn(*args)
         return await run_in_threadpool(fn, *args)
 

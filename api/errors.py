@@ -9,9 +9,7 @@ server itself failed, so the mapping below is part of the protocol.
 
 from __future__ import annotations
 
-import importlib
 import logging
-from functools import lru_cache
 from http import HTTPStatus
 from typing import Any
 
@@ -21,7 +19,6 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.exceptions import ValidationError as IcebergValidationError
-from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException
 
 from api.asgi import Scope
@@ -32,6 +29,8 @@ from core.errors import (
     AlreadyExistsError,
     BadRequestError,
     ConflictError,
+    DatabaseFailure,
+    DatabaseUnavailableError,
     ForbiddenError,
     HistoryExpiredError,
     InvalidInputError,
@@ -165,44 +164,20 @@ def error_response(code: int, type_: str, message: str, scope: Scope,
     return _respond(code, type_, message, Request(scope))
 
 
-# The catalog database cannot be reached (stopped, restarted, network gone,
-# SQLite locked past its busy timeout): a client should retry, and learns
-# nothing about the database from the answer.
-UNAVAILABLE = "the catalog database is unavailable; retry later"
-RETRY_AFTER_S = 5
-
-
-@lru_cache(maxsize=1)
-def _unavailable_types() -> tuple[type[Exception], ...]:
-    import sqlite3
-
-    from sqlalchemy import exc
-
-    found: list[type[Exception]] = [exc.OperationalError, exc.InterfaceError, exc.TimeoutError,
-                                    sqlite3.OperationalError]
-    # The store's hot paths use the driver directly, so psycopg's own errors
-    # arrive too. The driver is the optional `postgres` extra: looked up by
-    # name, so a catalog on SQLite needs no PostgreSQL driver installed.
-    try:
-        psycopg = importlib.import_module("psycopg")
-        found += [psycopg.OperationalError, psycopg.InterfaceError]
-    except ImportError:
-        pass
-    return tuple(found)
-
-
-def database_unavailable(e: BaseException) -> bool:
-    return isinstance(e, _unavailable_types()) or (
-        isinstance(e, DBAPIError) and e.connection_invalidated)
-
-
-def _unavailable(r: Request, e: Exception) -> JSONResponse:
-    # One line, no traceback and no "internal error": the fault is outside
-    # this process, and its text may name hosts and credentials.
-    log.warning("catalog database unavailable: %s", type(e).__name__)
-    resp = _respond(503, "ServiceUnavailableException", UNAVAILABLE, r)
-    resp.headers["Retry-After"] = str(RETRY_AFTER_S)
-    return resp
+def _from_database(e: DatabaseFailure, r: Request) -> JSONResponse:
+    """The catalog database failed (the store says how: store.faults). Not
+    answering: a client should retry, and learns nothing about the database
+    from the answer. Anything else it refused: a bug, named by the driver's
+    error class alone."""
+    if isinstance(e, DatabaseUnavailableError):
+        # One line, no traceback and no "internal error": the fault is
+        # outside this process, and its text may name hosts and credentials.
+        log.warning("catalog database unavailable: %s", e.cause)
+        resp = _respond(503, "ServiceUnavailableException", e.message, r)
+        resp.headers["Retry-After"] = str(e.retry_after_s)
+        return resp
+    log.error("internal error", exc_info=e)  # the cause, with its text, in the log only
+    return _respond(500, "InternalServerError", e.message, r)
 
 
 def _from_domain(e: SapwoodError, r: Request) -> JSONResponse:
@@ -265,22 +240,16 @@ def install(app: FastAPI) -> None:
         # PyIceberg's metadata logic reports invalid updates as ValueError.
         return _respond(400, "IllegalArgumentException", str(e), r)
 
-    for kind in (*_unavailable_types(), DBAPIError):
-        app.add_exception_handler(kind, _database)
+    @app.exception_handler(DatabaseFailure)
+    async def _database(r: Request, e: DatabaseFailure) -> JSONResponse:
+        return _from_database(e, r)
 
     @app.exception_handler(Exception)
     async def _bug(r: Request, e: Exception) -> JSONResponse:
-        if database_unavailable(e):  # raised outside a route (a middleware)
-            return _unavailable(r, e)
+        if isinstance(e, DatabaseFailure):  # raised outside a route (a middleware)
+            return _from_database(e, r)
         log.exception("internal error")
         return _respond(500, "InternalServerError", f"{type(e).__name__}: {e}", r)
-
-
-async def _database(r: Request, e: Exception) -> JSONResponse:
-    if database_unavailable(e):
-        return _unavailable(r, e)
-    log.exception("internal error")  # any other database error is a bug
-    return _respond(500, "InternalServerError", f"{type(e).__name__}", r)
 
 
 async def answer_for(request: Request, e: Exception) -> Response:

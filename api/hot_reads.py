@@ -1,106 +1,91 @@
-"""The reads clients send most — loadTable, loadView, GET namespace, and the
-signing requests of remote signing — answered without FastAPI's
-per-request machinery.
+"""The one fast path: the requests clients send most — loadTable, loadView,
+GET namespace, the config, and the signing requests of remote signing —
+answered without FastAPI's per-request machinery, by the routes' own
+functions.
 
-Spark loads a table or view for every statement, so these three reads are
-most of a catalog's traffic, and a cached one is almost all framework: the
-route table, parameter validation, the Request and the exception layers
-cost more than the answer (docs/performance.md). This ASGI layer answers
-them directly with the same calls the routes make (the guard's rule for
-the route, the catalog's read, the shared answer cache and ETag). Anything
-else, or anything unusual about one of them (a query string, a
-materialized-view reading header, a failure of any kind), goes to the
-FastAPI application, which answers it as before; errors are therefore
-answered by the one exception handler, and an answer here is byte for byte
-what the route gives (tests/api/test_hot_reads.py). A read past retention
-(410) is the exception: it fails while the reference is resolved, as the
-route's would, and the same handler answers it here without a second
-resolution (tests/api/test_expired_reads.py).
+Spark loads a table or view for every statement, so these reads are most
+of a catalog's traffic, and a cached one is almost all framework: the route
+table, parameter validation, the Request and the exception layers cost more
+than the answer (docs/performance.md). This ASGI layer matches the routes
+the policy table marks ``hot`` (api.auth.policy; their paths are the
+routes' own templates), checks the route's rule with the guard as the route
+class would, and calls the route's endpoint function itself with the path's
+parameters: the answer is made by the same code, so it is byte for byte the
+route's (tests/api/test_hot_reads.py). A failure is answered by the
+application's one exception handler (api.errors.answer_for), as the route's
+would be. What this layer does not parse as the route does — a query
+string, a materialized-view reading header, a signing body the route's
+model refuses — goes to the FastAPI application.
 """
 
 from __future__ import annotations
 
+import inspect
 import re
+from collections.abc import Callable, Coroutine
+from typing import Any, get_type_hints
 
 from fastapi import FastAPI, Request, Response
 from fastapi.routing import APIRoute
+from pydantic import BaseModel, ValidationError
 
-from api.answers import loaded_or_not_modified
 from api.asgi import App, Message, Receive, Scope, Send
-from api.auth.policy import RULES
-from api.delegated import HEADER, RemoteSignRequest, delegating, sign_answer, table_answer
-from api.deps import Call, json_response
+from api.auth.policy import RULES, Rule
 from api.errors import answer_for
-from api.paths import namespace_key
 from catalog.mviews.mviews import STALENESS_HEADER
 from catalog.mviews.refresh import REFRESH_HEADER
-from catalog.targets import target
-from core.errors import HistoryExpiredError
 
-_SEGMENT = "([^/]+)"
-_ROUTES = (
-    ("load_table", re.compile(f"^/iceberg/v1/namespaces/{_SEGMENT}/tables/{_SEGMENT}$"),
-     ("namespace", "table")),
-    ("load_view", re.compile(f"^/iceberg/v1/namespaces/{_SEGMENT}/views/{_SEGMENT}$"),
-     ("namespace", "view")),
-    ("load_namespace", re.compile(f"^/iceberg/v1/namespaces/{_SEGMENT}$"), ("namespace",)),
-)
-_SIGN = re.compile(f"^/iceberg/v1/namespaces/{_SEGMENT}/tables/{_SEGMENT}/sign$")
 # Headers that change what a read answers: those requests take the full path.
 _SPECIAL = frozenset({REFRESH_HEADER.lower().encode(), STALENESS_HEADER.lower().encode()})
+Endpoint = Callable[..., Coroutine[Any, Any, Response]]
+
+
+class _Hot:
+    """One hot route: its path as a pattern, its rule, its endpoint, and the
+    body model and parameter name its endpoint takes (None: no body)."""
+
+    __slots__ = ("body", "endpoint", "params", "pattern", "route", "rule")
+
+    def __init__(self, route: APIRoute, rule: Rule) -> None:
+        # Awaited here as FastAPI awaits it (a plain function would go to its
+        # thread pool).
+        assert inspect.iscoroutinefunction(route.endpoint), route.name
+        self.route = route
+        self.rule = rule
+        self.endpoint: Endpoint = route.endpoint
+        # A path parameter matches one segment, as Starlette's ``{name}`` does.
+        self.params = tuple(re.findall(r"{(\w+)}", route.path))
+        self.pattern = re.compile("^" + re.sub(r"{\w+}", "([^/]+)", route.path) + "$")
+        models = [(name, hint) for name, hint in get_type_hints(route.endpoint).items()
+                  if isinstance(hint, type) and issubclass(hint, BaseModel)]
+        assert len(models) <= 1, route.name
+        self.body: tuple[str, type[BaseModel]] | None = models[0] if models else None
 
 
 class HotReads:
     def __init__(self, app: App, api: FastAPI) -> None:
         self.app = app
         self.api = api
-        self.routes = {r.name: r for r in api.routes if isinstance(r, APIRoute)}
+        hot = sorted((RULES[r.name].hot, r.name, r) for r in api.routes
+                     if isinstance(r, APIRoute) and RULES[r.name].hot)
+        self.by_method: dict[str, list[_Hot]] = {}
+        for _, name, route in hot:
+            for method in route.methods or ():
+                self.by_method.setdefault(method, []).append(_Hot(route, RULES[name]))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["query_string"]:
+        routes = self.by_method.get(scope.get("method", "")) \
+            if scope["type"] == "http" and not scope["query_string"] else None
+        found = _match(routes, scope["path"]) if routes else None
+        if found is None or any(k in _SPECIAL for k, _ in scope["headers"]):
             await self.app(scope, receive, send)
             return
-        if scope["method"] == "POST":
-            m = _SIGN.match(scope["path"])
-            if m is not None:
-                await self._sign(scope, receive, send, m.groups())
-            else:
-                await self.app(scope, receive, send)
+        hot, values = found
+        if hot.body is None:
+            await self._answer(hot, values, scope, receive, send, {})
             return
-        if scope["method"] != "GET":
-            await self.app(scope, receive, send)
-            return
-        found = _match(scope["path"])
-        if found is None:
-            await self.app(scope, receive, send)
-            return
-        name, params, values = found
-        if any(k in _SPECIAL for k, _ in scope["headers"]):
-            await self.app(scope, receive, send)
-            return
-        scope["path_params"] = dict(zip(params, values, strict=True))
-        scope["route"] = self.routes[name]  # the template, for metrics and the log
-        scope["app"] = self.api
-        request = Request(scope, receive)
-        try:
-            response = await self._answer(name, request)
-        except HistoryExpiredError as e:
-            # Past retention: decided while resolving the reference, before
-            # anything the route does differently; answered by the one
-            # exception handler without resolving it all again.
-            response = await answer_for(request, e)
-        except Exception:
-            # Whatever it was (not found, forbidden, a bad ref ...), the
-            # application answers it as it answers every error.
-            await self.app(scope, receive, send)
-            return
-        await response(scope, receive, send)
-
-    async def _sign(self, scope: Scope, receive: Receive, send: Send,
-                    values: tuple[str, ...]) -> None:
-        """A signing request (Spark and PyIceberg send one per file they
-        touch): as its route answers it; anything else (a refusal, a bad
-        body) goes to the route, which answers it again with the body."""
+        # The body, read once: parsed with the route's model, or handed on
+        # whole to the route when that model refuses it (FastAPI's answer).
         chunks, more = [], True
         while more:
             message = await receive()
@@ -118,52 +103,37 @@ class HotReads:
             sent = True
             return {"type": "http.request", "body": raw, "more_body": False}
 
-        scope["path_params"] = {"namespace": values[0], "table": values[1]}
-        scope["route"] = self.routes["sign_request"]
-        scope["app"] = self.api
+        name, model = hot.body
         try:
-            request = Request(scope, replay)
-            guard = self.api.state.guard
-            if guard is not None:
-                await guard.check_async(request, RULES["sign_request"])
-            c = Call(request)
-            t = target(c.ref, namespace_key(values[0]), values[1])
-            response = await sign_answer(c, request, t, RemoteSignRequest.model_validate_json(raw),
-                                         count_refusals=False)
-        except Exception:
-            sent = False
+            body = model.model_validate_json(raw)
+        except ValidationError:
             await self.app(scope, replay, send)
             return
-        await response(scope, replay, send)
+        await self._answer(hot, values, scope, replay, send, {name: body})
 
-    async def _answer(self, name: str, request: Request) -> Response:
-        """What the route ``name`` answers, made by the same calls."""
-        guard = self.api.state.guard
-        if guard is not None and RULES[name].privilege is not None:
-            await guard.check_async(request, RULES[name])
-        c = Call(request)
-        params = request.scope["path_params"]
-        ns = namespace_key(params["namespace"])
-        if name == "load_namespace":
-            return json_response({"namespace": list(ns.elements),
-                                  "properties": await c.read(c.svc.namespaces.load, c.ref, ns)})
-        t = target(c.ref, ns, params["table" if name == "load_table" else "view"])
-        if name == "load_view":
-            return loaded_or_not_modified(await c.read(c.svc.views.load, t), request)
-        if delegating(c, request.headers.get(HEADER)):
-            raise _Unusual  # credentials to vend, privileges to weigh: the route does it
-        return table_answer(c, request, t, await c.read(c.svc.tables.load, t, None, None),
-                            conditional=True)
-
-
-class _Unusual(Exception):
-    """A request the route answers (the application is called instead)."""
+    async def _answer(self, hot: _Hot, values: tuple[str, ...], scope: Scope,
+                      receive: Receive, send: Send, extra: dict[str, Any]) -> None:
+        """The route's answer, made by its endpoint; a failure answered as
+        the application answers it."""
+        params = dict(zip(hot.params, values, strict=True))
+        scope["path_params"] = params
+        scope["route"] = hot.route  # the template, for metrics and the log
+        scope["app"] = self.api
+        request = Request(scope, receive)
+        try:
+            guard = self.api.state.guard
+            if guard is not None and hot.rule.privilege is not None:
+                await guard.check_async(request, hot.rule)
+            response = await hot.endpoint(request, **params, **extra)
+        except Exception as e:
+            response = await answer_for(request, e)
+        await response(scope, receive, send)
 
 
-def _match(path: str) -> tuple[str, tuple[str, ...], tuple[str, ...]] | None:
-    """The route a path is for, its parameter names and their values."""
-    for name, pattern, params in _ROUTES:
-        m = pattern.match(path)
+def _match(routes: list[_Hot], path: str) -> tuple[_Hot, tuple[str, ...]] | None:
+    """The hot route a path is for, and its parameters' values."""
+    for hot in routes:
+        m = hot.pattern.match(path)
         if m is not None:
-            return name, params, m.groups()
+            return hot, m.groups()
     return None

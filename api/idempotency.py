@@ -11,9 +11,10 @@ ETag) — unless the request differs
 query, body and the headers that change what it does), which is the spec's
 422 and runs nothing. Otherwise it runs;
 a write it makes records the key and its answer in the commit's own
-transaction (store.idempotency), so the record exists if and only if the
-commit landed, and the route answers with that very answer (``answering``:
-made once, so a replay is the first answer byte for byte). Answers of
+transaction (store.idempotency, through catalog.kernel), so the record
+exists if and only if the commit landed, and the route answers with that
+very answer (``answering``: made once, so a replay is the first answer
+byte for byte). Answers of
 requests that committed nothing are recorded afterwards on their own when
 final: 2xx, and 4xx other than 401, 408, 425 and 429 (the spec's
 "deterministic terminal" answers); 5xx and those four are not kept, and a
@@ -42,23 +43,19 @@ from starlette.concurrency import run_in_threadpool
 
 from api.asgi import Scope
 from api.auth.guard import PRINCIPAL, AuthRoute
+from api.auth.policy import RULES
 from api.errors import answer_for
 from api.headers import MEANINGFUL_HEADERS
 from api.paths import BASE, request_ref
 from api.unused import refusing_unused
+from catalog.kernel import Answer, Catalog, KeyTakenError, Once, Recorded
 from core.errors import SapwoodError, UnprocessableError, bad_request
 from core.refs import parse_ref
-from store.idempotency import Answer, IdempotencyKeys, KeyTakenError, Once, Recorded
 
 HEADER = "Idempotency-Key"
 REPLAYED = "Idempotent-Replayed"
 ONCE = "sapwood.once"  # the request's Once, in its scope
 MUTATING = frozenset({"POST", "PUT", "DELETE"})
-# Routes that change nothing in the catalog: a key is ignored there. The
-# queries sent by POST (the events query, many contents at once) answer
-# what is there now; an answer kept for another request is never theirs.
-EXEMPT = frozenset({"oauth_tokens", "report_metrics", "sign_request", "query_events",
-                    "post_contents"})
 # Answers a retry should not be given again: it may well succeed.
 _TRANSIENT = frozenset({401, 408, 425, 429})
 # The spec's key: a UUID (v7 recommended) in its 36-character form.
@@ -186,7 +183,10 @@ def answering(request: Request, shape: Callable[[Any], Response]) -> Callable[[A
 
 
 def idempotent(handler: Handler, route_name: str, template: str) -> Handler:
-    if route_name in EXEMPT:
+    # A route that changes nothing in the catalog (api.auth.policy: the
+    # queries sent by POST answer what is there now): a key is ignored
+    # there, and an answer kept for another request is never its answer.
+    if RULES[route_name].changes_nothing:
         return handler
 
     async def run(request: Request) -> Response:
@@ -197,7 +197,8 @@ def idempotent(handler: Handler, route_name: str, template: str) -> Handler:
             raise bad_request(f"Invalid {HEADER} header {key[:64]!r}: expected a UUID "
                               "(36 characters, e.g. a UUIDv7)")
         state = request.app.state
-        keys: IdempotencyKeys = state.idempotency
+        # The app's catalog, not one bound to the caller: a key names no commit.
+        catalog: Catalog = state.services.catalog
         lifetime_s: int = state.idempotency_lifetime_s
         found = request.scope.get(PRINCIPAL)
         who = found.name if found is not None else "anonymous"
@@ -205,9 +206,9 @@ def idempotent(handler: Handler, route_name: str, template: str) -> Handler:
 
         async def find() -> Recorded | None:
             # A read like any other: on the event loop for SQLite (api.deps.Call.read).
-            if state.services.inline_reads:
-                return keys.find(who, key, _now_us())
-            return await run_in_threadpool(keys.find, who, key, _now_us())
+            if state.services.local_reads:
+                return catalog.kept(who, key, _now_us())
+            return await run_in_threadpool(catalog.kept, who, key, _now_us())
 
         async with state.key_locks.of(who, key):
             now = _now_us()
@@ -227,7 +228,7 @@ def idempotent(handler: Handler, route_name: str, template: str) -> Handler:
                 response = await answer_for(request, e)
             if once.recorded is not None or not _final(response.status_code):
                 return response
-            other = await run_in_threadpool(keys.record, once, to_answer(response), _now_us())
+            other = await run_in_threadpool(catalog.keep, once, to_answer(response), _now_us())
             return response if other is None else _kept(other, digest, key)
 
     return run

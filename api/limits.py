@@ -21,9 +21,9 @@ from catalog.limits import TABLE_FORMATS as TABLE_FORMATS
 from catalog.limits import unsupported_format as unsupported_format
 from core.keys import MAX_ELEMENTS, MAX_LENGTH
 from core.numbers import INT64_MAX, INT64_MIN
+from core.pages import MAX_PAGE
 from core.refs import MAX_ANCESTORS
 from core.sql import budget as sql_budget
-from store.refs import MAX_PAGE
 
 # A request body, unless SAPWOOD_MAX_BODY_BYTES says otherwise. Spark's and
 # PyIceberg's largest bodies (a commit with its snapshots and schemas) are

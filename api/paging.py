@@ -54,9 +54,7 @@ def _keys(request: Request) -> tuple[AESGCM, bytes]:
     state = request.app.state
     keys: tuple[AESGCM, bytes] | None = getattr(state, "page_token_keys", None)
     if keys is None:
-        guard = getattr(state, "guard", None)
-        store = guard.store if guard is not None else state.services.catalog.store
-        secret = store.auth.current().signing_key.encode()
+        secret = state.services.access.signing_key().encode()
         key = HKDF(algorithm=hashes.SHA256(), length=64, salt=None, info=_INFO).derive(secret)
         keys = state.page_token_keys = (AESGCM(key[:32]), key[32:])
     return keys

@@ -7,12 +7,11 @@ import socket
 from collections.abc import Callable
 
 import uvicorn
-from sqlalchemy.engine import make_url
 from uvicorn.supervisors import Multiprocess
 
 from api.auth.config import AuthSettings, refuse_open_bind
 from api.settings import Settings
-from store import Store
+from catalog.services import prepare_database
 
 APP = "api.app:app_from_env"
 
@@ -40,8 +39,7 @@ def start(database: str | None, warehouse: str | None, host: str, port: int, wor
         say(f"warning: serving an OPEN catalog on {host} (--insecure): anyone who "
             "reaches this address can read and change everything", True)
     settings = Settings.resolve(database, warehouse)
-    Store(settings.database_url).close()  # create or upgrade the schema once, up front
-    safe = make_url(settings.database_url).render_as_string(hide_password=True)
+    safe = prepare_database(settings.database_url)  # its schema made or upgraded, up front
     say(f"Sapwood: database {safe}, warehouse {settings.warehouse}, authentication "
         f"{'on' if auth_settings.configured else 'off'}", False)
     for line in banner(host, port):

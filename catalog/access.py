@@ -1,6 +1,8 @@
-"""Who may use the catalog, as data in its own database: API keys (the
-credential is returned once; only a salted hash is kept) and the starter
-configuration ``sapwood init --auth`` writes; the JSON of the grants."""
+"""Who may use the catalog, as data in its own database: what the API's
+guard reads and the grants routes change (``Access``: the principals, keys,
+grants and protected references of one moment, ``AuthData``), API keys
+(the credential is returned once; only a salted hash is kept), the starter
+configuration ``sapwood init --auth`` writes, and the JSON of the grants."""
 
 from __future__ import annotations
 
@@ -9,7 +11,41 @@ from typing import Any
 from core.auth import Privilege
 from core.secrets import hash_secret, new_key
 from store import Store
-from store.auth import AuthData
+from store.auth import AuthData as AuthData
+
+
+class Access:
+    """The auth data (store.auth: one snapshot per generation, reloaded when
+    any change bumped it), and the changes the grants routes make; each
+    change answers the data as it is after it."""
+
+    def __init__(self, store: Store) -> None:
+        self.auth = store.auth
+
+    def current(self) -> AuthData:
+        return self.auth.current()
+
+    def signing_key(self) -> str:
+        """The catalog's signing key (made by migration 0003, never changed,
+        the same for every replica): tokens, page tokens, the UI's forms."""
+        return self.auth.current().signing_key
+
+    def add_grant(self, grantee: str, privilege: str, refs: str = "*",
+                  namespace: tuple[str, ...] = ()) -> AuthData:
+        self.auth.add_grant(grantee, privilege, refs, namespace)
+        return self.auth.current()
+
+    def revoke_grant(self, grant_id: int) -> AuthData:
+        self.auth.revoke_grant(grant_id)
+        return self.auth.current()
+
+    def protect(self, pattern: str) -> AuthData:
+        self.auth.protect(pattern)
+        return self.auth.current()
+
+    def unprotect(self, pattern: str) -> AuthData:
+        self.auth.unprotect(pattern)
+        return self.auth.current()
 
 
 def create_key(store: Store, principal: str, description: str = "") -> str:

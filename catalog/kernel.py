@@ -39,7 +39,10 @@ from core.errors import (
 from core.keys import ContentKey
 from core.refs import RefSpec, branch_to_write
 from store import Store
-from store.idempotency import Once
+from store.idempotency import Answer as Answer
+from store.idempotency import KeyTakenError as KeyTakenError
+from store.idempotency import Once as Once
+from store.idempotency import Recorded as Recorded
 from store.locations import Claim
 
 T = TypeVar("T")
@@ -125,13 +128,40 @@ class Catalog:
         _, now = self.store.lookup(ref, keys)
         return any(getattr(c, "metadata_location", None) in files for c in now.values())
 
+    def seeing(self, sees: Callable[[str], bool]) -> Catalog:
+        """The catalog as one caller reaches it: a hash prefix anything of it
+        resolves names only the commits ``sees`` accepts (store.reads);
+        files, caches and connections are shared."""
+        return Catalog(self.store.seeing(sees), self.files, self.locations)
+
+    @property
+    def local_reads(self) -> bool:
+        """Whether a read at a head is local file access (SQLite), not a
+        round trip to a database server: a caller may run it inline."""
+        return self.store.db.dialect == "sqlite"
+
     # -- reads -------------------------------------------------------------------
+    def resolve(self, ref: RefSpec | str) -> ResolvedRef:
+        """The commit ``ref`` names (and whether a write may go there)."""
+        return self.store.resolve(ref)
+
     def read(self, ref: RefSpec | str, keys: Sequence[ContentKey],
              ) -> tuple[ResolvedRef, dict[ContentKey, Content]]:
         return self.store.lookup(ref, keys)
 
     def get(self, ref: RefSpec | str, key: ContentKey) -> Content | None:
         return self.store.lookup(ref, [key])[1].get(key)
+
+    # -- requests that take effect once (store.idempotency) ----------------------
+    def kept(self, principal: str, key: str, now_us: int) -> Recorded | None:
+        """The answer kept for a principal's Idempotency-Key (None: none, or
+        it expired)."""
+        return self.store.keys.find(principal, key, now_us)
+
+    def keep(self, once: Once, answer: Answer, now_us: int) -> Recorded | None:
+        """Keep the answer of a request that made no commit; what is kept
+        instead when another request with the key got there first."""
+        return self.store.keys.record(once, answer, now_us)
 
     # -- writes ------------------------------------------------------------------
     def write(self, ref: RefSpec, keys: Sequence[ContentKey], who: Who,

@@ -43,9 +43,9 @@ def database_url(database: str | None, data: Path | None = None) -> str:
 
 def safe_url(url: str) -> str:
     """A database URL as it may be printed (no password)."""
-    from sqlalchemy.engine import make_url
+    from store.db import shown_url
 
-    return make_url(url).render_as_string(hide_password=True)
+    return shown_url(url)
 
 
 def existing(url: str, warehouse: str | None = None) -> str:
@@ -305,10 +305,9 @@ def import_(source: str | None = typer.Argument(
                            "SAPWOOD_DATABASE_URL, else sapwood.db in the data directory); "
                            "a new, empty one for an export file"),
             data_dir: Path | None = DataDirOpt) -> None:
-    """Load an export, or a Nessie repository, into a catalog (created here,
-    if need be).
+    """Load an export or a Nessie repository into a catalog.
 
-    An export keeps the same commits and hashes as the catalog it came from.
+    The catalog is created here if need be. An export keeps the same commits and hashes as the catalog it came from.
     --from-nessie copies Nessie's references and commits (authors, messages,
     times, properties, every table, view and namespace) and can be run again:
     it continues an interrupted import and adds only new commits

@@ -13,6 +13,17 @@ reading a message's text.
     forbidden (403)     ForbiddenError
     gone (410)          HistoryExpiredError: past every reference's retention
     unavailable (503)   UnavailableError: try again later
+
+The catalog database failing under a request is not a failure of the
+request: ``DatabaseFailure`` is no SapwoodError, so no code that weighs a
+request's failures (``except SapwoodError``) takes it for one, and it passes
+up to the HTTP layer whole:
+
+    unavailable (503)   DatabaseUnavailableError: try again later
+    a bug (500)         DatabaseError: refused what the store did not expect
+
+The store turns its driver's failures into these (store.faults): nothing
+of SQLAlchemy, sqlite3 or psycopg is raised above store/.
 """
 
 from __future__ import annotations
@@ -177,6 +188,40 @@ class UnavailableError(SapwoodError):
 
 class IncompatibleStoreError(SapwoodError):
     """The database holds data in a storage format this version cannot read."""
+
+
+# -- the catalog database failing (503, 500) ---------------------------------------
+class DatabaseFailure(Exception):
+    """The catalog database failed under a request. ``message`` is what a
+    client is told (nothing of the database: no host, no statement);
+    ``cause`` names the driver's error class, for the server's log."""
+
+    def __init__(self, message: str, cause: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.cause = cause
+
+
+class DatabaseUnavailableError(DatabaseFailure):
+    """The database does not answer (stopped, restarting, the network gone,
+    SQLite locked past its busy timeout, a transaction PostgreSQL could not
+    serialize): the same request may succeed later."""
+
+    MESSAGE = "the catalog database is unavailable; retry later"
+
+    def __init__(self, cause: str, retry_after_s: int = 5) -> None:
+        super().__init__(self.MESSAGE, cause)
+        self.retry_after_s = retry_after_s
+
+
+class DatabaseError(DatabaseFailure):
+    """The database refused a statement the store did not expect it to
+    refuse (a constraint it does not check first, a malformed statement):
+    a bug. Told by the driver's error class alone; its text (which may quote
+    the statement and its values) stays with the cause, in the log."""
+
+    def __init__(self, cause: str) -> None:
+        super().__init__(cause, cause)
 
 
 # -- the messages clients rely on (the REST spec's shapes) -------------------------

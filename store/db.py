@@ -22,6 +22,7 @@ from sqlalchemy.pool import NullPool
 from core.errors import InvalidInputError
 from store.connections import DedicatedConnections
 from store.data_version import DataVersion
+from store.faults import Faults
 
 SQLITE_BUSY_TIMEOUT_S = 60
 # Per process: commits on one branch serialize anyway; more would only hold
@@ -31,6 +32,11 @@ WRITER_CONNECTIONS = 8
 
 def default_database_url(data_dir: str | os.PathLike[str]) -> str:
     return f"sqlite:///{Path(data_dir).resolve() / 'sapwood.db'}"
+
+
+def shown_url(url: str) -> str:
+    """The database URL as it may be printed or logged: no password."""
+    return make_url(url).render_as_string(hide_password=True)
 
 
 def catalog_missing(url: str) -> str | None:
@@ -105,76 +111,87 @@ class Database:
         # Reads outside transactions (each statement sees the latest commit).
         self.readers = DedicatedConnections(self.read_engine, size=WRITER_CONNECTIONS,
                                             autocommit=self.dialect == "postgresql")
-        dbapi = self.write_engine.dialect.loaded_dbapi
-        # After these the writer's own connection is not trusted again.
-        self._dbapi_disconnects = (dbapi.OperationalError, dbapi.InterfaceError)
-        # Errors after which a write may be re-planned on a fresh connection
-        # (SQLite has no connection to lose: its OperationalErrors are locks).
-        self.connection_errors: tuple[type[Exception], ...] = (
-            self._dbapi_disconnects if self.dialect == "postgresql" else ())
+        # What the driver raises, and the domain error each becomes when it
+        # leaves these ways into the database (store.faults).
+        self.faults = Faults(self.write_engine.dialect.loaded_dbapi, self.dialect)
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
-        with self.read_engine.connect() as conn:
-            yield conn
+        try:
+            with self.read_engine.connect() as conn:
+                yield conn
+        except self.faults.driver as e:
+            raise self.faults.of(e) from e
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
-        with self.write_engine.begin() as conn:
-            yield conn
+        try:
+            with self.write_engine.begin() as conn:
+                yield conn
+        except self.faults.driver as e:
+            raise self.faults.of(e) from e
 
     @contextmanager
     def raw_write(self) -> Iterator[Any]:
         """One transaction on a dedicated writer connection, for the hot write
         path (prebuilt SQL, no statement compilation; see store.connections).
         Yields a cursor."""
-        c = self.writers.acquire()
-        broken = False
         try:
-            c.cursor.execute(self._begin)
-            yield c.cursor
-            c.cursor.execute("COMMIT")
-        except BaseException as e:
-            broken = isinstance(e, self._dbapi_disconnects)
+            c = self.writers.acquire()
+            broken = False
             try:
-                c.cursor.execute("ROLLBACK")
-            except Exception:
-                broken = True
-                raise e from None
-            raise
-        finally:
-            self.writers.release(c, broken)
+                c.cursor.execute(self._begin)
+                yield c.cursor
+                c.cursor.execute("COMMIT")
+            except BaseException as e:
+                broken = isinstance(e, self.faults.disconnects)
+                try:
+                    c.cursor.execute("ROLLBACK")
+                except Exception:
+                    broken = True
+                    raise e from None
+                raise
+            finally:
+                self.writers.release(c, broken)
+        except self.faults.driver as e:
+            raise self.faults.of(e) from e
 
     def run_statement(self, sql: str, params: tuple[object, ...]) -> int:
         """One statement that is atomic on its own (PostgreSQL: no BEGIN and
         COMMIT round trips), on a writer connection. Returns its rowcount."""
-        c = self.writers.acquire()
-        broken = False
         try:
-            c.cursor.execute(sql, params)
-            return int(c.cursor.rowcount)
-        except self._dbapi_disconnects:
-            broken = True
-            raise
-        finally:
-            self.writers.release(c, broken)
+            c = self.writers.acquire()
+            broken = False
+            try:
+                c.cursor.execute(sql, params)
+                return int(c.cursor.rowcount)
+            except self.faults.disconnects:
+                broken = True
+                raise
+            finally:
+                self.writers.release(c, broken)
+        except self.faults.driver as e:
+            raise self.faults.of(e) from e
 
     def raw_read(self, sql: str, params: tuple[object, ...]) -> list[Any]:
         """Rows of one prebuilt query on a dedicated reader connection: the
         per-request read (a ref's head) without SQLAlchemy's per-call cost. A
         PostgreSQL connection found dead is replaced and the query asked again."""
-        for attempt in (1, 2):
-            c = self.readers.acquire()
-            broken = False
-            try:
-                c.cursor.execute(sql, params)
-                return list(c.cursor.fetchall())
-            except self.connection_errors:
-                broken = True
-                if attempt == 2:
-                    raise
-            finally:
-                self.readers.release(c, broken)
+        try:
+            for attempt in (1, 2):
+                c = self.readers.acquire()
+                broken = False
+                try:
+                    c.cursor.execute(sql, params)
+                    return list(c.cursor.fetchall())
+                except self.faults.connection_lost:
+                    broken = True
+                    if attempt == 2:
+                        raise
+                finally:
+                    self.readers.release(c, broken)
+        except self.faults.driver as e:
+            raise self.faults.of(e) from e
         raise AssertionError("unreachable")
 
     @property
@@ -196,6 +213,16 @@ class Database:
             return self.change_token()
         rows = self.raw_read("SELECT pg_current_snapshot()::text", ())
         return str(rows[0][0]) if rows else None
+
+    def pools(self) -> dict[str, tuple[int, int]]:
+        """Each engine's pooled connections: (in use, idle), by pool ("read",
+        "write"); a pool that does not count them is left out."""
+        out = {}
+        for name, engine in (("read", self.read_engine), ("write", self.write_engine)):
+            p: Any = engine.pool
+            if hasattr(p, "checkedout"):
+                out[name] = (int(p.checkedout()), int(p.checkedin()))
+        return out
 
     def dispose(self) -> None:
         if self.watch is not None:

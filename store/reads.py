@@ -4,7 +4,7 @@ at whatever commit a spec names."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from contextvars import ContextVar
+from typing import Self
 
 from sqlalchemy import select
 
@@ -22,6 +22,7 @@ from core.errors import CommitNotFoundError, ContentNotFoundError
 from core.instants import to_micros
 from core.keys import SEP, ContentKey
 from core.missing import ambiguous_prefix, no_such_commit
+from core.pages import clamp_page_size, decode_token, encode_token
 from core.refs import HASH_LENGTH, Ancestor, AtInstant, Parent, RefSpec, parse_ref
 from store.changes import ChangeIndex
 from store.db import Database
@@ -29,16 +30,11 @@ from store.history import History
 from store.index import KeyIndex
 from store.indexed_history import chain_log, reached_puts
 from store.objects import ObjectReader
-from store.refs import Refs, clamp_page_size, decode_token, encode_token
+from store.refs import Refs
 from store.retention import Retention
 from store.schema import COMMITS
 from store.state import IndexState, StateIndex
 
-# Which commits a hash prefix may name while one caller is served (the API
-# sets it, per request, to the commits that caller may see): a prefix
-# resolves as if no other commit existed. Unset, every commit counts.
-PREFIX_SCOPE: ContextVar[Callable[[str], bool] | None] = ContextVar(
-    "sapwood_prefix_scope", default=None)
 # How many commits sharing a prefix are weighed; in a store with fewer than
 # 2^32 commits, 8 hex characters are shared by a handful at most.
 PREFIX_MATCHES = 64
@@ -55,6 +51,9 @@ class Reads:
         self.states = StateIndex(index)  # tree + a commit's delta
         self.refs = refs
         self.history = history
+        # Which commits a hash prefix may name (None: every commit): those
+        # the caller these reads serve may see (``seeing``).
+        self.sees: Callable[[str], bool] | None = None
 
     # -- resolution --------------------------------------------------------------
     def resolve(self, spec: str | RefSpec) -> ResolvedRef:
@@ -104,11 +103,21 @@ class Reads:
             raise CommitNotFoundError(f"'{spec}': no commit at or before {part}")
         return nxt
 
+    def seeing(self, sees: Callable[[str], bool]) -> Self:
+        """These reads (and the writes of a Store) for one caller: a hash
+        prefix names only the commits ``sees`` accepts, as if no other
+        commit existed (a caller learns nothing of the commits it may not
+        see from a prefix). The rest is shared: caches, connections."""
+        scoped = object.__new__(type(self))  # a copy (once per request: cheaper than copy's)
+        scoped.__dict__.update(self.__dict__)
+        scoped.sees = sees
+        return scoped
+
     def full_hash(self, prefix: str) -> str:
         if len(prefix) == HASH_LENGTH:
             self.reader.commit(prefix)
             return prefix
-        seen = PREFIX_SCOPE.get()
+        seen = self.sees
         found = self.hashes_with_prefix(prefix, 2 if seen is None else PREFIX_MATCHES)
         if seen is not None:
             found = [h for h in found if seen(h)]

@@ -3,7 +3,6 @@ store, and it only moves by compare-and-swap; every move is journaled."""
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Callable
 
 from sqlalchemy import Connection, delete, insert, select, update
@@ -18,6 +17,7 @@ from core.errors import (
 )
 from core.instants import from_micros
 from core.missing import no_such_commit, no_such_ref_at, no_such_reference
+from core.pages import MAX_PAGE, clamp_page_size, decode_token, encode_token
 from core.refs import validate_ref_name
 from store import cutoff_index
 from store.db import Database
@@ -25,7 +25,6 @@ from store.events import EventLog
 from store.idempotency import Answer, IdempotencyKeys, Once
 from store.schema import COMMITS, REFLOG, REFS
 
-MAX_PAGE = 1000
 _HEADS_KEPT = 4096
 _TYPES = {t.value: t for t in RefType}
 
@@ -106,19 +105,20 @@ class Refs:
         validate_ref_name(name)
         now = self.clock()
         made = Reference(name, ref_type, hash_)
-        try:
-            with self.db.write() as conn:
-                exists = conn.execute(select(COMMITS.c.hash).where(COMMITS.c.hash == hash_)).first()
-                if exists is None:
-                    raise no_such_commit(hash_)
+        with self.db.write() as conn:
+            exists = conn.execute(select(COMMITS.c.hash).where(COMMITS.c.hash == hash_)).first()
+            if exists is None:
+                raise no_such_commit(hash_)
+            try:
                 conn.execute(insert(REFS).values(name=name, type=ref_type.value, head=hash_,
                                                  created_us=now,
                                                  **cutoff_index.created(conn, name, ref_type,
                                                                         hash_)))
-                self.journal(conn, name, ref_type, None, hash_, now, principal, reason)
-                answer = self._record(conn, once, made, now)
-        except IntegrityError:
-            raise ReferenceAlreadyExistsError(f"reference '{name}' already exists") from None
+            except IntegrityError:  # the name is taken (the transaction rolls back)
+                raise ReferenceAlreadyExistsError(
+                    f"reference '{name}' already exists") from None
+            self.journal(conn, name, ref_type, None, hash_, now, principal, reason)
+            answer = self._record(conn, once, made, now)
         _landed(once, answer)
         return made
 
@@ -199,29 +199,6 @@ class Refs:
             rows = conn.execute(q).all()
         return [ReflogEntry(r.ref, RefType(r.ref_type), r.old_hash, r.new_hash,
                             from_micros(r.at_us), r.principal, r.reason) for r in rows]
-
-
-def encode_token(value: str) -> str:
-    return base64.urlsafe_b64encode(value.encode()).decode().rstrip("=")
-
-
-def decode_token(token: str) -> str:
-    try:
-        raw = base64.b64decode(token + "=" * (-len(token) % 4), altchars=b"-_", validate=True)
-        value = raw.decode()
-    except (ValueError, UnicodeDecodeError):
-        raise InvalidInputError(f"invalid page token {token!r}") from None
-    if not value:
-        raise InvalidInputError(f"invalid page token {token!r}")
-    return value
-
-
-def clamp_page_size(size: int | None) -> int:
-    if size is None:
-        return MAX_PAGE
-    if size < 1:
-        raise InvalidInputError(f"page size must be at least 1, got {size}")
-    return min(size, MAX_PAGE)
 
 
 def _landed(once: Once | None, answer: Answer | None) -> None:

@@ -38,6 +38,7 @@ from store.changes import Ancestry, ChangeIndex
 from store.commit_records import CommitRecord
 from store.db import Database
 from store.events import EventLog
+from store.faults import ConnectionLostError
 from store.idempotency import Answer, IdempotencyKeys, Once
 from store.locations import LocationIndex
 from store.nodes import Node, stamp
@@ -250,7 +251,7 @@ class BranchWriter:
             return self._write(head, ws, principal)
         except _Moved:
             return self._locked(head.name, plan, principal)
-        except self.db.connection_errors:
+        except ConnectionLostError:
             # The connection broke (server restart, dropped idle connection)
             # and whether the write landed is unknown. Re-plan against the
             # head read afresh: a change that did land is refused by the

@@ -1,5 +1,8 @@
 """The layers import one way (docs/architecture.md): api → catalog → store →
-core, and cli → catalog → store → core; spark imports none of them. Every
+core, and cli → catalog → store → core; spark imports none of them. The
+API's only door to the store is the catalog: it imports no store module and
+reaches for no ``store`` attribute, and nothing of the database driver
+(SQLAlchemy, sqlite3, psycopg) is imported outside store/. Every
 import counts — at the top of a module, inside a function, under
 TYPE_CHECKING — and no module of ours may reach itself through its imports.
 Inside catalog/, a small kernel of loose modules and a package per feature,
@@ -20,16 +23,21 @@ ALLOWED = {
     "core": {"core"},
     "store": {"store", "core"},
     "catalog": {"catalog", "store", "core"},
-    "api": {"api", "catalog", "store", "core"},
+    "api": {"api", "catalog", "core"},
     "cli": {"cli", "catalog", "store", "core", "spark"},
     "spark": {"spark"},
 }
+# The database and its drivers: the store's alone (it raises core.errors'
+# DatabaseFailure for what they raise: store.faults).
+DRIVERS = {"sqlalchemy", "sqlite3", "psycopg"}
 # Libraries a package must not use, whatever it imports of ours.
 FORBIDDEN = {
-    "core": {"sqlalchemy", "fastapi", "starlette", "uvicorn", "fsspec", "httpx", "pyspark"},
+    "core": {*DRIVERS, "fastapi", "starlette", "uvicorn", "fsspec", "httpx", "pyspark"},
     "store": {"fastapi", "starlette", "uvicorn"},
-    "catalog": {"fastapi", "starlette", "uvicorn"},
-    "cli": {"fastapi", "starlette", "uvicorn"},
+    "catalog": {*DRIVERS, "fastapi", "starlette", "uvicorn"},
+    "api": DRIVERS,
+    "cli": {*DRIVERS, "fastapi", "starlette", "uvicorn"},
+    "spark": DRIVERS,
 }
 # The command line's one way into the HTTP layer: ``sapwood serve`` starts it.
 ENTRY_POINTS = {("cli", "api.server")}
@@ -229,6 +237,18 @@ def test_no_arrow_back_up_inside_catalog() -> None:
 
 def test_imports_point_one_way() -> None:
     assert layer_violations() == []
+
+
+def test_the_api_reaches_the_store_only_through_the_catalog() -> None:
+    """No ``….store`` in api/: what a route needs of the store is a method of
+    the catalog (catalog.versioning, catalog.access, catalog.health, the
+    feature packages), not the catalog's store reached through it."""
+    found = []
+    for _, path in modules("api"):
+        tree = ast.parse(path.read_text(), str(path))
+        found += [f"{path.relative_to(ROOT)}:{node.lineno}" for node in ast.walk(tree)
+                  if isinstance(node, ast.Attribute) and node.attr == "store"]
+    assert found == []
 
 
 def test_no_module_reaches_itself() -> None:

@@ -13,17 +13,16 @@ from typing import Any
 from api.auth.config import AuthSettings
 from api.auth.errors import OAuthError, Unauthorized
 from api.auth.tokens import InvalidToken, Verifier, mint, token_response
+from catalog.access import Access, AuthData
 from core.auth import Principal
 from core.secrets import verify_secret
-from store import Store
-from store.auth import AuthData
 
 _VERIFIED_CACHE = 10_000
 
 
 class Authenticator:
-    def __init__(self, store: Store, settings: AuthSettings) -> None:
-        self.store = store
+    def __init__(self, access: Access, settings: AuthSettings) -> None:
+        self.access = access
         self.settings = settings
         self.verifier = Verifier(settings)
         # Secrets already checked, by a digest of the key id, the secret sent
@@ -35,7 +34,7 @@ class Authenticator:
         self._lock = threading.Lock()
 
     def authenticate(self, authorization: str | None) -> tuple[Principal, AuthData]:
-        data = self.store.auth.current()
+        data = self.access.current()
         if not authorization:
             raise Unauthorized("Authentication required: send 'Authorization: Bearer <token>' "
                                "(a token from /iceberg/v1/oauth/tokens, or an API key "
@@ -95,7 +94,7 @@ class Authenticator:
     def issue(self, form: dict[str, str], authorization: str | None) -> dict[str, Any]:
         """OAuth2 client credentials (RFC 6749 §4.4) and token exchange
         (RFC 8693, which Iceberg's Java client uses to refresh)."""
-        data = self.store.auth.current()
+        data = self.access.current()
         grant = form.get("grant_type")
         ttl = self.settings.token_ttl_s
         if grant == "client_credentials":

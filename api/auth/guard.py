@@ -22,6 +22,8 @@ from api.auth.config import AuthSettings
 from api.auth.errors import Forbidden
 from api.auth.policy import RULES, Rule
 from api.paths import namespace_key, ref_param, request_ref
+from catalog.access import AuthData
+from catalog.services import CatalogServices
 from catalog.targets import target
 from catalog.views.via_views import NotLent, parse_chain
 from core.auth import Principal, Privilege
@@ -29,23 +31,25 @@ from core.errors import SapwoodError
 from core.keys import ContentKey
 from core.missing import ambiguous_prefix, missing_reference, no_such_commit
 from core.refs import RefSpec, parse_ref
-from store import Store
-from store.auth import AuthData
-from store.reads import PREFIX_SCOPE
 
 PRINCIPAL = "sapwood.principal"
 _DATA = "sapwood.auth"
+# Set once the rule held: which commits the caller sees (a hash prefix it
+# names resolves among those alone: api.deps.services_of binds the
+# request's services to it).
+SEES = "sapwood.sees"
 # Set when a read was let in through views (``referenced-by``): their names.
 VIA_VIEWS = "sapwood.via_views"
 ANONYMOUS = Principal("anonymous")
 
 
 class Guard:
-    def __init__(self, store: Store, settings: AuthSettings) -> None:
-        self.store = store
+    def __init__(self, services: CatalogServices, settings: AuthSettings) -> None:
+        # The references and commits the grants are weighed against.
+        self.versioning = services.versioning
         self.settings = settings
-        self.authn = Authenticator(store, settings)
-        self.inline = store.db.dialect == "sqlite"
+        self.authn = Authenticator(services.access, settings)
+        self.inline = services.local_reads
         # Checks a referenced-by chain (ref, views, key, what the caller may
         # read, what a principal may read); set by the app.
         self.views_check: Callable[[RefSpec, list[ContentKey], ContentKey,
@@ -64,7 +68,7 @@ class Guard:
             return
         if rule.ref == "any":  # the privilege on some reference (what it shows is filtered)
             if not any(data.policy.reaches(who, rule.privilege, r.name)
-                       for r in _all_refs(self.store)):
+                       for r in self.versioning.all_references()):
                 raise Forbidden(f"Principal '{who.name}' lacks the '{rule.privilege.value}' "
                                 "privilege on every reference")
             return
@@ -145,11 +149,11 @@ class Guard:
 
     async def check_async(self, request: Request, rule: Rule) -> None:
         """``check`` from the event loop: inline when the auth data is cached
-        in process, else in the thread pool (it reads the database). Then,
-        for the rest of the request (its task, and the threads it hands work
-        to), a hash prefix names only commits the caller sees. A rule that
-        asks about every reference, or a request naming a commit by hash
-        (which references hold it?), reads the store at length: the pool."""
+        in process, else in the thread pool (it reads the database). Then
+        the request carries which commits the caller sees (``SEES``): a hash
+        prefix it names resolves among those alone. A rule that asks about
+        every reference, or a request naming a commit by hash (which
+        references hold it?), reads the store at length: the pool."""
         if self.inline and not self._long(request, rule):
             self.check(request, rule)
         else:
@@ -157,7 +161,7 @@ class Guard:
         privilege = rule.privilege
         if privilege is not None:
             who, data = request.scope[PRINCIPAL], request.scope[_DATA]
-            PREFIX_SCOPE.set(lambda h: bool(self._holders(who, data, privilege, h)))
+            request.scope[SEES] = lambda h: bool(self._holders(who, data, privilege, h))
 
     def _long(self, request: Request, rule: Rule) -> bool:
         """Whether checking ``rule`` may walk the references (see check_async)."""
@@ -231,13 +235,13 @@ class Guard:
         only commits the caller sees, any other answers as missing."""
         if spec.hash is None:
             return [spec.name] if spec.name else []
-        store = self.store
+        refs = self.versioning
         if spec.name is not None:
             if not self._sees(who, data, privilege, spec.name):
                 raise missing_reference(spec)
-            head = store.get_reference(spec.name).hash
-            found = store.hashes_with_prefix(spec.hash)
-            if len(found) == 1 and store.history.is_ancestor(found[0], head):
+            head = refs.reference(spec.name).hash
+            found = refs.hashes_with_prefix(spec.hash)
+            if len(found) == 1 and refs.is_ancestor(found[0], head):
                 return [spec.name]  # the usual case, answered without the other refs
         holders = self._holding(who, data, privilege, spec.hash)
         if spec.name is None:
@@ -249,7 +253,7 @@ class Guard:
         """The references the caller sees that hold the one commit ``text``
         (a hash or a prefix of one) names among the commits they hold; else
         the store's answer for a hash that names no commit, or several."""
-        visible = [names for h in self.store.hashes_with_prefix(text)
+        visible = [names for h in self.versioning.hashes_with_prefix(text)
                    if (names := self._holders(who, data, privilege, h))]
         if not visible:
             raise no_such_commit(text)
@@ -260,9 +264,9 @@ class Guard:
     def _holders(self, who: Principal, data: AuthData, privilege: Privilege,
                  h: str) -> list[str]:
         """The references the caller sees whose history holds commit ``h``."""
-        store = self.store
-        return [r.name for r in _all_refs(store) if self._sees(who, data, privilege, r.name)
-                and store.history.is_ancestor(h, r.hash)]
+        refs = self.versioning
+        return [r.name for r in refs.all_references()
+                if self._sees(who, data, privilege, r.name) and refs.is_ancestor(h, r.hash)]
 
     # -- for handlers ------------------------------------------------------------------
     def allows_everywhere(self, request: Request, privilege: Privilege) -> bool:
@@ -315,16 +319,6 @@ class Guard:
 
     def principal_of(self, request: Request) -> Principal:
         return request.scope[PRINCIPAL]  # type: ignore[no-any-return]
-
-
-def _all_refs(store: Store) -> list[Any]:
-    out, token = [], None
-    while True:
-        page = store.list_references(token, 1000)
-        out.extend(page.items)
-        token = page.next_token
-        if not token:
-            return out
 
 
 def _forbidden(who: Principal, privilege: Privilege, spec: RefSpec,

@@ -1,6 +1,12 @@
-"""The privilege every route needs, in one table.
+"""What every route needs, in one table, keyed by the route's name: the
+privilege it asks, and what the layers around it must know of it — whether
+it is one of the reads clients send most (``hot``: answered before
+FastAPI's routing by api.hot_reads, and matched first by api.app), whether
+a POST only asks and changes nothing (``changes_nothing``: an
+Idempotency-Key is ignored there, api.idempotency). No other registry
+names routes.
 
-The application refuses to start with auth on when a route is missing here
+The application refuses to start when a route is missing here
 (``check_complete``), and tests/api/test_auth_routes.py walks this table, so
 a new route without a rule fails before it can serve anyone.
 
@@ -35,14 +41,23 @@ class Rule:
     direct_write: bool = False
     # A read that the spec's referenced-by may let in through definer views.
     via_views: bool = False
+    # One of the requests clients send most (Spark loads a table or view per
+    # statement, and signs a request per file): answered before FastAPI's
+    # routing by calling the route's own function (api.hot_reads), and
+    # matched first (api.app); 1 the most often sent.
+    hot: int = 0
+    # A POST that asks and changes nothing in the catalog (a query, a token):
+    # an Idempotency-Key is ignored there (an answer kept for another
+    # request is never its answer).
+    changes_nothing: bool = False
 
 
 PUBLIC = Rule(None)
 
 RULES: dict[str, Rule] = {
     # -- public: discovery and the token endpoint itself ----------------------------
-    "get_config": PUBLIC,
-    "oauth_tokens": PUBLIC,
+    "get_config": Rule(None, hot=4),
+    "oauth_tokens": Rule(None, changes_nothing=True),
     "nessie_config": PUBLIC,
     # -- operations: probes and metrics (no catalog contents) ---------------------------
     "healthz": PUBLIC,
@@ -54,25 +69,25 @@ RULES: dict[str, Rule] = {
     # -- Iceberg REST: namespaces ------------------------------------------------------
     "list_namespaces": Rule(R, key="handler", listing=True),
     "create_namespace": Rule(W, key="handler", direct_write=True),
-    "load_namespace": Rule(R, key="ns"),
+    "load_namespace": Rule(R, key="ns", hot=3),
     "namespace_exists": Rule(R, key="ns"),
     "drop_namespace": Rule(W, key="ns", direct_write=True),
     "update_properties": Rule(W, key="ns", direct_write=True),
     # -- tables -------------------------------------------------------------------------
     "list_tables": Rule(R, key="ns", listing=True),
     "create_table": Rule(W, key="ns", direct_write=True),
-    "load_table": Rule(R, key="ns+table", via_views=True),
+    "load_table": Rule(R, key="ns+table", via_views=True, hot=1),
     "table_exists": Rule(R, key="ns+table"),
     "commit_table": Rule(W, key="ns+table", direct_write=True),
     "drop_table": Rule(W, key="ns+table", direct_write=True),
-    "report_metrics": Rule(R, key="ns+table"),
+    "report_metrics": Rule(R, key="ns+table", changes_nothing=True),
     # Storage access: read to ask at all; what is signed or vended follows
     # the caller's privileges on the table (api.delegated).
-    "sign_request": Rule(R, key="ns+table", via_views=True),
+    "sign_request": Rule(R, key="ns+table", via_views=True, hot=5, changes_nothing=True),
     # The change feed: read on some reference; what it shows is filtered.
     "list_events": Rule(R, ref="any"),
     # The prefix's reference; keys the caller may not read are left out.
-    "query_events": Rule(R, key="handler", listing=True),
+    "query_events": Rule(R, key="handler", listing=True, changes_nothing=True),
     # Webhooks: the owner's read decides what they deliver; handlers check
     # that a webhook is the caller's own unless it holds manage-grants.
     **{name: Rule(R, ref="any") for name in (
@@ -84,7 +99,7 @@ RULES: dict[str, Rule] = {
     # -- views --------------------------------------------------------------------------
     "list_views": Rule(R, key="ns", listing=True),
     "create_view": Rule(W, key="ns", direct_write=True),
-    "load_view": Rule(R, key="ns+view", via_views=True),
+    "load_view": Rule(R, key="ns+view", via_views=True, hot=2),
     "view_exists": Rule(R, key="ns+view"),
     "replace_view": Rule(W, key="ns+view", direct_write=True),
     "drop_view": Rule(W, key="ns+view", direct_write=True),
@@ -108,7 +123,7 @@ RULES: dict[str, Rule] = {
     "entries": Rule(R, ref="ref", key="handler", listing=True),
     "get_content": Rule(R, ref="ref", key="key"),
     "get_contents": Rule(R, ref="ref", key="handler"),
-    "post_contents": Rule(R, ref="ref", key="handler"),
+    "post_contents": Rule(R, ref="ref", key="handler", changes_nothing=True),
     "diff": Rule(R, ref="from_ref"),
     "audit_view": Rule(R, ref="ref", key="key"),
     "view_dependencies": Rule(R, ref="ref", key="key"),

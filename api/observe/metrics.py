@@ -1,7 +1,7 @@
 """Prometheus metrics: requests by route template and status with latency
 histograms (recorded by the edge layer, api.edge), and what the store did —
 commits, conflicts, retries, merges by outcome, cache hit ratios, database
-pool use — read from the store at scrape time. Each app has its own
+pool use — read from the catalog (catalog.health) at scrape time. Each app has its own
 registry, so several apps in one process (tests) do not collide."""
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
+
+from catalog.health import Health
 
 # Latency buckets from a cached read (sub-ms) to a large merge.
 _BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
@@ -40,10 +42,10 @@ class Metrics:
                 kind, "granted" if granted else "refused", reason)
         series.inc()
 
-    def watch(self, store: Any, files: Any = None) -> None:
-        """Report this store's counters, and its caches' and the metadata
-        files' (once the app has opened them)."""
-        self.registry.register(StoreCollector(store, files))
+    def watch(self, health: Health) -> None:
+        """Report the catalog's counters, caches and connections (once the
+        app has opened it: catalog.health)."""
+        self.registry.register(StoreCollector(health))
 
     def observe(self, method: str, route: str, status: int, seconds: float) -> None:
         # The labelled series, looked up once each (labels() validates and
@@ -58,12 +60,11 @@ class Metrics:
 
 
 class StoreCollector(Collector):
-    def __init__(self, store: Any, files: Any = None) -> None:
-        self.store = store
-        self.files = files
+    def __init__(self, health: Health) -> None:
+        self.health = health
 
     def collect(self) -> Iterator[Metric]:
-        stats = self.store.stats
+        counts, merged = self.health.counts(), self.health.merges()
         for name, metric, help_ in (
                 ("commits", "sapwood_store_commits", "Commits written"),
                 ("conflicts", "sapwood_store_conflicts", "Commits refused by the commit rules"),
@@ -75,12 +76,12 @@ class StoreCollector(Collector):
                 ("gc_removed_files", "sapwood_gc_removed_files",
                  "Warehouse files garbage collection removed")):
             c = CounterMetricFamily(metric, help_)
-            c.add_metric([], stats.counts[name])
+            c.add_metric([], counts.get(name, 0))
             yield c
         merges = CounterMetricFamily("sapwood_merges", "Merges and transplants by outcome",
                                      labels=["outcome"])
         for outcome in ("applied", "conflict", "dry_run"):
-            merges.add_metric([outcome], stats.merges[outcome])
+            merges.add_metric([outcome], merged.get(outcome, 0))
         yield merges
         ratio = GaugeMetricFamily("sapwood_cache_hit_ratio",
                                   "Hits ÷ look-ups of the store's in-process caches",
@@ -91,10 +92,7 @@ class StoreCollector(Collector):
         budget = GaugeMetricFamily("sapwood_cache_budget_bytes",
                                    "What each in-process cache may hold, in bytes",
                                    labels=["cache"])
-        caches = {**self.store.reader.caches(),
-                  **({f"files_{k}": v for k, v in self.files.caches().items()}
-                     if self.files is not None else {})}
-        for name, lru in caches.items():
+        for name, lru in self.health.caches().items():
             total = lru.hits + lru.misses
             ratio.add_metric([name], lru.hits / total if total else 0.0)
             held.add_metric([name], float(lru.bytes))
@@ -106,10 +104,7 @@ class StoreCollector(Collector):
         pool = GaugeMetricFamily("sapwood_db_connections",
                                  "Database connections by pool and state",
                                  labels=["pool", "state"])
-        for name, engine in (("read", self.store.db.read_engine),
-                             ("write", self.store.db.write_engine)):
-            p = engine.pool
-            if hasattr(p, "checkedout"):
-                pool.add_metric([name, "in_use"], p.checkedout())
-                pool.add_metric([name, "idle"], p.checkedin())
+        for name, (in_use, idle) in self.health.pools().items():
+            pool.add_metric([name, "in_use"], in_use)
+            pool.add_metric([name, "idle"], idle)
         yield pool

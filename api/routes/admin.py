@@ -5,20 +5,15 @@ gc`` and ``sapwood fsck [--files]`` (docs/operations.md). Need
 
 from __future__ import annotations
 
-import os
-
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
-from api.deps import json_response
+from api.deps import json_response, services_of
 from api.unused import takes_body
 from api.v2.admin_requests import from_query, gc_options
-from catalog.kernel import Catalog
-from catalog.maintenance.fsck_files import FilesCheck, check_files
-from catalog.maintenance.gc import MIN_WRITE_WINDOW_S, collect_all
+from catalog.maintenance.gc import MIN_WRITE_WINDOW_S
 from catalog.maintenance.reports import fsck_json, gc_json
-from core.retention import DEFAULT_GRACE_S, MAX_GRACE_S
-from store.fsck import FsckReport, fsck
+from core.retention import MAX_GRACE_S
 
 router = APIRouter(prefix="/api/v2/admin")
 
@@ -36,10 +31,9 @@ async def run_gc(request: Request, dry_run: bool | None = Query(None, alias="dry
     or one that contradicts the query, is a 400 and nothing runs)."""
     options = gc_options(from_query(dry_run, grace_seconds, window_seconds),
                          await request.body(), request.headers.get("content-type"))
-    catalog: Catalog = request.app.state.services.catalog
     store_report, files_report = await run_in_threadpool(
-        collect_all, catalog.store, catalog.files, catalog.locations.warehouse,
-        options.grace_seconds, options.window_seconds, bool(options.dry_run))
+        services_of(request).maintenance.gc, options.grace_seconds, options.window_seconds,
+        bool(options.dry_run))
     return json_response(gc_json(store_report, files_report))
 
 
@@ -49,17 +43,6 @@ async def run_fsck(request: Request, files: bool = False,
                                                       le=MAX_GRACE_S)) -> Response:
     """200 with what was checked and every problem found; ``ok`` says
     whether there was none."""
-    catalog: Catalog = request.app.state.services.catalog
-    store_report, files_report = await run_in_threadpool(_fsck, catalog, files, grace_seconds)
+    store_report, files_report = await run_in_threadpool(
+        services_of(request).maintenance.fsck, files, grace_seconds)
     return json_response(fsck_json(store_report, files_report))
-
-
-def _fsck(catalog: Catalog, files: bool, grace_s: float | None,
-          ) -> tuple[FsckReport, FilesCheck | None]:
-    report = fsck(catalog.store)
-    if not files:
-        return report, None
-    grace = grace_s if grace_s is not None else \
-        float(os.environ.get("SAPWOOD_GC_GRACE_S", DEFAULT_GRACE_S))
-    return report, check_files(catalog.store, catalog.files, catalog.locations.warehouse,
-                               grace)

@@ -13,6 +13,7 @@ from api.deps import (
     NessiePageToken,
     VersioningPageToken,
     json_response,
+    services_of,
 )
 from api.paging import Paging
 from api.paths import ref_param
@@ -34,7 +35,7 @@ def audit_view(request: Request, ref: str, key: str, since: str | None = None,
     """The versions the view has had on the ref, oldest first, a page at a
     time (``maxRecords``, default 100; ``pageToken`` from ``token``); ``since``
     and ``until`` (instants) keep the versions current at some point between."""
-    catalog = request.app.state.services.catalog
+    catalog = services_of(request).catalog
     spec = ref_param(ref)
     # The token is sealed for the caller and this audit (api.paging).
     paging = Paging(request, "view-history", {"ref": ref, "key": key, "since": since,

@@ -61,7 +61,7 @@ async def get_config(request: Request, warehouse: str | None = None) -> Response
     """The prefix is the ref spec (from the base path, else ``warehouse``, else
     the default branch); the client puts it into every later path."""
     c = Call(request, fallback=warehouse or None)
-    await c.read(c.svc.catalog.store.resolve, c.ref)  # a bad ref fails here, early
+    await c.read(c.svc.catalog.resolve, c.ref)  # a bad ref fails here, early
     defaults = {**config_defaults(c.svc.catalog.locations.warehouse),
                 # What storage access this catalog delegates (docs/security.md).
                 NOTE_KEY: c.svc.storage.note()}

@@ -15,10 +15,11 @@ from api.deps import (
     NessiePageToken,
     VersioningPageToken,
     json_response,
+    services_of,
 )
 from api.paging import Paging
 from api.paths import ref_param
-from api.routes.trees import store_of
+from api.routes.trees import versioning_of
 from api.v2.filtered import NessieFilter, entries_filter, filtered_entries
 from api.v2.redact import Readable
 from api.v2.requests import ContentsBody
@@ -53,21 +54,21 @@ def entries(request: Request, ref: str,
     whatever lies below), ``content=true`` adds each value, Nessie's
     ``filter`` (CEL: api.v2.filtered) keeps those it accepts."""
     compiled = entries_filter(cel)  # before anything is read: a 400 naming what is wrong
-    store = store_of(request)
+    refs = versioning_of(request)
     spec = ref_param(ref)
     # Keys the caller may not read are skipped before paging, and the
     # token is sealed for the caller and this listing (api.paging).
     paging = Paging(request, "entries", {"ref": ref, "prefixKey": prefix_key, "depth": depth,
                                          "filter": cel},
                     page_token, max_records, nessie_token, nessie_max)
-    resolved = store.resolve(spec)
+    resolved = refs.resolve(spec)
     guard = guard_of(request)
     visible = guard.key_filter(request, spec) if guard is not None else None
-    listing = partial(store.entries, f"@{resolved.hash}", ContentKey.parse(prefix_key)
+    listing = partial(refs.entries, f"@{resolved.hash}", ContentKey.parse(prefix_key)
                       if prefix_key else None, depth=depth, visible=visible)
     if compiled is not None:  # hidden keys were skipped before it sees any
         page = filtered_entries(listing, compiled, paging.cursor, paging.size, content,
-                                partial(store.contents, f"@{resolved.hash}"))
+                                partial(refs.contents, f"@{resolved.hash}"))
     else:
         page = listing(page_token=paging.cursor, page_size=paging.size, with_content=content)
     out = page_json("entries", [entry_json(e, visible) for e in page.items],
@@ -78,8 +79,7 @@ def entries(request: Request, ref: str,
 
 @router.get("/{ref}/contents/{key}")
 def get_content(request: Request, ref: str, key: str) -> Response:
-    store = store_of(request)
-    resolved, found = store.lookup(ref_param(ref), [ContentKey.parse(key)])
+    resolved, found = services_of(request).catalog.read(ref_param(ref), [ContentKey.parse(key)])
     if not found:
         raise ContentNotFoundError(f"key '{ContentKey.parse(key)}' does not exist at "
                                    f"'{unquote(ref)}'")
@@ -99,7 +99,7 @@ def _contents(request: Request, ref: str, keys: list[ContentKey]) -> Response:
     if guard is not None:
         for k in keys:
             guard.require(request, Privilege.READ, spec, k.elements)
-    resolved, found = store_of(request).lookup(spec, keys)
+    resolved, found = services_of(request).catalog.read(spec, keys)
     readable = _readable(request, spec)
     return json_response({
         "contents": [{"key": key_json(k), "content": content_json(c, readable)}
@@ -125,13 +125,13 @@ def diff(request: Request, from_ref: str, to_ref: str,
          ) -> Response:
     paging = Paging(request, "diff", {"from": from_ref, "to": to_ref}, page_token, max_records,
                     nessie_token, nessie_max)
-    store = store_of(request)
+    refs = versioning_of(request)
     to_spec = ref_param(to_ref)
     guard = guard_of(request)
     if guard is not None:
         guard.require(request, Privilege.READ, to_spec, None)
-    a, b = store.resolve(ref_param(from_ref)), store.resolve(to_spec)
-    page = store.diff(f"@{a.hash}", f"@{b.hash}", paging.cursor, paging.size)
+    a, b = refs.resolve(ref_param(from_ref)), refs.resolve(to_spec)
+    page = refs.diff(f"@{a.hash}", f"@{b.hash}", paging.cursor, paging.size)
     out = page_json("diffs", [diff_json(d) for d in page.items], paging.seal(page.next_token))
     out["effectiveFromReference"] = effective_json(a)
     out["effectiveToReference"] = effective_json(b)

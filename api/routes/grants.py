@@ -10,11 +10,9 @@ from fastapi import APIRouter, Path, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
-from api.deps import json_response
-from api.routes.trees import store_of
-from catalog.access import grants_json
+from api.deps import json_response, services_of
+from catalog.access import AuthData, grants_json
 from core.numbers import INT64_MAX
-from store.auth import AuthData
 
 router = APIRouter(prefix="/api/v2/auth")
 
@@ -38,33 +36,26 @@ def _answer(data: AuthData) -> Response:
 
 @router.get("/grants")
 async def list_grants(request: Request) -> Response:
-    return _answer(await run_in_threadpool(store_of(request).auth.current))
+    return _answer(await run_in_threadpool(services_of(request).access.current))
 
 
 @router.post("/grants")
 def add_grant(request: Request, body: GrantBody) -> Response:
-    auth = store_of(request).auth
-    auth.add_grant(body.grantee, body.privilege, body.refs, tuple(body.namespace))
-    return _answer(auth.current())
+    return _answer(services_of(request).access.add_grant(body.grantee, body.privilege,
+                                                         body.refs, tuple(body.namespace)))
 
 
 @router.delete("/grants/{grant_id}")
 def revoke_grant(request: Request,
                  grant_id: Annotated[int, Path(ge=1, le=INT64_MAX)]) -> Response:
-    auth = store_of(request).auth
-    auth.revoke_grant(grant_id)
-    return _answer(auth.current())
+    return _answer(services_of(request).access.revoke_grant(grant_id))
 
 
 @router.post("/protected")
 def protect_refs(request: Request, body: ProtectBody) -> Response:
-    auth = store_of(request).auth
-    auth.protect(body.pattern)
-    return _answer(auth.current())
+    return _answer(services_of(request).access.protect(body.pattern))
 
 
 @router.delete("/protected/{pattern}")
 def unprotect_refs(request: Request, pattern: str) -> Response:
-    auth = store_of(request).auth
-    auth.unprotect(pattern)
-    return _answer(auth.current())
+    return _answer(services_of(request).access.unprotect(pattern))

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from api.deps import json_response
+from api.deps import json_response, services_of
 
 router = APIRouter()
 
@@ -21,9 +21,8 @@ async def healthz() -> Response:
 
 @router.get("/readyz")
 async def readyz(request: Request) -> Response:
-    store = request.app.state.services.catalog.store
     try:
-        why = await run_in_threadpool(store.schema_problem)
+        why = await run_in_threadpool(services_of(request).health.not_ready)
     except Exception as e:  # any failure to answer is "not ready"
         why = f"the database does not answer: {type(e).__name__}"
     if why:

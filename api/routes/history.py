@@ -17,11 +17,12 @@ from api.deps import (
     json_response,
     principal,
     reads_of,
+    services_of,
 )
 from api.idempotency import answering, once_of
 from api.paging import Paging
 from api.paths import ref_param
-from api.routes.trees import name_and_hash, require, require_on_protected, store_of
+from api.routes.trees import name_and_hash, require, require_on_protected, versioning_of
 from api.v2 import redact
 from api.v2.filtered import NessieFilter, filtered_log, log_filter
 from api.v2.redact import Readable
@@ -72,20 +73,20 @@ def history(request: Request, ref: str,
     if fetch not in (None, "MINIMAL", "ALL"):
         raise bad_request(f"Invalid fetch option {fetch!r}: expected MINIMAL or ALL")
     compiled = log_filter(cel)  # before anything is read: a 400 naming what is wrong
-    store = store_of(request)
+    refs = versioning_of(request)
     spec = ref_param(ref)
     # The token is sealed, for the caller and this log (api.paging).
     paging = Paging(request, "log", {"ref": ref, "author": author, "key": key,
                                      "since": since, "until": until, "filter": cel},
                     page_token, max_records, nessie_token, nessie_max)
-    log = partial(store.log, spec, key=ContentKey.parse(key) if key else None, author=author,
+    log = partial(refs.log, spec, key=ContentKey.parse(key) if key else None, author=author,
                   since_us=to_micros(parse_instant(since)) if since else None,
                   until_us=to_micros(parse_instant(until)) if until else None)
     # A branch's log goes back as far as its retention: the commits before
     # its cutoff are past it (a read of one is refused), and the answer says
     # from when (store.retention). A filtered walk stops there itself, and
     # may answer an empty page with a token (its budget spent).
-    cutoff = store.retention.cutoff_of(spec.name) if spec.name else None
+    cutoff = refs.cutoff_of(spec.name) if spec.name else None
     if compiled is not None:
         page = filtered_log(log, compiled, paging.cursor, paging.size, fetch == "ALL", cutoff)
     else:
@@ -149,8 +150,8 @@ def _analysed(catalog: Catalog, branch: str, op: Operation, deadline: Deadline,
 def commit(request: Request, ref: str, body: CommitBody) -> Response:
     branch, expected = name_and_hash(ref, "A commit")
     properties = body.commit_meta.client_properties()  # before anything is read
-    store = store_of(request)
-    catalog = request.app.state.services.catalog
+    svc = services_of(request)
+    catalog = svc.catalog
     parsed = [_operation(o) for o in body.operations]
     guard = guard_of(request)
     if guard is not None:  # before any file is looked at
@@ -169,9 +170,8 @@ def commit(request: Request, ref: str, body: CommitBody) -> Response:
                               for k, cid in result.assigned_ids.items()]})
 
     once = once_of(request)
-    return answering(request, answer)(store.commit(
-        branch, operations, meta, expected_hash=expected, principal=principal(request),
-        once=once))
+    return answering(request, answer)(svc.versioning.commit(
+        branch, operations, meta, expected, principal(request), once))
 
 
 def _merge_answer(body: MergeBody | TransplantBody, result: MergeResult,
@@ -213,7 +213,7 @@ def merge(request: Request, ref: str, body: MergeBody) -> Response:
     # (made once, in the merge's transaction: catalog.merge.merging).
     answer = answering(request, lambda outcome: _merge_answer(
         body, outcome.result, outcome.invalidated, readable))
-    return answer(merging.merge(request.app.state.services.catalog, merging.MergeRequest(
+    return answer(merging.merge(services_of(request).catalog, merging.MergeRequest(
         source, branch, expected, body.default_key_merge_mode, body.modes(), body.dry,
         body.content_merge, CommitMeta(message, author, properties=properties),
         principal(request), once_of(request))))
@@ -228,7 +228,7 @@ def transplant(request: Request, ref: str, body: TransplantBody) -> Response:
     if MergeBehavior.FORCE in (body.default_key_merge_mode, *body.modes().values()):
         require_on_protected(request, branch, "a forced transplant onto")
     answer = answering(request, lambda result: _merge_answer(body, result))
-    return answer(merging.transplant(request.app.state.services.catalog,
+    return answer(merging.transplant(services_of(request).catalog,
                                      merging.TransplantRequest(
         hashes, branch, expected, body.default_key_merge_mode,
         body.modes(), body.dry, body.content_merge, principal(request),

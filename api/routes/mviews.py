@@ -15,7 +15,7 @@ from fastapi import APIRouter, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from api.auth.guard import guard_of
-from api.deps import Call, json_response
+from api.deps import Call, json_response, services_of
 from api.paths import ref_param
 from api.v2 import redact
 from api.v2.mv_requests import CreateMaterializedView, ReplaceMaterializedView
@@ -79,19 +79,21 @@ def _dependencies(c: Content | None) -> list[dict[str, Any]]:
 @router.post("/{ref}/materialized-views")
 def create_materialized_view(request: Request, ref: str, body: CreateMaterializedView,
                              ) -> Response:
-    svc = request.app.state.services
+    svc = services_of(request)
     key = body.key.key()
     guard = guard_of(request)
     if guard is not None:
         guard.require(request, Privilege.WRITE, ref_param(ref), key.elements)
     t = target(ref_param(ref), ContentKey(key.elements[:-1]), key.name)
-    svc.mviews.create(t.ref, t.key, _definition(body), body.properties, _who(request, ref))
+    definition = _definition(body)
+    assert definition is not None  # a creation's sql is required (its model says)
+    svc.mviews.create(t.ref, t.key, definition, body.properties, _who(request, ref))
     return _described(request, t, svc.mviews.describe(t))
 
 
 @router.get("/{ref}/materialized-views/{key}")
 async def get_materialized_view(request: Request, ref: str, key: str) -> Response:
-    svc = request.app.state.services
+    svc = services_of(request)
     t = _target(ref, key)
     return _described(request, t, await run_in_threadpool(svc.mviews.describe, t))
 
@@ -101,7 +103,7 @@ def replace_materialized_view(request: Request, ref: str, key: str,
                               body: ReplaceMaterializedView) -> Response:
     if body.sql is None and not body.properties:
         raise bad_request("Nothing to replace: send sql (a new version), properties, or both")
-    svc = request.app.state.services
+    svc = services_of(request)
     t = _target(ref, key)
     return _described(request, t, svc.mviews.replace(t, _definition(body), body.properties,
                                                      _who(request, ref)))
@@ -112,7 +114,7 @@ def drop_materialized_view(request: Request, ref: str, key: str,
                            cascade: bool = False) -> Response:
     """The view and its storage in one commit (the storage's files are
     garbage collection's, as for a dropped table: older commits still read them)."""
-    svc = request.app.state.services
+    svc = services_of(request)
     drop(svc.catalog, _target(ref, key), ContentType.MATERIALIZED_VIEW, _who(request, ref),
          cascade)
     return Response(status_code=204)
@@ -120,7 +122,7 @@ def drop_materialized_view(request: Request, ref: str, key: str,
 
 @router.get("/{ref}/materialized-views/{key}/freshness")
 async def materialized_view_freshness(request: Request, ref: str, key: str) -> Response:
-    svc = request.app.state.services
+    svc = services_of(request)
     t = _target(ref, key)
     readable = _readable(request, t)
     fresh, now, meta, hides, deps = await run_in_threadpool(_freshness, svc, t, readable)
@@ -136,7 +138,7 @@ async def materialized_view_freshness(request: Request, ref: str, key: str) -> R
 def _freshness(svc: Any, t: Target, readable: redact.Readable | None,
                ) -> tuple[Freshness, int, MaterializedViewMetadata, bool, list[dict[str, Any]]]:
     fresh, now, meta = svc.mviews.freshness(t)
-    resolved, found = svc.catalog.store.lookup(t.ref, [t.key])
+    resolved, found = svc.catalog.read(t.ref, [t.key])
     c = found[t.key]
     hides = readable is not None and (any(
         redact.reads_hidden(a.model_dump(by_alias=True), readable)
@@ -150,6 +152,6 @@ def _freshness(svc: Any, t: Target, readable: redact.Readable | None,
 async def materialized_view_refresh_plan(request: Request, ref: str, key: str,
                                          mode: str = Query("auto"),
                                          dialect: str = Query("spark")) -> Response:
-    svc = request.app.state.services
+    svc = services_of(request)
     plan = await run_in_threadpool(refresh_plan, svc.mviews, _target(ref, key), mode, dialect)
     return json_response(refresh_plan_json(plan))

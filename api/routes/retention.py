@@ -16,11 +16,11 @@ from api.deps import (
     NessiePageToken,
     VersioningPageToken,
     json_response,
+    services_of,
 )
-from api.routes.trees import references_page, store_of
+from api.routes.trees import references_page
 from api.v2.retention_requests import RetentionBody
 from api.v2.shapes import page_json
-from catalog.maintenance import retention
 from catalog.maintenance.retention import RefRetention
 from core.instants import format_instant
 from core.retention import Policy
@@ -41,14 +41,15 @@ def _cutoff_json(r: RefRetention) -> dict[str, Any]:
 
 @router.get("")
 def get_retention(request: Request) -> Response:
-    return json_response(_policies_json(retention.get(store_of(request))))
+    return json_response(_policies_json(services_of(request).maintenance.retention_policies()))
 
 
 @router.put("")
 def replace_retention(request: Request, body: RetentionBody) -> Response:
     """The whole list, in matching order; a list refused (400 naming the bad
     glob, duration or count) changes nothing."""
-    kept = retention.replace(store_of(request), [p.policy() for p in body.policies])
+    kept = services_of(request).maintenance.replace_retention(
+        [p.policy() for p in body.policies])
     return json_response(_policies_json(kept))
 
 
@@ -64,6 +65,6 @@ def retention_cutoffs(request: Request, page_token: VersioningPageToken = None,
     out, as there."""
     paging, refs, token = references_page(request, prefix, page_token, max_records,
                                           nessie_token, nessie_max)
-    return json_response(page_json("references", [_cutoff_json(r) for r in
-                                                  retention.cutoffs(store_of(request), refs)],
+    cutoffs = services_of(request).maintenance.retention_cutoffs(refs)
+    return json_response(page_json("references", [_cutoff_json(r) for r in cutoffs],
                                    paging.seal(token)))

@@ -16,6 +16,7 @@ from api.deps import (
     VersioningPageToken,
     json_response,
     principal,
+    services_of,
 )
 from api.idempotency import answering, once_of
 from api.paging import Paging
@@ -23,18 +24,19 @@ from api.paths import ref_param
 from api.v2.filtered import NessieFilter
 from api.v2.requests import ReferenceBody
 from api.v2.shapes import commit_meta_json, effective_json, page_json, reference_json
+from catalog.versioning import Versioning
 from core.auth import Privilege
-from core.commits import DEFAULT_BRANCH, NO_ANCESTOR, Reference, RefType
+from core.commits import DEFAULT_BRANCH, NO_ANCESTOR, Commit, Reference, RefType
 from core.errors import bad_request
 from core.refs import RefSpec
-from store import Store
-from store.commit_records import CommitRecord
 
 router = APIRouter(prefix="/api/v2")
 
 
-def store_of(request: Request) -> Store:
-    return request.app.state.services.catalog.store  # type: ignore[no-any-return]
+def versioning_of(request: Request) -> Versioning:
+    """The versioning API's door to the store (catalog.versioning), bound to
+    the caller (api.deps.services_of)."""
+    return services_of(request).versioning
 
 
 def ref_type(value: str | None) -> RefType | None:
@@ -101,10 +103,9 @@ def list_references(request: Request, page_token: VersioningPageToken = None,
         raise bad_request("'filter' (a CEL expression) is not supported when listing "
                           "references: use 'prefix' (the log and entries take a filter: "
                           "docs/versioning-api.md)")
-    store = store_of(request)
     paging, refs, token = references_page(request, prefix, page_token, max_records,
                                           nessie_token, nessie_max)
-    heads = store.reader.commits_light(r.hash for r in refs) if fetch == "ALL" else {}
+    heads = versioning_of(request).head_commits(r.hash for r in refs) if fetch == "ALL" else {}
     out = []
     for r in refs:
         item = reference_json(r)
@@ -119,13 +120,13 @@ def check_fetch(fetch: str | None) -> None:
         raise bad_request(f"Invalid fetch option {fetch!r}: expected MINIMAL or ALL")
 
 
-def head_metadata(request: Request, spec: RefSpec, head: CommitRecord) -> dict[str, Any]:
+def head_metadata(request: Request, spec: RefSpec, head: Commit) -> dict[str, Any]:
     """``fetch=ALL``'s ``metadata`` of a reference: its head commit, whose
     message, authors and properties only a reader of the whole reference
     sees (api.v2.redact.commit_meta)."""
     guard = guard_of(request)
     readable = guard.key_filter(request, spec) if guard is not None else None
-    return {"commitMetaOfHEAD": commit_meta_json(head.to_commit_light(), readable)}
+    return {"commitMetaOfHEAD": commit_meta_json(head, readable)}
 
 
 def references_page(request: Request, prefix: str | None, page_token: str | None,
@@ -138,7 +139,7 @@ def references_page(request: Request, prefix: str | None, page_token: str | None
                     nessie_token, nessie_max)
     guard = guard_of(request)
     readable = guard.ref_filter(request) if guard is not None else None
-    page = store_of(request).list_references(paging.cursor, paging.size or DEFAULT_REFS_PAGE,
+    page = versioning_of(request).references(paging.cursor, paging.size or DEFAULT_REFS_PAGE,
                                              prefix or None, readable)
     return paging, page.items, page.next_token
 
@@ -152,8 +153,8 @@ def create_reference(request: Request, body: ReferenceBody, name: str = Query(..
     source = body.spec() or DEFAULT_BRANCH
     require(request, Privilege.READ, source)  # the new ref shows all of the source
     answer = answering(request, _reference_answer)
-    return answer(store_of(request).create_reference(name, kind, source, principal(request),
-                                                     once_of(request)))
+    return answer(versioning_of(request).create_reference(name, kind, source,
+                                                          principal(request), once_of(request)))
 
 
 @router.get("/trees/{ref}")
@@ -161,12 +162,12 @@ def get_reference(request: Request, ref: str, fetch: str | None = None) -> Respo
     """The reference (or commit) ``ref`` names; ``fetch=ALL`` adds its
     commit's metadata, as the listing does."""
     check_fetch(fetch)
-    store = store_of(request)
+    refs = versioning_of(request)
     spec = ref_param(ref)
-    resolved = store.resolve(spec)
+    resolved = refs.resolve(spec)
     out = effective_json(resolved)
     if fetch == "ALL":
-        head = store.reader.commits_light([resolved.hash])[resolved.hash]
+        head = refs.head_commits([resolved.hash])[resolved.hash]
         out["metadata"] = head_metadata(request, spec, head)
     return json_response({"reference": out})
 
@@ -181,8 +182,8 @@ def assign_reference(request: Request, ref: str, body: ReferenceBody,
     require(request, Privilege.READ, target)
     require_on_protected(request, name, "assigning")
     answer = answering(request, _reference_answer)
-    return answer(store_of(request).assign_reference(name, expected, target, principal(request),
-                                                     ref_type(type), once_of(request)))
+    return answer(versioning_of(request).assign_reference(
+        name, expected, target, principal(request), ref_type(type), once_of(request)))
 
 
 @router.delete("/trees/{ref}")
@@ -190,8 +191,8 @@ def delete_reference(request: Request, ref: str, type: str | None = None) -> Res
     name, expected = name_and_hash(ref, "Deleting a reference")
     require_on_protected(request, name, "deleting")
     answer = answering(request, _reference_answer)
-    return answer(store_of(request).delete_reference(name, expected, principal(request),
-                                                     ref_type(type), once_of(request)))
+    return answer(versioning_of(request).delete_reference(
+        name, expected, principal(request), ref_type(type), once_of(request)))
 
 
 def _reference_answer(ref: Reference) -> Response:

@@ -12,9 +12,8 @@ from fastapi import APIRouter, Query, Request, Response
 
 from api.answers import loaded_json
 from api.auth.guard import guard_of
-from api.deps import json_response, principal
+from api.deps import json_response, principal, services_of
 from api.paths import ref_param
-from api.routes.trees import store_of
 from api.v2 import redact
 from api.v2.shapes import effective_json, status_json
 from catalog.kernel import Catalog, Who
@@ -27,15 +26,14 @@ from core.content import Content, IcebergView, MaterializedView
 from core.errors import NoSuchViewError
 from core.keys import ContentKey
 from core.sql.validity import ViewStatus
-from store import Store
 
 router = APIRouter(prefix="/api/v2/trees")
 MAX_DEPTH = MAX_VIEW_NESTING
 
 
-def _view(store: Store, ref: str, key: str) -> tuple[ResolvedRef, IcebergView]:
+def _view(catalog: Catalog, ref: str, key: str) -> tuple[ResolvedRef, IcebergView]:
     ck, spec = ContentKey.parse(key), ref_param(ref)
-    resolved, found = store.lookup(spec, [ck])
+    resolved, found = catalog.read(spec, [ck])
     c = found.get(ck)
     if not isinstance(c, IcebergView | MaterializedView):
         raise NoSuchViewError(f"View does not exist: {ck} at '{spec}'")
@@ -68,9 +66,8 @@ def view_dependencies(request: Request, ref: str, key: str,
                       depth: int = Query(MAX_DEPTH, ge=1, le=MAX_DEPTH)) -> Response:
     """Upstream, breadth first: every table and view the view reads, and what
     those views read, down to ``depth`` levels; each once, at its least depth."""
-    store = store_of(request)
-    catalog: Catalog = request.app.state.services.catalog
-    resolved, view = _view(store, ref, key)
+    catalog = services_of(request).catalog
+    resolved, view = _view(catalog, ref, key)
     readable = _readable(request, ref)
     at = f"@{resolved.hash}"
     # One verdict for the view and every view on the way, each judged once.
@@ -102,7 +99,7 @@ def view_dependencies(request: Request, ref: str, key: str,
                                 redact.REDACTED: True})
                 else:
                     wanted.append((parent, k, d))
-        now = store.contents(at, [k for _, k, _ in wanted]) if wanted else {}
+        now = catalog.read(at, [k for _, k, _ in wanted])[1] if wanted else {}
         views = {k: c for k, c in now.items() if isinstance(c, IcebergView | MaterializedView)}
         found = verdicts.of(views) if views else {}
         frontier = []
@@ -134,8 +131,8 @@ def view_dependencies(request: Request, ref: str, key: str,
 def view_lineage(request: Request, ref: str, key: str) -> Response:
     """Per output column: the base-table columns its value comes from (through
     nested views), and whether any step computes it."""
-    catalog: Catalog = request.app.state.services.catalog
-    resolved, view = _view(store_of(request), ref, key)
+    catalog = services_of(request).catalog
+    resolved, view = _view(catalog, ref, key)
     readable = _readable(request, ref)
     a = primary(view)
     columns = redact.lineage(a.model_dump(by_alias=True, exclude_none=True) if a else None,
@@ -154,10 +151,10 @@ def content_dependents(request: Request, ref: str, key: str,
     the views that read those, down to ``depth`` levels; each once. Answered
     for a name that no longer exists too (``exists`` false, ``contentId``
     null): the views a drop left reading it are what one asks after it."""
-    store = store_of(request)
-    catalog: Catalog = request.app.state.services.catalog
+    svc = services_of(request)
+    catalog = svc.catalog
     start = ContentKey.parse(key)
-    resolved, found = store.lookup(ref_param(ref), [start])
+    resolved, found = catalog.read(ref_param(ref), [start])
     at = f"@{resolved.hash}"
     readable = _readable(request, ref)
     verdicts = Verdicts(catalog, at)
@@ -171,7 +168,7 @@ def content_dependents(request: Request, ref: str, key: str,
         nxt = []
         reached: dict[ContentKey, tuple[ContentKey, Content]] = {}
         for parent in frontier:
-            for k, c in sorted(store.dependents(at, parent)[1].items()):
+            for k, c in sorted(svc.versioning.dependents(at, parent)[1].items()):
                 if redact.hidden(readable, k.elements):
                     continue  # nothing of a view the caller may not read
                 _via(vias, k, parent)
@@ -199,7 +196,7 @@ def add_view_representation(request: Request, ref: str, key: str,
                             to: str = Query(alias="to")) -> Response:
     """A new view version with the SQL transpiled from ``from`` into ``to`` by
     sqlglot (marked in the version summary); answers the LoadViewResult."""
-    svc = request.app.state.services
+    svc = services_of(request)
     ck = ContentKey.parse(key)
     t = target(ref_param(ref), ContentKey(ck.elements[:-1]), ck.name)
     who = Who(principal(request))
@@ -210,7 +207,7 @@ def add_view_representation(request: Request, ref: str, key: str,
 def recompile_view(request: Request, ref: str, key: str) -> Response:
     """Hive's ALTER VIEW … RECOMPILE: a new version when the view's expansion
     against the objects it reads now differs from the frozen one."""
-    svc = request.app.state.services
+    svc = services_of(request)
     ck = ContentKey.parse(key)
     t = target(ref_param(ref), ContentKey(ck.elements[:-1]), ck.name)
     r = recompile(svc.views, t, Who(principal(request)))

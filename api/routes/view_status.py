@@ -15,7 +15,7 @@ from fastapi import APIRouter, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from api.auth.guard import guard_of
-from api.deps import json_response
+from api.deps import json_response, services_of
 from api.paths import ref_param
 from api.v2 import redact
 from api.v2.shapes import effective_json, status_json
@@ -38,7 +38,7 @@ def view_statuses(catalog: Catalog, ref: str, readable: redact.Readable | None =
     """Every view at ``ref`` (or those of ``keys``) with its status now and
     the reasons (one neutral reason for a view that reads what ``readable``
     hides)."""
-    resolved = catalog.store.resolve(ref_param(ref))
+    resolved = catalog.resolve(ref_param(ref))
     if readable is not None and keys is not None:
         keys = [k for k in keys if readable(k.elements)]
     out = []
@@ -61,7 +61,7 @@ async def list_views_by_status(request: Request, ref: str,
     if key is not None and len(key) > MAX_KEYS:
         raise bad_request(f"Too many keys: {len(key)} (at most {MAX_KEYS} in one request)")
     keys = [ContentKey.parse(k) for k in key] if key is not None else None
-    catalog = request.app.state.services.catalog
+    catalog = services_of(request).catalog
     guard = guard_of(request)
     visible = guard.key_filter(request, ref_param(ref)) if guard is not None else None
     resolved, views = await run_in_threadpool(view_statuses, catalog, ref, visible, keys)

@@ -14,9 +14,9 @@ from starlette.concurrency import run_in_threadpool
 
 from api.auth.guard import guard_of
 from api.deps import Call, json_response, principal
+from catalog.feed.webhooks import Webhook
 from core.auth import Privilege
 from core.errors import ForbiddenError
-from store.webhooks import Webhook
 
 router = APIRouter(prefix="/api/v2/webhooks")
 
@@ -67,7 +67,7 @@ async def list_webhooks(request: Request) -> Response:
     c = Call(request)
     owner = None if _manages_all(request) else principal(request)
     return json_response({"webhooks": [_shape(h) for h in
-                                       await c.read(c.svc.catalog.store.webhooks.all, owner)]})
+                                       await c.read(c.svc.webhooks.all, owner)]})
 
 
 @router.get("/{id}")
@@ -80,7 +80,7 @@ async def get_webhook(request: Request, id: str) -> Response:
 async def remove_webhook(request: Request, id: str) -> Response:
     c = Call(request)
     _mine(request, await c.read(c.svc.webhooks.get, id))
-    await run_in_threadpool(c.svc.catalog.store.webhooks.remove, id)
+    await run_in_threadpool(c.svc.webhooks.remove, id)
     return Response(status_code=204)
 
 
@@ -88,5 +88,4 @@ async def remove_webhook(request: Request, id: str) -> Response:
 async def resume_webhook(request: Request, id: str) -> Response:
     c = Call(request)
     _mine(request, await c.read(c.svc.webhooks.get, id))
-    await run_in_threadpool(c.svc.catalog.store.webhooks.resume, id)
-    return json_response(_shape(await c.read(c.svc.webhooks.get, id)))
+    return json_response(_shape(await run_in_threadpool(c.svc.webhooks.resume, id)))

@@ -98,9 +98,7 @@ def _key(request: Request) -> bytes:
     state = request.app.state
     key: bytes | None = getattr(state, "ui_form_key", None)
     if key is None:
-        guard = getattr(state, "guard", None)
-        store = guard.store if guard is not None else state.services.catalog.store
-        key = state.ui_form_key = store.auth.current().signing_key.encode()
+        key = state.ui_form_key = state.services.access.signing_key().encode()
     return key
 
 

@@ -23,7 +23,7 @@ from fastapi import Query
 from core.cel_filter import CompiledFilter, Evaluation, compile_filter, fill
 from core.commits import Commit, Entry, Page
 from core.instants import to_micros
-from store.refs import clamp_page_size, encode_token
+from core.pages import clamp_page_size, encode_token
 
 # The parameter, as Nessie names it (org.projectnessie.api.v2.params).
 NessieFilter = Annotated[str | None, Query(alias="filter")]

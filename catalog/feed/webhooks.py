@@ -45,7 +45,7 @@ from core.auth import Principal, Privilege
 from core.errors import InvalidInputError, NotFoundError
 from core.keys import ContentKey
 from core.settings import number_setting
-from store.webhooks import Webhook
+from store.webhooks import Webhook as Webhook
 
 SIGNATURE_HEADER = "Sapwood-Signature"
 MAX_BACKOFF_S = 300.0
@@ -133,6 +133,23 @@ class WebhookService:
         if found is None:
             raise NotFoundError(f"Webhook {id_!r} does not exist")
         return found
+
+    def all(self, owner: str | None = None) -> list[Webhook]:
+        """Every webhook, or ``owner``'s."""
+        return self.store.webhooks.all(owner)
+
+    def remove(self, id_: str) -> None:
+        self.store.webhooks.remove(id_)
+
+    def resume(self, id_: str) -> Webhook:
+        """A paused webhook delivering again; answers it as it is now."""
+        self.store.webhooks.resume(id_)
+        return self.get(id_)
+
+    def change_token(self) -> int | None:
+        """Equal tokens at two moments: nothing was committed in between, by
+        any process (None: unknown, on PostgreSQL); the delivery loop polls it."""
+        return self.store.db.change_token()
 
     # -- delivery ------------------------------------------------------------------------
     def deliver_due(self) -> int:

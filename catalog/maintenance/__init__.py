@@ -2,7 +2,8 @@
 collection of warehouse files (gc), what a table or view version references
 (referenced, referenced_sets), whether a file is still needed (liveness),
 integrity of the warehouse (fsck_files), the reports both give (reports),
-retention policies and snapshot expiry (retention, expiry). The catalog,
+retention policies and snapshot expiry (retention, expiry), and all of it as
+the server runs it for an administrator (admin). The catalog,
 not the engines, deletes files: only what no retained commit on any
 reference needs.
 

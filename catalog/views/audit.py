@@ -30,11 +30,11 @@ from core.errors import bad_request, no_such_view
 from core.instants import from_micros, to_micros
 from core.keys import ContentKey
 from core.mv.metadata import Refresh
+from core.pages import clamp_page_size, decode_token, encode_token
 from core.refs import RefSpec
 from core.sql.stored import DialectAnalysis
 from core.sql.validity import ViewStatus
 from core.views import current_version, sql_representations
-from store.refs import clamp_page_size, decode_token, encode_token
 
 
 @dataclass(slots=True)

@@ -26,7 +26,8 @@ def objects(http: httpx.Client) -> None:
                                   "/iceberg/v1/main/namespaces/hot/views/v",
                                   f"{NS}/tables/missing", f"{NS}/views/missing",
                                   "/iceberg/v1/namespaces/nowhere",
-                                  "/iceberg/no%20such%20ref/v1/namespaces/hot"])
+                                  "/iceberg/no%20such%20ref/v1/namespaces/hot",
+                                  "/iceberg/v1/config", "/iceberg/etl@nowhere/v1/config"])
 def test_answers_are_the_routes_answers(http: httpx.Client, objects: None, path: str) -> None:
     hot = http.get(path)
     routed = http.get(path, params={"unused": "1"})  # a query string: FastAPI's route

@@ -47,6 +47,18 @@ from store.store import Store
 from store.writes import NewCommit, seal
 
 _TYPES = {t.value: t for t in ContentType}
+# First parents from :start, :n commits: (hash, time, whether a merge).
+_CHAIN = text("""
+WITH RECURSIVE chain(hash, parent, created_us, merge, depth) AS (
+    SELECT hash, parent, created_us, merge_parents IS NOT NULL, 1 FROM commits
+    WHERE hash = :start
+    UNION ALL
+    SELECT c.hash, c.parent, c.created_us, c.merge_parents IS NOT NULL, chain.depth + 1
+    FROM commits c JOIN chain ON c.hash = chain.parent
+    WHERE chain.depth < :n
+)
+SELECT hash, created_us, merge FROM chain ORDER BY depth DESC
+""")
 _FOREIGN = text("SELECT count(*) FROM commits c WHERE c.hash <> :root AND NOT EXISTS "
                 "(SELECT 1 FROM imported_commits i WHERE i.hash = c.hash)")
 
@@ -116,6 +128,16 @@ class HistoryImport:
         empty root aside): 0 for a new catalog or one only imports filled."""
         with self.store.db.read() as conn:
             return int(conn.execute(_FOREIGN, {"root": NO_ANCESTOR}).scalar_one())
+
+    def chain(self, start: str, n: int) -> list[tuple[str, int, bool]]:
+        """The ``n`` commits down ``start``'s first parents, oldest first:
+        (hash, time, whether it is a merge) — what a reference's moves are
+        made of, without reading the commits whole."""
+        if n <= 0:
+            return []
+        with self.store.db.read() as conn:
+            return [(h, int(t), bool(m))
+                    for h, t, m in conn.execute(_CHAIN, {"start": start, "n": n}).all()]
 
     def commit(self, h: str) -> CommitRecord:
         """A commit pending in this batch, or landed."""

@@ -62,6 +62,7 @@ FIGURES: dict[str, tuple[str, ...]] = {
                    "idempotent_commit_vs_plain", "sign_p50_vs_loadview",
                    "sign_put_p50_vs_loadview", "getns_rps_1_worker", "getns_rps_2_workers",
                    "expired_read_p50_ms"),
+    "import_bench": ("import_s", "import_wall_s", "import_commits_per_s", "import_peak_rss_mb"),
     "scale_bench": (*(f"scale_{op}_large_vs_small" for op in _SCALE_OPS),
                     "scale_fsck_rss_mb", "scale_fsck_parallel_rss_mb", "scale_server_rss_mb"),
     # Each figure per Spark line; a line's run prints its own (its suffix).

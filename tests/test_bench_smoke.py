@@ -16,6 +16,7 @@ PostgreSQL get a database on the session's server instead of starting one.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -64,6 +65,19 @@ def test_events_bench(tmp_path: Path):
 def test_expired_read(tmp_path: Path, request: pytest.FixtureRequest):
     args, _ = _postgres_args(request, "expired_read")
     figures(run_main("expired_read", ["--smoke", *args], tmp_path), FIGURES["expired_read"])
+
+
+def test_import_bench(tmp_path: Path):
+    """A Nessie history imported (it needs Nessie's server: skipped without
+    it, failed instead under SAPWOOD_REQUIRE_SPARK=1, as tests/nessie's)."""
+    from tests.nessie.server import environment_ready
+
+    found = environment_ready()
+    if isinstance(found, str):
+        if os.environ.get("SAPWOOD_REQUIRE_SPARK") == "1":
+            pytest.fail(f"SAPWOOD_REQUIRE_SPARK=1 but Nessie's server cannot run: {found}")
+        pytest.skip(f"Nessie's server unavailable: {found}")
+    figures(run_main("import_bench", ["--smoke"], tmp_path), FIGURES["import_bench"])
 
 
 def test_merge_bench(tmp_path: Path):

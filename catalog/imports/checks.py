@@ -18,13 +18,16 @@ once (catalog.metadata.files caches them by location).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.update import AddSnapshotUpdate, TableUpdate
 
 from catalog.kernel import Catalog
-from catalog.metadata.claims import claims
+from catalog.metadata.claims import WRITE_PATH, claims
+from catalog.metadata.locations import METADATA_PATH
 from core.content import Content, IcebergTable, IcebergView
-from core.errors import SapwoodError
+from core.errors import SapwoodError, bad_request
 from core.keys import ContentKey
 from core.views import current_version
 from store.locations import Claim
@@ -35,31 +38,43 @@ class FileChecks:
         self.catalog = catalog
         # Per value (its type, file and ids): the problem found, or None.
         self.done: dict[tuple[object, ...], str | None] = {}
+        # Per value checked: the places its object takes (its location and
+        # write paths), normalised.
+        self.takes: dict[tuple[object, ...], tuple[str, frozenset[tuple[str, str]]]] = {}
+        # Places checked as writable (a table's location, its metadata path).
+        self.placed: dict[tuple[str, str | None], str | None] = {}
         # Per table (content id): the snapshots whose files were checked.
         self.snapshots: dict[str, set[int]] = {}
         # Per object (content id): the places it last claimed in this run.
-        self.places: dict[str, tuple[str, frozenset[str]]] = {}
+        self.places: dict[str, tuple[str, frozenset[tuple[str, str]]]] = {}
+
+    @staticmethod
+    def _ident(value: IcebergTable | IcebergView) -> tuple[object, ...]:
+        ids = ((value.snapshot_id, value.schema_id, value.spec_id, value.sort_order_id)
+               if isinstance(value, IcebergTable) else (value.version_id, value.schema_id))
+        return (value.type, value.id, value.metadata_location, *ids)
 
     def problem(self, key: ContentKey, value: Content) -> str | None:
         """What is wrong with ``value`` at ``key`` (None: nothing)."""
         if not isinstance(value, IcebergTable | IcebergView):
             return None
-        ids = ((value.snapshot_id, value.schema_id, value.spec_id, value.sort_order_id)
-               if isinstance(value, IcebergTable) else (value.version_id, value.schema_id))
-        ident = (value.type, value.id, value.metadata_location, *ids)
+        ident = self._ident(value)
         if ident not in self.done:
             try:
-                self.done[ident] = (self._table(key, value) if isinstance(value, IcebergTable)
-                                    else self._view(value))
+                self.done[ident] = (self._table(key, value, ident)
+                                    if isinstance(value, IcebergTable)
+                                    else self._view(value, ident))
             except SapwoodError as e:
                 self.done[ident] = e.message
         return self.done[ident]
 
-    def _table(self, key: ContentKey, value: IcebergTable) -> str | None:
+    def _table(self, key: ContentKey, value: IcebergTable,
+               ident: tuple[object, ...]) -> str | None:
+        # The read checks the file's location first (inside the warehouse).
         loc = value.metadata_location
-        self.catalog.locations.check(loc)
         meta = self.catalog.files.table(loc)[0]
-        self.catalog.locations.check_placed(meta.location, meta.properties)
+        self._placed(meta.location, meta.properties.get(METADATA_PATH))
+        self.takes[ident] = _places(meta.location, meta.properties)
         found = {"snapshotId": meta.current_snapshot_id if meta.current_snapshot_id is not None
                  else -1, "schemaId": meta.current_schema_id, "specId": meta.default_spec_id,
                  "sortOrderId": meta.default_sort_order_id}
@@ -70,6 +85,20 @@ class FileChecks:
             return wrong
         self._snapshots(key, value.id or "", meta)
         return None
+
+    def _placed(self, location: str, metadata_path: str | None) -> None:
+        """``Locations.check_placed``, once per place."""
+        at = (location, metadata_path)
+        if at not in self.placed:
+            try:
+                self.catalog.locations.check_placed(
+                    location, {METADATA_PATH: metadata_path} if metadata_path else {})
+                self.placed[at] = None
+            except SapwoodError as e:
+                self.placed[at] = e.message
+        wrong = self.placed[at]
+        if wrong is not None:
+            raise bad_request(wrong)
 
     def _snapshots(self, key: ContentKey, content_id: str, meta: TableMetadata) -> None:
         checked = self.snapshots.setdefault(content_id, set())
@@ -82,34 +111,32 @@ class FileChecks:
                 "Cannot import", ".".join(key.elements), updates, None, meta)
             checked.update(s.snapshot_id for s in new)
 
-    def _view(self, value: IcebergView) -> str | None:
+    def _view(self, value: IcebergView, ident: tuple[object, ...]) -> str | None:
         loc = value.metadata_location
-        self.catalog.locations.check(loc)
         meta = self.catalog.files.view(loc)[0]
-        self.catalog.locations.check(meta.location)
+        self._placed(meta.location, None)
+        self.takes[ident] = _places(meta.location, meta.properties)
         found = {"versionId": meta.current_version_id,
                  "schemaId": current_version(meta).schema_id}
         given = {"versionId": value.version_id, "schemaId": value.schema_id}
         return _differs(given, found, loc)
 
     def claims(self, key: ContentKey, value: Content) -> list[Claim]:
-        """The locations a table or view value takes, when they are not the
-        ones its object last took in this run (catalog.metadata.claims)."""
+        """The locations a checked table or view value takes, when they are
+        not the ones its object last took in this run (catalog.metadata.claims)."""
         if not isinstance(value, IcebergTable | IcebergView) or value.id is None:
             return []
-        files = self.catalog.files
-        if isinstance(value, IcebergTable):
-            meta = files.table(value.metadata_location)[0]
-            location, props = meta.location, meta.properties
-        else:
-            view = files.view(value.metadata_location)[0]
-            location, props = view.location, view.properties
-        made = claims(key, location, props)
-        places = (key.internal, frozenset(c.path for c in made))
+        location, props = self.takes[self._ident(value)]
+        places = (key.internal, props | {("", location)})
         if self.places.get(value.id) == places:
             return []
         self.places[value.id] = places
-        return made
+        return claims(key, location, dict(props))
+
+
+def _places(location: str, properties: Mapping[str, str]) -> tuple[str, frozenset[tuple[str, str]]]:
+    """An object's location and its write paths (what its claims are made of)."""
+    return location, frozenset((k, v) for k, v in properties.items() if WRITE_PATH.match(k))
 
 
 def _differs(given: dict[str, int], found: dict[str, int], location: str) -> str | None:

@@ -280,12 +280,8 @@ class _Run:
         anc = changes.ancestry([target, stop])
         if not changes.on_chain(anc[stop], anc[target]):
             return None
-        n = anc[target].depth - anc[stop].depth
-        if n <= 0:
-            return []
-        recs = self.store.history.chain(target, n, light=True)
-        return [(rec.hash, rec.created_us, "merge" if len(rec.parents) > 1 else "commit")
-                for rec in reversed(recs)]
+        return [(h, at_us, "merge" if merge else "commit") for h, at_us, merge
+                in self.writer.chain(target, anc[target].depth - anc[stop].depth)]
 
 
 def _moves(start: str, chain: list[tuple[str, int, str]] | None) -> list[Move]:

@@ -13,6 +13,7 @@ moves while the import runs does not change what it reads.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -118,23 +119,40 @@ class NessieSource:
 
     def log(self, start: str) -> Iterator[dict[str, Any]]:
         """The commits from ``start`` (a hash) down its first parents, newest
-        first, each with its operations: log entries as Nessie gives them."""
+        first, each with its operations: log entries as Nessie gives them.
+        Past the first page, the next page is asked for while the caller
+        works through this one (Nessie answers on another core)."""
         path = f"/trees/@{quote(start, safe='')}/history"
-        token: str | None = None
-        size = FIRST_PAGE
-        while True:
+
+        def page(token: str | None, size: int) -> dict[str, Any]:
             params: dict[str, str | int] = {"fetch": "ALL", "max-records": size}
             if token:
                 params["page-token"] = token
-            body = self._get(path, params)
-            for entry in _list(body, "logEntries", path):
-                if not isinstance(entry, dict) or not isinstance(entry.get("commitMeta"), dict):
-                    raise NessieApiError(f"GET {path} answered a log entry without commitMeta")
-                yield entry
-            token = _next(body, token, path)
-            if token is None:
-                return
-            size = PAGE
+            return self._get(path, params)
+
+        ahead = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nessie-page")
+        try:
+            body = page(None, FIRST_PAGE)
+            token: str | None = None
+            first = True
+            while True:
+                entries = _list(body, "logEntries", path)
+                token = _next(body, token, path)
+                nxt = ahead.submit(page, token, PAGE) if token is not None and not first \
+                    else None
+                for entry in entries:
+                    if not isinstance(entry, dict) or not isinstance(entry.get("commitMeta"),
+                                                                     dict):
+                        raise NessieApiError(f"GET {path} answered a log entry without "
+                                             "commitMeta")
+                    yield entry
+                if token is None:
+                    return
+                body = nxt.result() if nxt is not None else page(token, PAGE)
+                first = False
+        finally:
+            # A caller that stopped early leaves at most one page being read.
+            ahead.shutdown(wait=True, cancel_futures=True)
 
 
 def _list(body: dict[str, Any], field: str, path: str) -> list[Any]:

@@ -17,6 +17,7 @@ from catalog.delegation.service import StorageAccess
 from catalog.delegation.settings import DelegationSettings
 from catalog.feed.webhooks import WebhookService
 from catalog.health import Health
+from catalog.imports.runs import Imports
 from catalog.kernel import Catalog
 from catalog.maintenance.admin import Maintenance
 from catalog.maintenance.liveness import Liveness
@@ -45,6 +46,7 @@ class CatalogServices:
     access: Access
     health: Health
     maintenance: Maintenance
+    imports: Imports
     # Whether a read at a head is local file access (SQLite), which a caller
     # may run inline (Catalog.local_reads).
     local_reads: bool
@@ -53,9 +55,9 @@ class CatalogServices:
         """These services for one caller: a hash prefix names only the
         commits ``sees`` accepts (catalog.kernel.Catalog.seeing). What no
         hash reaches (storage access, webhooks, auth data, health,
-        maintenance) is shared."""
+        maintenance, imports) is shared."""
         return _over(self.catalog.seeing(sees), self.storage, self.webhooks, self.access,
-                     self.health, self.maintenance)
+                     self.health, self.maintenance, self.imports)
 
     def close(self) -> None:
         """Close the store's connections (the services are not used again)."""
@@ -69,7 +71,7 @@ def open_services(store: Store, settings: CatalogSettings,
     storage = StorageAccess(DelegationSettings.from_env(), settings.warehouse,
                             Liveness(store, files))
     return _over(catalog, storage, WebhookService(catalog), Access(store), Health(catalog),
-                 Maintenance(catalog))
+                 Maintenance(catalog), Imports(catalog))
 
 
 def open_catalog(settings: CatalogSettings, files_cache_bytes: int | None = None,
@@ -89,11 +91,11 @@ def prepare_database(url: str) -> str:
 
 
 def _over(catalog: Catalog, storage: StorageAccess, webhooks: WebhookService, access: Access,
-          health: Health, maintenance: Maintenance) -> CatalogServices:
+          health: Health, maintenance: Maintenance, imports: Imports) -> CatalogServices:
     """Every object that resolves references, built over ``catalog``."""
     mviews = MaterializedViews(catalog)
     return CatalogServices(catalog, Namespaces(catalog),
                            Tables(catalog, check_schema_changes, mviews),
                            Views(catalog, mviews), mviews, storage, webhooks,
-                           Versioning(catalog), access, health, maintenance,
+                           Versioning(catalog), access, health, maintenance, imports,
                            catalog.local_reads)

@@ -159,6 +159,7 @@ RULES: dict[str, Rule] = {
     # -- administration -----------------------------------------------------------------
     "run_gc": Rule(Privilege.MANAGE_GRANTS, ref="all"),
     "run_fsck": Rule(Privilege.MANAGE_GRANTS, ref="all"),
+    "run_import": Rule(Privilege.MANAGE_GRANTS, ref="all"),
     # -- retention policies: managing them is a power over every reference's
     # history; what each reference retains is shown to whoever may read it ----------
     "get_retention": Rule(Privilege.MANAGE_GRANTS, ref="all"),

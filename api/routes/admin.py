@@ -1,7 +1,9 @@
-"""Administration over HTTP: garbage collection (``POST /api/v2/admin/gc``)
-and the integrity check (``GET /api/v2/admin/fsck``), the same as ``sapwood
-gc`` and ``sapwood fsck [--files]`` (docs/operations.md). Need
-``manage-grants`` on every reference when authentication is on."""
+"""Administration over HTTP: garbage collection (``POST /api/v2/admin/gc``),
+the integrity check (``GET /api/v2/admin/fsck``) and a Nessie repository's
+import (``POST /api/v2/admin/import``), the same as ``sapwood gc``,
+``sapwood fsck [--files]`` and ``sapwood import --from-nessie``
+(docs/operations.md, docs/migrating-from-nessie.md). Need ``manage-grants``
+on every reference when authentication is on."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from fastapi.concurrency import run_in_threadpool
 
 from api.deps import json_response, services_of
 from api.unused import takes_body
-from api.v2.admin_requests import from_query, gc_options
+from api.v2.admin_requests import from_query, gc_options, import_request
 from catalog.maintenance.gc import MIN_WRITE_WINDOW_S
 from catalog.maintenance.reports import fsck_json, gc_json
 from core.retention import MAX_GRACE_S
@@ -46,3 +48,15 @@ async def run_fsck(request: Request, files: bool = False,
     store_report, files_report = await run_in_threadpool(
         services_of(request).maintenance.fsck, files, grace_seconds)
     return json_response(fsck_json(store_report, files_report))
+
+
+@router.post("/import")
+@takes_body  # its options as JSON (api.v2.admin_requests.ImportRequest)
+async def run_import(request: Request) -> Response:
+    """200 with the import's report (what ``sapwood import --report`` writes);
+    a refusal is a 400 whose message lists the first problems, nothing written."""
+    sent = import_request(await request.body(), request.headers.get("content-type"))
+    report = await run_in_threadpool(
+        lambda: services_of(request).imports.from_nessie(
+            sent.from_nessie, into_nonempty=sent.into_nonempty, batch_size=sent.batch_size))
+    return json_response(report.to_json())

@@ -1,4 +1,6 @@
-"""What ``POST /api/v2/admin/gc`` is told: ``dryRun``, ``graceSeconds`` and
+"""What ``POST /api/v2/admin/gc`` and ``POST /api/v2/admin/import`` are told.
+
+The gc is told: ``dryRun``, ``graceSeconds`` and
 ``writeWindowSeconds``, in the query string or in a JSON body, under the
 same names (issue 43, defect 12: the route once read only the query, so
 ``{"dryRun": true}`` ran a real collection).
@@ -80,3 +82,32 @@ def _is_json(content_type: str) -> bool:
 
 def _shown(value: Any) -> str:
     return "true" if value is True else "false" if value is False else repr(value)
+
+
+class ImportRequest(BaseModel):
+    """``POST /api/v2/admin/import``'s body, as ``sapwood import --from-nessie``'s
+    options: the Nessie v2 API's URL, whether a catalog with commits of its own
+    may take the history, how many commits each transaction lands."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=False)
+    from_nessie: str = Field(alias="fromNessie", min_length=1, max_length=2048)
+    into_nonempty: bool = Field(False, alias="intoNonempty")
+    batch_size: int = Field(500, alias="batchSize", ge=1, le=100_000)
+
+
+def import_request(body: bytes, content_type: str | None) -> ImportRequest:
+    """The body as an ImportRequest (a 400 naming what cannot be used)."""
+    if content_type is None or not _is_json(content_type):
+        raise bad_request("The import body must be a JSON object (Content-Type: "
+                          "application/json) with fromNessie: nothing was done")
+    try:
+        sent = ImportRequest.model_validate_json(body)
+    except ValidationError as e:
+        raise bad_request(f"Invalid import body ({describe_validation(e.errors())}): nothing "
+                          "was done; it takes a JSON object with fromNessie (the URL of "
+                          "Nessie's v2 API), intoNonempty (boolean) and batchSize "
+                          "(1-100000)") from None
+    if not sent.from_nessie.startswith(("http://", "https://")):
+        raise bad_request(f"fromNessie must be an http:// or https:// URL of Nessie's v2 API, "
+                          f"not {sent.from_nessie[:120]!r}: nothing was done")
+    return sent

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from sqlalchemy import create_engine, text
 
@@ -45,7 +46,7 @@ from store import Store
 from tests.fixtures import BACKENDS, database_url
 from tests.nessie.history import NessieHistory, comparable
 from tests.nessie.server import NessieServer, environment_ready
-from tests.server import sapwood_command
+from tests.server import sapwood_command, serving
 
 REQUIRE = os.environ.get("SAPWOOD_REQUIRE_SPARK") == "1"
 BULK = 1500
@@ -345,3 +346,43 @@ def test_files_outside_the_warehouse_refuse_the_whole_import(repo: Repo,
                       env={"SAPWOOD_ALLOW_EXTERNAL_LOCATIONS": "1"})
     assert allowed.returncode == 0, allowed.stderr
     assert _count(url, "SELECT count(*) FROM imported_commits") == repo.commits
+
+
+def test_the_admin_route_imports_as_the_command_does(repo: Repo, catalog_url: str,
+                                                      tmp_path: Path) -> None:
+    """POST /api/v2/admin/import: the same run over the server's own catalog
+    (its 401/403 are tests/api/test_auth_routes.py's, as every route's). A
+    body it cannot use is a 400 naming it, and nothing is written."""
+    with serving(catalog_url, tmp_path / "server",
+                 warehouse=f"file://{repo.warehouse}") as srv, \
+            httpx.Client(base_url=srv.base, timeout=600) as http:
+        for sent, named in [
+            ({"fromNessie": repo.api, "dryRun": True}, "dryRun"),
+            ({"fromNessie": "ftp://nessie/api/v2"}, "http:// or https://"),
+            ({}, "fromNessie"),
+            ({"fromNessie": repo.api, "batchSize": "100"}, "batchSize"),
+            ({"fromNessie": repo.api, "batchSize": 0}, "batchSize"),
+            ({"fromNessie": repo.api, "intoNonempty": "yes"}, "intoNonempty"),
+        ]:
+            r = http.post("/api/v2/admin/import", json=sent)
+            assert r.status_code == 400, (sent, r.text)
+            assert named in r.json()["message"] and "nothing was done" in r.json()["message"]
+        r = http.post("/api/v2/admin/import", content=b"fromNessie=x",
+                      headers={"Content-Type": "application/x-www-form-urlencoded"})
+        assert r.status_code == 400 and "JSON object" in r.json()["message"], r.text
+        assert _count(catalog_url, "SELECT count(*) FROM imported_commits") == 0
+
+        r = http.post("/api/v2/admin/import", json={"fromNessie": repo.api, "batchSize": 200})
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert body["importedCommits"] == repo.commits
+        assert {ref["name"] for ref in body["references"]} == set(repo.refs)
+        _check_complete(repo, catalog_url)
+        # Served at once: main's history is Nessie's.
+        log = http.get("/api/v2/trees/main/history", params={"max-records": 1}).json()
+        assert log["logEntries"][0]["commitMeta"]["message"] == \
+            repo.history.log("main")[0]["commitMeta"]["message"]
+
+        again = http.post("/api/v2/admin/import", json={"fromNessie": repo.api})
+        assert again.status_code == 200, again.text
+        assert again.json()["importedCommits"] == 0

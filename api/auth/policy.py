@@ -94,6 +94,7 @@ RULES: dict[str, Rule] = {
         "add_webhook", "list_webhooks", "get_webhook", "remove_webhook", "resume_webhook")},
     "load_credentials": Rule(R, key="ns+table", via_views=True),
     "register_table": Rule(W, key="ns", direct_write=True),
+    "unregister_table": Rule(W, key="ns+table", direct_write=True),
     "rename_table": Rule(W, key="handler", direct_write=True),
     "commit_transaction": Rule(W, key="handler", direct_write=True),
     # -- views --------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """Tables: list, create, load, exists, commit, drop, rename, register,
-metrics, and multi-table transactions."""
+unregister, metrics, and multi-table transactions."""
 
 from __future__ import annotations
 
+import json
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
@@ -22,11 +23,11 @@ from api.models import (
 from api.paging import iceberg_listing
 from api.paths import namespace_key
 from api.unused import takes_body
-from catalog.commands import ReadOptions
+from catalog.commands import Loaded, ReadOptions
 from catalog.mviews.mviews import STALENESS_HEADER
 from catalog.mviews.refresh import REFRESH_HEADER, commit_refresh
 from catalog.targets import Target, namespace_from_levels, target
-from catalog.views.lifecycle import drop, rename
+from catalog.views.lifecycle import drop, rename, unregister
 from core.auth import Privilege
 from core.content import ContentType
 from core.errors import bad_request
@@ -111,6 +112,24 @@ def drop_table(request: Request, namespace: str, table: str,
          ContentType.ICEBERG_TABLE, c.answered_by(no_content), cascade,
          lambda k: c.require(Privilege.WRITE, k))
     return no_content()
+
+
+@router.post("/namespaces/{namespace}/tables/{table}/unregister")
+def unregister_table(request: Request, namespace: str, table: str) -> Response:
+    """The spec's unregisterTable (catalog.views.lifecycle.unregister): the
+    entry leaves the branch, its files stay; answered with the last metadata
+    file and its metadata (UnregisterTableResult)."""
+    c = Call(request)
+    t = target(c.ref, namespace_key(namespace), table)
+    return c.answering(unregistered)(unregister(c.svc.catalog, t, c.who,
+                                                lambda k: c.require(Privilege.WRITE, k)))
+
+
+def unregistered(loaded: Loaded) -> Response:
+    assert loaded.location is not None
+    body = (b'{"metadata-location":' + json.dumps(loaded.location).encode()
+            + b',"metadata":' + loaded.metadata + b"}")
+    return Response(body, media_type="application/json")
 
 
 @router.post("/namespaces/{namespace}/tables/{table}/metrics", status_code=204)

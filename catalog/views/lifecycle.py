@@ -1,16 +1,20 @@
-"""Renaming and dropping tables and views: one commit each, checked against
-the views that read them (strict mode refuses, lenient leaves them
-invalid, CASCADE drops them too: catalog.views.invalidation)."""
+"""Renaming, dropping and unregistering tables and views: one commit each,
+checked against the views that read them (strict mode refuses, lenient
+leaves them invalid, CASCADE drops them too: catalog.views.invalidation)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from catalog.commands import Loaded
 from catalog.kernel import KIND, Catalog, Change, Who, require_namespace
+from catalog.metadata.claims import places
+from catalog.metadata.engine_gc import answer_key
+from catalog.metadata.locations import split, under
 from catalog.targets import Target, dotted
 from catalog.views.invalidation import plan_drop, plan_rename
 from core.commits import Delete, Put, ResolvedRef
-from core.content import Content, ContentType
+from core.content import Content, ContentType, IcebergTable
 from core.errors import already_exists, bad_request, no_such_table, no_such_view
 from core.keys import ContentKey
 from core.refs import RefSpec
@@ -71,3 +75,38 @@ def drop(catalog: Catalog, t: Target, kind: ContentType, who: Who, cascade: bool
         return Change([Delete(t.key, expected=cur), *extra], message, None, properties=props)
 
     catalog.write_at(t.ref, [t.key], who, plan)
+
+
+def unregister(catalog: Catalog, t: Target, who: Who,
+               require: Callable[[ContentKey], None] | None = None) -> Loaded:
+    """The spec's unregisterTable: the table leaves the branch in one commit
+    (``unregister table ns.t``, a DELETE in the change feed like a drop's,
+    checked against the views that read it as a drop is) and no file is
+    touched; the answer is its last metadata file. Only a table that lives
+    outside the warehouse: ``sapwood gc`` deletes the warehouse's files once
+    no retained commit references them, so a table handed to another catalog
+    from inside it would lose its files when a retention policy expires the
+    commits that held it (docs/iceberg-rest.md)."""
+
+    def plan(head: ResolvedRef, found: dict[ContentKey, Content]) -> Change[Loaded]:
+        cur = found.get(t.key)
+        if not isinstance(cur, IcebergTable):
+            raise no_such_table(t.name)
+        loc = cur.metadata_location
+        meta, data = catalog.files.table(loc)
+        root = catalog.locations.root
+        for place in places(meta.location, meta.properties):
+            where = split(place)
+            if under(where, root) or under(root, where):
+                raise bad_request(
+                    f"Cannot unregister table {t.name}: it lives in the warehouse "
+                    f"({catalog.locations.warehouse}), whose files sapwood gc deletes once "
+                    "no retained commit references them, so another catalog could not keep "
+                    "them; only a table outside the warehouse can be handed over (drop it "
+                    "here instead, or register a copy outside the warehouse elsewhere)")
+        _, broken = plan_drop(catalog, head, t.key, "table", False, require)
+        props = {INVALIDATED: invalidated_text(broken)} if broken else {}
+        return Change([Delete(t.key, expected=cur)], f"unregister table {t.name}",
+                      Loaded(loc, data, answer_key(loc)), properties=props)
+
+    return catalog.write_at(t.ref, [t.key], who, plan)

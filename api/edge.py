@@ -4,7 +4,8 @@ before any route sees it, done in one scan of its headers.
 In order: a request id (the caller's ``X-Request-Id`` when it is a sane
 token, else a new one) echoed in the answer with the server's time; the
 Host check (api.hosts: DNS rebinding); the body limit (api.limits: 413 before
-any parser sees an oversized body, announced or chunked); the folding of the
+any parser sees an oversized body, announced or chunked, and a gzip or
+deflate body decoded within the same limit); the folding of the
 Iceberg path shapes and the versioning API's ref segments (api.paths); and,
 once the answer is sent, the metrics and one access-log line
 (api.observe). These were four layers, each scanning the headers and adding a
@@ -40,7 +41,7 @@ class Edge:
             await self.app(scope, receive, send)
             return
         start = time.perf_counter()
-        host = given = length = None
+        host = given = length = encoding = None
         chunked = expect = False
         for name, value in scope["headers"]:
             if name == b"host":
@@ -51,6 +52,8 @@ class Edge:
                 given = value
             elif name == b"transfer-encoding":
                 chunked = b"chunked" in value.lower()
+            elif name == b"content-encoding":
+                encoding = value
             elif name == b"expect":
                 expect = value.lower() == b"100-continue"
         rid = request_id(given)
@@ -81,7 +84,7 @@ class Edge:
                 await self.app(scope, receive, sending)
             else:
                 await limit_body(self.app, scope, receive, sending, self.max_bytes,
-                                 length, expect)
+                                 length, expect, encoding)
         except Exception:
             # Starlette answers an unhandled error with a 500 (api.errors logs
             # it) and then raises it again; passed on to uvicorn, that closes

@@ -10,6 +10,7 @@ server itself failed, so the mapping below is part of the protocol.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from http import HTTPStatus
 from typing import Any
 
@@ -23,8 +24,9 @@ from starlette.exceptions import HTTPException
 
 from api.asgi import Scope
 from api.auth.errors import OAuthError, Unauthorized
+from api.v2 import nessie as nessie_client
 from core.commits import MergeConflictError
-from core.conflicts import CommitConflictError
+from core.conflicts import CommitConflictError, Conflict
 from core.errors import (
     AlreadyExistsError,
     BadRequestError,
@@ -143,11 +145,16 @@ _NESSIE_CODES = {
 
 
 def _respond(code: int, type_: str, message: str, request: Request | None = None,
-             **extra: Any) -> JSONResponse:
+             raised: Sequence[Conflict] = (), **extra: Any) -> JSONResponse:
     if request is not None and request.scope["path"].startswith("/api/"):
         nessie = _NESSIE_CODES.get(type_) or {404: "CONTENT_NOT_FOUND",
                                                409: "REFERENCE_CONFLICT"}.get(
             code, "BAD_REQUEST" if code < 500 else "UNKNOWN")
+        if nessie_client.strict(request):
+            # Nessie's Java client fails on details it cannot read (api.v2.nessie).
+            payload = nessie_body(code, nessie, message, {})
+            payload["errorDetails"] = nessie_client.error_details(raised)
+            return JSONResponse(payload, status_code=code)
         return JSONResponse(nessie_body(code, nessie, message, extra), status_code=code)
     payload = body(code, type_, message, **extra)
     if request is not None and (code in (404, 409) or code >= 500) and \
@@ -185,7 +192,9 @@ def _from_domain(e: SapwoodError, r: Request) -> JSONResponse:
     if code == 500:
         log.error("unmapped domain error %s: %s", type(e).__name__, e.message)
         return _respond(500, "InternalServerError", e.message, r)
-    resp = _respond(code, kind, e.message, r, **error_details(e))
+    resp = _respond(code, kind, e.message, r,
+                    e.conflicts if isinstance(e, CommitConflictError) else (),
+                    **error_details(e))
     if isinstance(e, UnavailableError):
         resp.headers["Retry-After"] = str(e.retry_after_s)
     return resp

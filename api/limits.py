@@ -8,6 +8,7 @@ announced its length or streamed it in chunks.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterable, Mapping
 
 # The catalog's own limits, named here too so that the whole list is in one place.
@@ -152,12 +153,25 @@ def _text(value: str, what: str) -> None:
 
 # -- the request body ----------------------------------------------------------------
 async def limit_body(app: App, scope: Scope, receive: Receive, send: Send, max_bytes: int,
-                     length: bytes | None, expect: bool) -> None:
+                     length: bytes | None, expect: bool, encoding: bytes | None = None,
+                     ) -> None:
     """Pass a request with a body on to ``app`` unless the body is larger than
     ``max_bytes`` (then 413). A declared Content-Length (``length``) is checked
     up front; a chunked body is read here (counting) and handed on whole, so
     no route ever sees more than the limit. ``expect``: the client sent
-    ``Expect: 100-continue`` (api.edge reads the headers)."""
+    ``Expect: 100-continue`` (api.edge reads the headers). ``encoding``: its
+    Content-Encoding, if any: a gzip or deflate body (Nessie's Java client
+    compresses every body it sends) is read whole and handed on decoded, the
+    decoded bytes held to the same limit; any other a 415 naming it."""
+    coding = encoding.strip().lower() if encoding is not None else b"identity"
+    if coding not in (b"identity", b"gzip", b"x-gzip", b"deflate"):
+        if not expect:
+            await _drain(receive, 0)
+        await _refuse_encoding(scope, send, encoding or b"")
+        return
+    if coding != b"identity":
+        await _decoded(app, scope, receive, send, max_bytes, length, expect, coding)
+        return
     if length is not None:
         # The HTTP parser delivers no more than announced.
         if not length.strip().isdigit() or int(length) > max_bytes:
@@ -187,13 +201,88 @@ async def limit_body(app: App, scope: Scope, receive: Receive, send: Send, max_b
     await app(scope, replay, send)
 
 
-async def _refuse(scope: Scope, send: Send, max_bytes: int) -> None:
+async def _decoded(app: App, scope: Scope, receive: Receive, send: Send, max_bytes: int,
+                   length: bytes | None, expect: bool, coding: bytes) -> None:
+    """The compressed body read whole (its own size bounded as any body's),
+    then decoded in one bounded step: a body that decodes to more than
+    ``max_bytes`` is a 413 before more than that is held (a zip bomb), one
+    that does not decode a 400 naming the encoding."""
+    body = bytearray()
+
+    async def collect(_: Scope, rcv: Receive, __: Send) -> None:
+        while True:
+            message = await rcv()
+            if message["type"] != "http.request":
+                return
+            body.extend(message.get("body", b""))
+            if not message.get("more_body", False):
+                return
+
+    refused: list[Message] = []
+
+    async def noting(message: Message) -> None:
+        refused.append(message)
+        await send(message)
+
+    # Read (and bound) the compressed bytes as any body is read.
+    await limit_body(collect, scope, receive, noting, max_bytes, length, expect)
+    if refused:
+        return  # the compressed body itself was too large: answered 413
+    wbits = 16 + zlib.MAX_WBITS if coding in (b"gzip", b"x-gzip") else zlib.MAX_WBITS
+    try:
+        inflater = zlib.decompressobj(wbits)
+        plain = inflater.decompress(bytes(body), max_bytes + 1)
+        whole = inflater.eof and not inflater.unconsumed_tail
+    except zlib.error as e:
+        await _bad_encoding(scope, send, coding, str(e))
+        return
+    if len(plain) > max_bytes:
+        await _refuse(scope, send, max_bytes, decoded=True)
+        return
+    if not whole:
+        await _bad_encoding(scope, send, coding, "the compressed body ends early")
+        return
+    # The app sees a plain body of known length, as if sent uncompressed.
+    scope["headers"] = [(k, v) for k, v in scope["headers"]
+                        if k not in (b"content-encoding", b"content-length",
+                                     b"transfer-encoding")] + \
+        [(b"content-length", str(len(plain)).encode())]
+    replay: list[Message] = [{"type": "http.request", "body": plain, "more_body": False}]
+
+    async def replaying() -> Message:
+        return replay.pop() if replay else await receive()
+
+    await app(scope, replaying, send)
+
+
+async def _refuse_encoding(scope: Scope, send: Send, encoding: bytes) -> None:
+    from api.errors import error_response
+
+    shown = encoding.decode("latin-1")[:40]
+    response = error_response(
+        415, "UnsupportedMediaTypeException",
+        f"Content-Encoding {shown!r} is not supported: send the body plain, gzip or "
+        "deflate", scope)
+    await response(scope, _no_receive, send)
+
+
+async def _bad_encoding(scope: Scope, send: Send, coding: bytes, why: str) -> None:
+    from api.errors import error_response
+
+    response = error_response(
+        400, "BadRequestException",
+        f"The request body is not valid {coding.decode('latin-1')} data "
+        f"(Content-Encoding): {why}", scope)
+    await response(scope, _no_receive, send)
+
+
+async def _refuse(scope: Scope, send: Send, max_bytes: int, decoded: bool = False) -> None:
     from api.errors import error_response
 
     response = error_response(
         413, "RequestEntityTooLargeException",
         f"The request body is larger than the limit of {max_bytes} bytes "
-        "(setting SAPWOOD_MAX_BODY_BYTES)", scope)
+        f"{'once decoded ' if decoded else ''}(setting SAPWOOD_MAX_BODY_BYTES)", scope)
     response.headers["Connection"] = "close"
     await response(scope, _no_receive, send)
 

@@ -20,6 +20,7 @@ from api.deps import (
 from api.paging import Paging
 from api.paths import ref_param
 from api.routes.trees import versioning_of
+from api.v2 import nessie as nessie_client
 from api.v2.filtered import NessieFilter, entries_filter, filtered_entries
 from api.v2.redact import Readable
 from api.v2.requests import ContentsBody
@@ -71,7 +72,8 @@ def entries(request: Request, ref: str,
                                 partial(refs.contents, f"@{resolved.hash}"))
     else:
         page = listing(page_token=paging.cursor, page_size=paging.size, with_content=content)
-    out = page_json("entries", [entry_json(e, visible) for e in page.items],
+    nessie = nessie_client.strict(request)
+    out = page_json("entries", [entry_json(e, visible, nessie) for e in page.items],
                     paging.seal(page.next_token))
     out["effectiveReference"] = effective_json(resolved)
     return json_response(out)
@@ -84,7 +86,9 @@ def get_content(request: Request, ref: str, key: str) -> Response:
         raise ContentNotFoundError(f"key '{ContentKey.parse(key)}' does not exist at "
                                    f"'{unquote(ref)}'")
     (value,) = found.values()
-    return json_response({"content": content_json(value, _readable(request, ref_param(ref))),
+    return json_response({"content": content_json(value, _readable(request, ref_param(ref)),
+                                                  ContentKey.parse(key),
+                                                  nessie_client.strict(request)),
                           "effectiveReference": effective_json(resolved)})
 
 
@@ -101,8 +105,9 @@ def _contents(request: Request, ref: str, keys: list[ContentKey]) -> Response:
             guard.require(request, Privilege.READ, spec, k.elements)
     resolved, found = services_of(request).catalog.read(spec, keys)
     readable = _readable(request, spec)
+    nessie = nessie_client.strict(request)
     return json_response({
-        "contents": [{"key": key_json(k), "content": content_json(c, readable)}
+        "contents": [{"key": key_json(k), "content": content_json(c, readable, k, nessie)}
                      for k, c in found.items()],
         "effectiveReference": effective_json(resolved)})
 
@@ -132,7 +137,9 @@ def diff(request: Request, from_ref: str, to_ref: str,
         guard.require(request, Privilege.READ, to_spec, None)
     a, b = refs.resolve(ref_param(from_ref)), refs.resolve(to_spec)
     page = refs.diff(f"@{a.hash}", f"@{b.hash}", paging.cursor, paging.size)
-    out = page_json("diffs", [diff_json(d) for d in page.items], paging.seal(page.next_token))
+    nessie = nessie_client.strict(request)
+    out = page_json("diffs", [diff_json(d, nessie) for d in page.items],
+                    paging.seal(page.next_token))
     out["effectiveFromReference"] = effective_json(a)
     out["effectiveToReference"] = effective_json(b)
     return json_response(out)

@@ -23,6 +23,7 @@ from api.idempotency import answering, once_of
 from api.paging import Paging
 from api.paths import ref_param
 from api.routes.trees import name_and_hash, require, require_on_protected, versioning_of
+from api.v2 import nessie as nessie_client
 from api.v2 import redact
 from api.v2.filtered import NessieFilter, filtered_log, log_filter
 from api.v2.redact import Readable
@@ -48,7 +49,7 @@ from core.commits import (
     Unchanged,
 )
 from core.content import Content, parse_content
-from core.errors import bad_request
+from core.errors import ConflictError, bad_request
 from core.instants import format_instant, from_micros, parse_instant, to_micros
 from core.keys import ContentKey
 from core.numbers import out_of_range
@@ -111,20 +112,47 @@ def _operation(op: OperationBody) -> Operation:
     if op.type == "PUT":
         if op.content is None:
             raise bad_request(f"PUT of '{key}' has no content")
-        expected = _content(op.expected_content, "expectedContent") \
+        expected = _content(op.expected_content, key, "expectedContent") \
             if op.expected_content else None
-        return Put(key, _content(op.content, "content"), expected)
+        return Put(key, _content(op.content, key, "content"), expected)
     if op.type == "DELETE":
-        return Delete(key, _content(op.expected_content, "expectedContent")
+        return Delete(key, _content(op.expected_content, key, "expectedContent")
                       if op.expected_content else None)
     return Unchanged(key)
 
 
-def _content(payload: dict[str, Any], field: str) -> Content:
-    """A content value a commit names; its ids (snapshotId, versionId, …)
-    are checked here rather than in core's model, which also reads what the
+def _based_on(catalog: Catalog, branch: str, expected_hash: str, ops: list[Operation],
+              ) -> list[Operation]:
+    """An update without ``expectedContent`` (Nessie's clients never send
+    one) is based on the key's value at the commit's expected hash, as
+    Nessie takes it: the store then refuses it as a conflict if the key
+    changed since. A key absent there but present now was created since:
+    a conflict too."""
+    bare = [op for op in ops if isinstance(op, Put) and op.expected is None
+            and op.content.id is not None]
+    if not bare:
+        return ops
+    _, found = catalog.read(f"@{expected_hash}", [op.key for op in bare])
+    out: list[Operation] = []
+    for op in ops:
+        if isinstance(op, Put) and op in bare:
+            base = found.get(op.key)
+            if base is None and catalog.get(branch, op.key) is not None:
+                raise ConflictError(f"key '{op.key}' was created on '{branch}' after "
+                                    f"{expected_hash}, the hash this commit is based on")
+            # Absent at both: the store answers (new content must carry no id).
+            out.append(Put(op.key, op.content, base, op.revive) if base is not None else op)
+        else:
+            out.append(op)
+    return out
+
+
+def _content(payload: dict[str, Any], key: ContentKey, field: str) -> Content:
+    """A content value a commit names, without the fields only Nessie's
+    model has (api.v2.nessie); its ids (snapshotId, versionId, …) are
+    checked here rather than in core's model, which also reads what the
     store holds."""
-    content = parse_content(payload)
+    content = parse_content(nessie_client.content_in(payload, key, field))
     wrong = out_of_range(content, field)
     if wrong is not None:
         raise bad_request(f"invalid content: {wrong}")
@@ -152,7 +180,7 @@ def commit(request: Request, ref: str, body: CommitBody) -> Response:
     properties = body.commit_meta.client_properties()  # before anything is read
     svc = services_of(request)
     catalog = svc.catalog
-    parsed = [_operation(o) for o in body.operations]
+    parsed = _based_on(catalog, branch, expected, [_operation(o) for o in body.operations])
     guard = guard_of(request)
     if guard is not None:  # before any file is looked at
         for op in parsed:
@@ -176,17 +204,18 @@ def commit(request: Request, ref: str, body: CommitBody) -> Response:
 
 def _merge_answer(body: MergeBody | TransplantBody, result: MergeResult,
                   invalidated: list[InvalidatedView] | None = None,
-                  readable: Readable | None = None) -> Response:
+                  readable: Readable | None = None, nessie: bool = False) -> Response:
     """The merge result, or its conflicts as a 409 (unless the body asks for
     them as a result); the target's views it breaks as the caller may see
-    them (``readable``: the keys it may read on the target; api.v2.redact)."""
+    them (``readable``: the keys it may read on the target; api.v2.redact);
+    to a Nessie client (``nessie``), Nessie's fields only (api.v2.nessie)."""
     if result.conflicts and not body.conflict_as_result:
         raise MergeConflictError(result)
     out = merge_json(result)
     if invalidated is not None:
         out["invalidatedViews"] = redact.invalidated(
             [(v.key.elements, v.status) for v in invalidated], readable)
-    return json_response(out)
+    return json_response(nessie_client.merge_out(out) if nessie else out)
 
 
 def _target_readable(request: Request, branch: str) -> Readable | None:
@@ -199,8 +228,11 @@ def _target_readable(request: Request, branch: str) -> Readable | None:
 def merge(request: Request, ref: str, body: MergeBody) -> Response:
     branch, expected = name_and_hash(ref, "A merge")
     source = body.source()
+    # fromRefName may be a whole ref spec (``dev*T``, ``dev@hash``): the
+    # server resolves it, so a client need not ask first; the message names
+    # the reference.
     message = (body.commit_meta.message if body.commit_meta else None) or body.message or \
-        f"merge {body.from_ref_name} into {branch}"
+        f"merge {parse_ref(body.from_ref_name).name or body.from_ref_name} into {branch}"
     # Kept on the merge commit, as Nessie keeps them (they were dropped unsaid).
     properties = body.commit_meta.client_properties() if body.commit_meta else {}
     author = commit_author(
@@ -211,8 +243,9 @@ def merge(request: Request, ref: str, body: MergeBody) -> Response:
     readable = _target_readable(request, branch)
     # One shape for the answer and the one recorded with an Idempotency-Key
     # (made once, in the merge's transaction: catalog.merge.merging).
+    nessie = nessie_client.strict(request)
     answer = answering(request, lambda outcome: _merge_answer(
-        body, outcome.result, outcome.invalidated, readable))
+        body, outcome.result, outcome.invalidated, readable, nessie))
     return answer(merging.merge(services_of(request).catalog, merging.MergeRequest(
         source, branch, expected, body.default_key_merge_mode, body.modes(), body.dry,
         body.content_merge, CommitMeta(message, author, properties=properties),
@@ -227,7 +260,8 @@ def transplant(request: Request, ref: str, body: TransplantBody) -> Response:
         require(request, Privilege.READ, f"@{h}")
     if MergeBehavior.FORCE in (body.default_key_merge_mode, *body.modes().values()):
         require_on_protected(request, branch, "a forced transplant onto")
-    answer = answering(request, lambda result: _merge_answer(body, result))
+    nessie = nessie_client.strict(request)
+    answer = answering(request, lambda result: _merge_answer(body, result, nessie=nessie))
     return answer(merging.transplant(services_of(request).catalog,
                                      merging.TransplantRequest(
         hashes, branch, expected, body.default_key_merge_mode,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from api.v2 import nessie as nessie_client
 from api.v2 import redact
 from api.v2.redact import Readable
 from catalog.mviews.mviews import Described
@@ -32,12 +33,15 @@ def key_json(key: ContentKey) -> dict[str, Any]:
 
 
 def content_json(content: Content | None, readable: Readable | None = None,
+                 key: ContentKey | None = None, nessie: bool = False,
                  ) -> dict[str, Any] | None:
     """``readable``: the keys the caller may read (None: all); what a view's
-    analysis says of the others is left out (api.v2.redact)."""
+    analysis says of the others is left out (api.v2.redact). ``key``: where
+    the value is (a namespace answers its elements); ``nessie``: the caller
+    is a Nessie client, answered in Nessie's fields only (api.v2.nessie)."""
     if content is None:
         return None
-    return redact.content(content.to_json(), readable)
+    return nessie_client.content_out(redact.content(content.to_json(), readable), key, nessie)
 
 
 def reference_json(ref: Reference) -> dict[str, Any]:
@@ -75,17 +79,18 @@ def log_entry_json(c: Commit, fetch_all: bool) -> dict[str, Any]:
     return out
 
 
-def entry_json(e: Entry, readable: Readable | None = None) -> dict[str, Any]:
+def entry_json(e: Entry, readable: Readable | None = None, nessie: bool = False,
+               ) -> dict[str, Any]:
     out: dict[str, Any] = {"type": e.type.value, "name": key_json(e.key),
                            "contentId": e.content_id}
     if e.content is not None:
-        out["content"] = content_json(e.content, readable)
+        out["content"] = content_json(e.content, readable, e.key, nessie)
     return out
 
 
-def diff_json(d: DiffEntry) -> dict[str, Any]:
-    return {"key": key_json(d.key), "from": content_json(d.before),
-            "to": content_json(d.after)}
+def diff_json(d: DiffEntry, nessie: bool = False) -> dict[str, Any]:
+    return {"key": key_json(d.key), "from": content_json(d.before, None, d.key, nessie),
+            "to": content_json(d.after, None, d.key, nessie)}
 
 
 def merge_json(r: MergeResult) -> dict[str, Any]:

@@ -1,0 +1,218 @@
+"""Nessie's own clients against the versioning API, by plain HTTP (issue 47;
+docs/nessie-compatibility.md): what Nessie's Java client (inside Iceberg's
+Spark runtime) sends — gzip bodies, a namespace's ``elements``, a view's
+``sqlText``/``dialect``, updates without ``expectedContent`` — is taken as
+Nessie takes it, and a request with its ``Nessie-Client-Spec`` header is
+answered in Nessie's shapes only (its client fails on any field it does not
+know). The exchanges are the ones /work/nessie-failures.md recorded."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import zlib
+from typing import Any
+
+import httpx
+
+from tests.api import spark_bodies as sb
+
+V2 = "/api/v2"
+V1 = "/iceberg/v1"
+NESSIE = {"Nessie-Client-Spec": "2"}
+# Nessie's models' fields: ImmutableIcebergView$Json's seven, the table's,
+# the namespace's; MergeResponse's and ContentKeyDetails'.
+VIEW_FIELDS = {"type", "id", "metadataLocation", "versionId", "schemaId", "sqlText", "dialect"}
+TABLE_FIELDS = {"type", "id", "metadataLocation", "snapshotId", "schemaId", "specId",
+                "sortOrderId"}
+MERGE_FIELDS = {"resultantTargetHash", "commonAncestor", "targetBranch", "effectiveTargetHash",
+                "expectedHash", "wasApplied", "wasSuccessful", "details"}
+
+
+def head(http: httpx.Client, ref: str) -> str:
+    r = http.get(f"{V2}/trees/{ref}")
+    assert r.status_code == 200, r.text
+    return str(r.json()["reference"]["hash"])
+
+
+def gzipped(http: httpx.Client, method: str, path: str, payload: Any,
+            encoding: str = "gzip", **kw: Any) -> httpx.Response:
+    """As the Java client sends every body: compressed, with its header."""
+    raw = json.dumps(payload).encode()
+    data = gzip.compress(raw) if encoding == "gzip" else zlib.compress(raw)
+    return http.request(method, path, content=data, headers={
+        **NESSIE, "Content-Type": "application/json; charset=utf-8",
+        "Content-Encoding": encoding}, **kw)
+
+
+def commit(http: httpx.Client, ref: str, *ops: dict[str, Any],
+           headers: dict[str, str] | None = None) -> httpx.Response:
+    return http.post(f"{V2}/trees/{ref}/history/commit",
+                     headers=NESSIE if headers is None else headers, json={
+        "commitMeta": {"message": "nessie client", "authors": ["root"],
+                       "allProperties": {"application-type": ["iceberg"]}},
+        "operations": list(ops)})
+
+
+def content(http: httpx.Client, ref: str, key: str, nessie: bool = True) -> dict[str, Any]:
+    r = http.get(f"{V2}/trees/{ref}/contents/{key}", headers=NESSIE if nessie else {})
+    assert r.status_code == 200, r.text
+    return dict(r.json()["content"])
+
+
+def test_gzip_and_deflate_bodies_are_read(http, ns) -> None:
+    main = head(http, "main")
+    for name, encoding in ((f"gz_{ns}", "gzip"), (f"df_{ns}", "deflate")):
+        r = gzipped(http, "POST", f"{V2}/trees", {"type": "BRANCH", "name": "main",
+                                                  "hash": main},
+                    encoding, params={"name": name, "type": "BRANCH"})
+        assert r.status_code == 200, r.text
+        assert r.json()["reference"] == {"type": "BRANCH", "name": name, "hash": main}
+    # A POST the Java client sends first: contents by keys, gzipped.
+    r = gzipped(http, "POST", f"{V2}/trees/main/contents",
+                {"requestedKeys": [{"elements": [ns]}]})
+    assert r.status_code == 200, r.text
+    assert [c["key"]["elements"] for c in r.json()["contents"]] == [[ns]]
+
+
+def test_bodies_that_do_not_decode_are_refused_naming_why(http, ns) -> None:
+    main = head(http, "main")
+    params = {"name": f"no_{ns}", "type": "BRANCH"}
+    ref = {"type": "BRANCH", "name": "main", "hash": main}
+    r = http.post(f"{V2}/trees", params=params, content=json.dumps(ref).encode(),
+                  headers={"Content-Type": "application/json", "Content-Encoding": "br"})
+    assert r.status_code == 415, r.text
+    assert "'br'" in r.json()["message"]
+    r = http.post(f"{V2}/trees", params=params, content=b"not gzip at all",
+                  headers={"Content-Type": "application/json", "Content-Encoding": "gzip"})
+    assert r.status_code == 400, r.text
+    assert "gzip" in r.json()["message"]
+    cut = gzip.compress(json.dumps(ref).encode())[:-12]
+    r = http.post(f"{V2}/trees", params=params, content=cut,
+                  headers={"Content-Type": "application/json", "Content-Encoding": "gzip"})
+    assert r.status_code == 400, r.text
+    # A small body that decodes past the body limit (4 MiB): a 413, not memory.
+    bomb = gzip.compress(b" " * (5 * 1024 * 1024) + json.dumps(ref).encode())
+    assert len(bomb) < 64 * 1024
+    r = http.post(f"{V2}/trees", params=params, content=bomb,
+                  headers={"Content-Type": "application/json", "Content-Encoding": "gzip"})
+    assert r.status_code == 413, r.text
+    assert "once decoded" in r.json()["message"]
+    assert http.get(f"{V2}/trees/no_{ns}").status_code == 404
+
+
+def test_namespace_elements_are_taken_checked_and_answered(http, ns) -> None:
+    key = [ns, "child"]
+    body = {"type": "NAMESPACE", "elements": key, "properties": {"owner": "root"}}
+    wrong = commit(http, f"main@{head(http, 'main')}", {
+        "type": "PUT", "key": {"elements": key}, "documentation": None,
+        "content": {**body, "elements": [ns, "other"]}})
+    assert wrong.status_code == 400, wrong.text
+    assert "elements" in wrong.json()["message"]
+    r = commit(http, f"main@{head(http, 'main')}", {
+        "type": "PUT", "key": {"elements": key}, "content": {**body, "id": None}})
+    assert r.status_code == 200, r.text
+    dotted = f"{ns}.child"
+    # Every answer carrying a namespace value carries its elements.
+    got = content(http, "main", dotted)
+    assert got["elements"] == key and got["properties"] == {"owner": "root"}
+    assert content(http, "main", dotted, nessie=False)["elements"] == key
+    posted = http.post(f"{V2}/trees/main/contents", headers=NESSIE,
+                       json={"requestedKeys": [{"elements": key}]}).json()
+    assert posted["contents"][0]["content"]["elements"] == key
+    entries = http.get(f"{V2}/trees/main/entries", headers=NESSIE,
+                       params={"content": "true", "prefixKey": ns}).json()["entries"]
+    assert [e["content"]["elements"] for e in entries if e["type"] == "NAMESPACE"] == [key]
+
+
+def _table(http: httpx.Client, ns: str, name: str) -> dict[str, Any]:
+    r = http.post(f"{V1}/namespaces/{ns}/tables", json=sb.create_table(name))
+    assert r.status_code == 200, r.text
+    return content(http, "main", f"{ns}.{name}")
+
+
+def _set_property(http: httpx.Client, ns: str, name: str, value: str) -> None:
+    r = http.post(f"{V1}/namespaces/{ns}/tables/{name}", json={
+        "requirements": [], "updates": [{"action": "set-properties",
+                                         "updates": {"k": value}}]})
+    assert r.status_code == 200, r.text
+
+
+def test_an_update_without_expected_content_is_based_on_its_hash(http, ns) -> None:
+    """NessieCatalog's table commits name the content id and the hash they
+    read, never ``expectedContent``: the value at that hash is what the
+    update was based on, and a key changed since is a conflict."""
+    first = _table(http, ns, "t")
+    at_first = head(http, "main")
+    r = http.post(f"{V2}/trees", params={"name": f"b_{ns}", "type": "BRANCH"},
+                  json={"type": "BRANCH", "name": "main", "hash": at_first})
+    assert r.status_code == 200, r.text
+    _set_property(http, ns, "t", "1")
+    second = content(http, "main", f"{ns}.t")
+    assert second["metadataLocation"] != first["metadataLocation"]
+    put = {"type": "PUT", "key": {"elements": [ns, "t"]}, "content": second}
+    r = commit(http, f"b_{ns}@{head(http, f'b_{ns}')}", put)
+    assert r.status_code == 200, r.text
+    assert content(http, f"b_{ns}", f"{ns}.t")["metadataLocation"] == \
+        second["metadataLocation"]
+    # Based on main as it was before the update: the key changed since.
+    stale = commit(http, f"main@{at_first}", {**put, "content": first})
+    assert stale.status_code == 409, stale.text
+    body = stale.json()
+    assert body["errorCode"] == "REFERENCE_CONFLICT"
+    # Nessie's polymorphic details, nothing its client cannot read.
+    assert body["errorDetails"] == {"type": "REFERENCE_CONFLICTS", "conflicts": [{
+        "conflictType": "VALUE_DIFFERS", "key": {"elements": [ns, "t"]},
+        "message": body["errorDetails"]["conflicts"][0]["message"]}]}
+    assert content(http, "main", f"{ns}.t") == second
+    # Sapwood's own callers keep its details (the key as text, retryable).
+    again = commit(http, f"main@{at_first}", {**put, "content": first}, headers={})
+    assert again.status_code == 409
+    assert again.json()["errorDetails"]["conflicts"][0]["key"] == f"{ns}.t"
+    assert "retryable" in again.json()["errorDetails"]
+
+
+def test_views_take_and_answer_nessies_fields(http, ns) -> None:
+    r = http.post(f"{V1}/namespaces/{ns}/views", json=sb.create_view("v", "SELECT 1"))
+    assert r.status_code == 200, r.text
+    sapwood = content(http, "main", f"{ns}.v", nessie=False)
+    assert "extensions" in sapwood  # Sapwood's shape for its own callers
+    got = content(http, "main", f"{ns}.v")
+    assert set(got) == VIEW_FIELDS, got
+    assert (got["sqlText"], got["dialect"]) == ("-", "-")
+    table = _table(http, ns, "t")
+    assert set(table) == TABLE_FIELDS, table
+    key = {"elements": [ns, "v"]}
+    refused = commit(http, f"main@{head(http, 'main')}", {
+        "type": "PUT", "key": key, "content": {**got, "sqlText": "SELECT 2"}})
+    assert refused.status_code == 400, refused.text
+    assert "sqlText" in refused.json()["message"]
+    # NessieCatalog's placeholders are taken (the SQL is in the file).
+    r = commit(http, f"main@{head(http, 'main')}", {"type": "PUT", "key": key, "content": got})
+    assert r.status_code == 200, r.text
+    entries = http.get(f"{V2}/trees/main/entries", headers=NESSIE,
+                       params={"content": "true", "prefixKey": ns}).json()["entries"]
+    assert {e["type"]: set(e["content"]) for e in entries} == {
+        "ICEBERG_VIEW": VIEW_FIELDS, "ICEBERG_TABLE": TABLE_FIELDS}
+
+
+def test_merge_answers_in_nessies_fields(http, ns) -> None:
+    dev = f"m_{ns}"
+    r = http.post(f"{V2}/trees", params={"name": dev, "type": "BRANCH"},
+                  json={"type": "BRANCH", "name": "main", "hash": head(http, "main")})
+    assert r.status_code == 200, r.text
+    r = http.post(f"/iceberg/{dev}/v1/namespaces/{ns}/tables", json=sb.create_table("t"))
+    assert r.status_code == 200, r.text
+    merge = {"fromRefName": dev, "fromHash": head(http, dev)}
+    dry = gzipped(http, "POST", f"{V2}/trees/main@{head(http, 'main')}/history/merge",
+                  {**merge, "isDryRun": True})
+    assert dry.status_code == 200, dry.text
+    assert set(dry.json()) <= MERGE_FIELDS, dry.json()
+    assert dry.json()["wasApplied"] is False
+    r = gzipped(http, "POST", f"{V2}/trees/main@{head(http, 'main')}/history/merge",
+                {**merge, "isDryRun": False})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert set(body) <= MERGE_FIELDS and body["wasApplied"] is True, body
+    assert {tuple(d["key"]["elements"]) for d in body["details"]} >= {(ns, "t")}
+    assert all(set(d) == {"key", "mergeBehavior"} for d in body["details"]), body

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Set
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -176,32 +176,52 @@ def _manifests(io: FileIO, meta: TableMetadata) -> list[ManifestFile]:
 
 
 def _since_base(base: TableMetadata, side: TableMetadata, name: str) -> list[Snapshot]:
-    """The side's main-branch snapshots since it forked from the base's
-    history, newest first. The fork is the base's current snapshot, or an
-    older one of its history when the base's later snapshots came to the side
-    through a combined snapshot (an earlier content merge); anything else (a
-    rollback, a replaced table) is refused."""
-    lineage: set[int] = set()
-    cur = base.current_snapshot_id
-    while cur is not None and cur not in lineage:
-        lineage.add(cur)
-        snap = base.snapshot_by_id(cur)
-        cur = snap.parent_snapshot_id if snap is not None else None
-    walked: list[Snapshot] = []
-    cur = side.current_snapshot_id
-    while cur is not None and cur not in lineage:
-        snap = side.snapshot_by_id(cur)
-        if snap is None:
-            break
-        walked.append(snap)
-        cur = snap.parent_snapshot_id
-    if cur != base.current_snapshot_id:
-        brought = {(s.summary.additional_properties if s.summary else {}).get(MERGED_FROM)
-                   for s in walked}
-        if str(base.current_snapshot_id) not in brought:
-            raise NotMergeable(f"the {name}'s table history does not continue the merge "
-                               "base's (rolled back or replaced)")
-    return walked
+    """The side's snapshots since it forked from the base's history, newest
+    first: those reachable from its current snapshot through parents and the
+    sources combined snapshots brought in (MERGED_FROM), and not from the
+    base's current one. A table's history is a graph, as a branch's commits
+    are: a combined snapshot has two parents, the target's snapshot it sits
+    on and the source's it brought in. The side continues the base's
+    history when the base's current snapshot is reachable so, at whatever
+    depth (brought in by a merge of a merge); anything else (a rollback, a
+    replaced table) is refused."""
+    in_base: set[int] = set()
+    for _ in _walk(base, base.current_snapshot_id, frozenset(), in_base):
+        pass
+    seen: set[int] = set()
+    walked = list(_walk(side, side.current_snapshot_id, in_base, seen))
+    if base.current_snapshot_id is not None and base.current_snapshot_id not in seen:
+        raise NotMergeable(f"the {name}'s table history does not continue the merge "
+                           "base's (rolled back or replaced)")
+    return sorted(walked, key=lambda s: (s.sequence_number or 0, s.timestamp_ms),
+                  reverse=True)
+
+
+def _walk(meta: TableMetadata, start: int | None, stop: Set[int],
+          seen: set[int]) -> Iterator[Snapshot]:
+    """The snapshots reachable from ``start`` through parents and brought-in
+    sources, not going past ``stop``; every id met (found or not: an expired
+    snapshot's id still counts as reached) goes into ``seen``."""
+    todo = [start]
+    while todo:
+        cur = todo.pop()
+        if cur is None or cur in seen:
+            continue
+        seen.add(cur)
+        snap = meta.snapshot_by_id(cur)
+        if cur in stop or snap is None:
+            continue
+        yield snap
+        todo.extend((_brought(snap), snap.parent_snapshot_id))
+
+
+def _brought(snap: Snapshot) -> int | None:
+    """The source snapshot a combined snapshot brought in (None: not one)."""
+    value = (snap.summary.additional_properties if snap.summary else {}).get(MERGED_FROM)
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
 
 
 def _only_adds(side: str, snap: Snapshot, version: int) -> None:
@@ -293,8 +313,11 @@ def _totals(current: Snapshot | None, files: int, rows: int,
 
 
 def _sum(snaps: list[Snapshot], key: str) -> int:
+    """What the side's own snapshots added: a combined snapshot's additions
+    are those of the snapshots it brought in, counted themselves when new
+    (and in the base already when not)."""
     return sum(int((s.summary.additional_properties if s.summary else {}).get(key, 0) or 0)
-               for s in snaps)
+               for s in snaps if _brought(s) is None)
 
 
 def _new_id(known: set[int]) -> int:

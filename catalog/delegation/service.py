@@ -280,9 +280,13 @@ class StorageAccess:
                 # PyIceberg: its signer, and the FileIO that can use it.
                 "s3.signer": "S3V4RestSigner",
                 "py-io-impl": "pyiceberg.io.fsspec.FsspecFileIO",
-                "s3.signer.uri": signer_uri, "s3.signer.endpoint": signer_endpoint,
-                # The spec's (deprecated) names, for clients that read them.
-                "signer.uri": signer_uri, "signer.endpoint": signer_endpoint})
+                # Read by PyIceberg and by Iceberg's Java S3 signer up to 1.11.
+                # Not the spec's signer.uri / signer.endpoint: they are
+                # deprecated, no Java client needs them (1.11 reads these
+                # first; 1.12 signs at the spec's own path under the
+                # catalog's URI, which this server answers) and 1.12 warns
+                # whenever they are set (docs/iceberg-rest.md).
+                "s3.signer.uri": signer_uri, "s3.signer.endpoint": signer_endpoint})
         elif vended is not None:
             config.update(credential_config(vended, self.settings.region))
         return config

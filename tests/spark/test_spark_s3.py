@@ -162,3 +162,28 @@ def test_s3fileio_deletes_by_the_body_it_showed_and_never_overwrites(world: Worl
     assert not world.s3.keys(f"{location.removeprefix(f's3://{BUCKET}/')}/data/stray-")
     log = world.server.log.read_text()
     assert f"sign granted delete: POST s3://{BUCKET}/" in log, log[-3000:]
+
+
+def test_spark_signs_at_the_spec_path_without_the_deprecated_signer_settings(
+        world: World) -> None:
+    """Iceberg 1.12's S3 signer takes the spec's deprecated ``signer.uri`` /
+    ``signer.endpoint`` when a table answer has them (and warns), else signs
+    at the spec's own path, ``v1/{prefix}/namespaces/{ns}/tables/{t}/sign``
+    under the catalog's URI. The catalog sends only PyIceberg's (and Iceberg
+    1.10/1.11's) ``s3.signer.*``, so Spark signs there."""
+    spark, ns = world.spark, "s3_spec_path"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS remote_signing.{ns}")
+    spark.sql(f"CREATE TABLE remote_signing.{ns}.t (id BIGINT) USING iceberg")
+    spark.sql(f"INSERT INTO remote_signing.{ns}.t VALUES (1), (2)")
+    assert sorted(r[0] for r in spark.sql(f"SELECT id FROM remote_signing.{ns}.t").collect()) \
+        == [1, 2]
+    r = world.http().get(f"/iceberg/v1/namespaces/{ns}/tables/t",
+                         headers={"X-Iceberg-Access-Delegation": "remote-signing"})
+    config = r.json()["config"]
+    assert "signer.uri" not in config and "signer.endpoint" not in config, config
+    assert config["s3.signer.endpoint"].endswith(f"namespaces/{ns}/tables/t/sign"), config
+    # Spark's writes and reads of it were signed by the catalog's sign route.
+    log = world.server.log.read_text()
+    for line in (f"sign granted write: PUT s3://{BUCKET}/wh/{ns}/",
+                 f"sign granted read: GET s3://{BUCKET}/wh/{ns}/"):
+        assert line in log, log[-3000:]

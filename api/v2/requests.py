@@ -45,10 +45,55 @@ class ReferenceBody(_Body):
 
 
 class CommitMetaBody(_Body):
+    """Nessie's CommitMeta. What the server assigns (``hash``, ``committer``,
+    the times, the parents) a client may send empty, as Nessie's Java client
+    does; what Sapwood does not keep (sign-offs) only empty; its
+    ``allProperties`` (one value per key: Sapwood keeps one) are the
+    commit's properties. Any other field is a 400 naming it."""
+
+    model_config = ConfigDict(populate_by_name=True, frozen=True, extra="forbid")
+
     message: str = ""
     author: str | None = None
     authors: list[str] = []
     properties: dict[str, str] = {}
+    all_properties: dict[str, list[str]] | None = Field(None, alias="allProperties")
+    all_signed_off_by: list[str] | None = Field(None, alias="allSignedOffBy")
+    signed_off_by: str | None = Field(None, alias="signedOffBy")
+    hash: str | None = None
+    committer: str | None = None
+    commit_time: str | None = Field(None, alias="commitTime")
+    author_time: str | None = Field(None, alias="authorTime")
+    parent_commit_hashes: list[str] | None = Field(None, alias="parentCommitHashes")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nessie_fields(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        for name in ("hash", "committer", "commitTime", "authorTime", "signedOffBy"):
+            if value.get(name):
+                raise ValueError(f"commitMeta.{name} is set by the server, not by a client: "
+                                 "send it null or leave it out")
+        for name in ("allSignedOffBy", "parentCommitHashes"):
+            if value.get(name):
+                raise ValueError(f"commitMeta.{name} is not kept by Sapwood: send it empty "
+                                 "or leave it out")
+        multi = value.get("allProperties")
+        if not multi:
+            return value
+        if not isinstance(multi, dict):
+            return value  # the field's type check names it
+        single = dict(value.get("properties") or {})
+        for k, v in multi.items():
+            if not isinstance(v, list) or len(v) != 1:
+                raise ValueError(f"commitMeta.allProperties[{k!r}] must hold exactly one "
+                                 "value: Sapwood keeps one value per commit property")
+            if k in single and single[k] != v[0]:
+                raise ValueError(f"commitMeta.properties and allProperties give {k!r} "
+                                 "different values: give one")
+            single[k] = v[0]
+        return {**value, "properties": single}
 
     @field_validator("properties", mode="before")
     @classmethod

@@ -216,3 +216,36 @@ def test_merge_answers_in_nessies_fields(http, ns) -> None:
     assert set(body) <= MERGE_FIELDS and body["wasApplied"] is True, body
     assert {tuple(d["key"]["elements"]) for d in body["details"]} >= {(ns, "t")}
     assert all(set(d) == {"key", "mergeBehavior"} for d in body["details"]), body
+
+
+def test_commit_meta_as_the_java_client_sends_it(http, ns) -> None:
+    """Every commit property the v2 Java client sends is in ``allProperties``
+    (NessieCatalog's application-type, app-id, iceberg.operation): kept and
+    shown in the log; what Sapwood cannot keep, or does not know, is a 400
+    naming it and commits nothing."""
+    key = {"elements": [ns, "p"]}
+    meta = {"hash": None, "committer": None, "authors": ["root"], "allSignedOffBy": [],
+            "message": "create namespace p", "commitTime": None, "authorTime": None,
+            "allProperties": {"application-type": ["iceberg"], "app-id": ["local-1"]}}
+    before = head(http, "main")
+    for bad, named in (({"allProperties": {"k": ["a", "b"]}}, "allProperties"),
+                       ({"allSignedOffBy": ["someone"]}, "allSignedOffBy"),
+                       ({"commitTime": "2026-01-01T00:00:00Z"}, "commitTime"),
+                       ({"bogus": 1}, "bogus")):
+        r = http.post(f"{V2}/trees/main@{before}/history/commit", headers=NESSIE, json={
+            "commitMeta": {**meta, **bad}, "operations": [
+                {"type": "PUT", "key": key, "content": {"type": "NAMESPACE"}}]})
+        assert r.status_code == 400, (bad, r.text)
+        assert named in r.json()["message"], (bad, r.text)
+    assert head(http, "main") == before
+    r = gzipped(http, "POST", f"{V2}/trees/main@{before}/history/commit", {
+        "commitMeta": meta, "operations": [
+            {"type": "PUT", "key": key, "documentation": None,
+             "content": {"type": "NAMESPACE", "id": None, "elements": key["elements"],
+                         "properties": {}}}]})
+    assert r.status_code == 200, r.text
+    log = http.get(f"{V2}/trees/main/history", headers=NESSIE,
+                   params={"max-records": 1}).json()["logEntries"]
+    assert log[0]["commitMeta"]["allProperties"] == {"application-type": ["iceberg"],
+                                                     "app-id": ["local-1"]}
+    assert log[0]["commitMeta"]["authors"] == ["root"]

@@ -19,6 +19,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 
 from core.commits import RefType
+from store import Store
 from tests.api import spark_bodies as sb
 from tests.api.test_pyiceberg import rows
 from tests.fixtures import BACKENDS, server_fixture
@@ -36,7 +37,7 @@ def _files(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
 
 
-def _head(store) -> str:  # type: ignore[no-untyped-def]
+def _head(store: Store) -> str:
     return str(store.get_reference("main").hash)
 
 
@@ -98,7 +99,7 @@ def test_a_table_outside_the_warehouse_is_handed_over_with_its_files(
     assert cat.load_table(f"{ns}.back").scan().to_arrow().num_rows == 5
 
 
-def test_a_table_in_the_warehouse_is_refused_and_stays(http: httpx.Client, store,
+def test_a_table_in_the_warehouse_is_refused_and_stays(http: httpx.Client, store: Store,
                                                        ns: str) -> None:
     made = http.post(f"{V1}/namespaces/{ns}/tables", json=sb.create_table("t"))
     assert made.status_code == 200, made.text
@@ -113,7 +114,7 @@ def test_a_table_in_the_warehouse_is_refused_and_stays(http: httpx.Client, store
 
 
 @pytest.mark.parametrize("how", ["body", "tag"])
-def test_what_unregister_cannot_use_is_refused(http: httpx.Client, store, ns: str,
+def test_what_unregister_cannot_use_is_refused(http: httpx.Client, store: Store, ns: str,
                                                how: str) -> None:
     made = http.post(f"{V1}/namespaces/{ns}/tables", json=sb.create_table("t"))
     assert made.status_code == 200, made.text

@@ -235,17 +235,21 @@ class MetadataFiles:
         # file warehouse without following links: a link swapped in since
         # the location was checked cannot take the file out.
         parts = locations.confined(locations.where(location))
-        fs, path = fsspec.core.url_to_fs(location)
         try:
             if parts is not None and local_files.SUPPORTED:
                 local_files.write_new(locations.real_root(), parts, data, location)
                 return
-            fs.makedirs(fs._parent(path), exist_ok=True)
-            if fs.exists(path):
-                raise bad_request(f"Metadata file {location} exists already: files are never "
-                                  "overwritten")
-            with fs.open(path, "wb") as f:
-                f.write(data)
+            fs, path = fsspec.core.url_to_fs(location)
+            try:
+                created(fs, path, data)
+            except FileNotFoundError:
+                # A folder (or the bucket) is missing: made, then created.
+                # Never asked first, so the usual write is one request.
+                fs.makedirs(fs._parent(path), exist_ok=True)
+                created(fs, path, data)
+        except FileExistsError:
+            raise bad_request(f"Metadata file {location} exists already: files are never "
+                              "overwritten") from None
         except OSError as e:
             # Names the client chose (a location, write.metadata.path) can make
             # a path the file system refuses; the disk failing stays a 5xx.
@@ -263,6 +267,29 @@ class MetadataFiles:
             fs.rm(path)
         except (OSError, ValueError):
             pass
+
+
+def created(fs: Any, path: str, data: bytes) -> None:
+    """Create the file ``path`` holding ``data`` in one request, never over
+    an existing one (FileExistsError): a PUT with ``If-None-Match: *`` on
+    S3 (s3fs's create mode; a 412 is FileExistsError), ``O_EXCL`` in a local
+    file system. Elsewhere fsspec's create mode is as exclusive as its file
+    system makes it (its default looks first, then writes)."""
+    if "file" in fs.protocol:
+        with fs.open(path, "xb") as f:
+            f.write(data)
+        return
+    try:
+        fs.pipe_file(path, data, mode="create")
+    except OSError as e:
+        # Two conditional PUTs of one name at once: S3 may answer the second
+        # 409 ConditionalRequestConflict (s3fs passes it on as EIO, the
+        # storage client's error as its cause): the file is being created.
+        response = getattr(e.__cause__, "response", None)
+        if isinstance(response, dict) and \
+                response.get("Error", {}).get("Code") == "ConditionalRequestConflict":
+            raise FileExistsError(path) from None
+        raise
 
 
 def open_files(settings: CatalogSettings, max_bytes: int | None = None) -> MetadataFiles:

@@ -11,13 +11,14 @@ give up after a timeout; and no error quotes what a file holds.
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 import zlib
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import fsspec
 
@@ -120,10 +121,12 @@ class MetadataReader:
 
     def _remote(self, where: Where, size: int | None) -> bytes:
         uri = where.uri
+        want = self.max_bytes + 1 if size is None else min(size, self.max_bytes + 1)
         try:
             fs, path = fsspec.core.url_to_fs(uri)
-            with fs.open(path, "rb") as f:
-                return self._capped(f.read, uri, size)
+            # One ranged GET (on S3): no HEAD for the size first, as a file
+            # opened for reading asks, and never more than the limit fetched.
+            data = _ranged(fs, path, want)
         except FileNotFoundError:
             raise not_found(uri) from None
         except ImportError:
@@ -132,6 +135,8 @@ class MetadataReader:
         except (OSError, ValueError) as e:
             # The storage client's message names the request, not the file's bytes.
             raise bad_request(f"Cannot read metadata file {uri}: {type(e).__name__}") from None
+        # Outside the handlers above: the limit's own 400 says what it is.
+        return self._capped(io.BytesIO(data).read, uri, size)
 
     def _capped(self, read: Callable[[int], bytes], uri: str, size: int | None) -> bytes:
         """Read to the end (or ``size`` bytes), refusing anything larger than
@@ -148,6 +153,19 @@ class MetadataReader:
                                   f"{self.max_bytes} bytes (SAPWOOD_MAX_METADATA_BYTES)")
             if len(out) >= want:  # ``size`` bytes read
                 return bytes(out)
+
+
+def _ranged(fs: Any, path: str, want: int) -> bytes:
+    """The first ``want`` bytes of a file (all of it, when shorter)."""
+    try:
+        return bytes(fs.cat_file(path, start=0, end=want))
+    except OSError as e:
+        # S3 answers a range of an empty object 416 InvalidRange (s3fs: an
+        # EINVAL whose cause is the storage client's error): it holds nothing.
+        response = getattr(e.__cause__, "response", None)
+        if isinstance(response, dict) and response.get("Error", {}).get("Code") == "InvalidRange":
+            return b""
+        raise
 
 
 def _remote_exists(uri: str) -> bool:

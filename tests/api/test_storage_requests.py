@@ -1,0 +1,251 @@
+"""What a commit costs the storage: one request per metadata file the
+catalog writes (issue 48).
+
+The server's S3 is moto reached through a loopback proxy (tests/proxy.py,
+dropping nothing) that records every request the catalog sends; the
+clients reach moto directly, so what the proxy sees is the catalog's alone.
+A table commit through PyIceberg and a view replace through the REST API
+each write their metadata file with one PUT carrying ``If-None-Match: *``
+(S3's exclusive create, which moto honours) and send no HEAD or LIST
+before it. Two writers creating one file name at once: the second's PUT
+is refused by the store and it gets the catalog's "exists already" 400;
+the first writer's file stays as it wrote it. The database side: the
+statements a table commit and a view replace run on SQLite, counted by
+the driver's own trace hook, stay under a bound."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
+from pyiceberg.schema import Schema
+from pyiceberg.table.metadata import new_table_metadata
+from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
+from pyiceberg.types import LongType, NestedField
+from sqlalchemy import event
+from sqlalchemy.pool import Pool
+
+from catalog.metadata.files import MetadataFiles
+from catalog.metadata.locations import Locations
+from catalog.metadata.reading import MetadataReader
+from core.errors import BadRequestError
+from tests.api import spark_bodies as sb
+from tests.fixtures import BACKENDS, database_url
+from tests.http import http_client
+from tests.proxy import LossyProxy
+from tests.s3 import BUCKET, LocalS3
+from tests.server import Server, serving
+
+Request = tuple[str, str, dict[str, str]]
+
+
+def upstream(s3: LocalS3) -> str:
+    return s3.endpoint.removeprefix("http://")
+
+
+@dataclass
+class World:
+    server: Server
+    proxy: LossyProxy  # between the catalog and moto
+    prefix: str        # the warehouse's folder in the bucket
+
+    def during(self, act: Any) -> list[Request]:
+        """The storage requests the catalog sent while ``act`` ran."""
+        before = len(self.proxy.received)
+        act()
+        return list(self.proxy.received[before:])
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def world(request: pytest.FixtureRequest, s3: LocalS3,
+          tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    base = tmp_path_factory.mktemp("requests")
+    url = database_url(request, request.param, base, "req")
+    with LossyProxy(upstream(s3), rule=lambda m, p: False) as proxy:
+        env = {**s3.env, "AWS_ENDPOINT_URL": proxy.base}
+        with serving(url, base, extra_env=env, warehouse=s3.warehouse(base.name),
+                     client_props=s3.client_props) as server:
+            yield World(server, proxy, f"/{BUCKET}/{base.name}/")
+
+
+def metadata_puts(requests: list[Request]) -> list[Request]:
+    return [r for r in requests if r[0] == "PUT" and r[1].endswith(".metadata.json")]
+
+
+def lookups(requests: list[Request]) -> list[Request]:
+    """HEADs, and GETs of a bucket (a LIST) rather than of an object."""
+    return [r for r in requests if r[0] == "HEAD" or (
+        r[0] == "GET" and ("list-type=" in r[1] or "prefix=" in r[1]
+                           or r[1].split("?")[0].rstrip("/") == f"/{BUCKET}"))]
+
+
+def assert_one_exclusive_put(requests: list[Request], where: str) -> None:
+    assert not lookups(requests), [r[:2] for r in requests]
+    puts = metadata_puts(requests)
+    assert len(puts) == 1, [r[:2] for r in requests]
+    assert puts[0][1].startswith(where), puts[0][1]
+    assert puts[0][2].get("if-none-match") == "*", puts[0][2]
+
+
+def test_a_table_commit_is_one_exclusive_put(world: World) -> None:
+    catalog = world.server.catalog()
+    ns = f"t{uuid.uuid4().hex[:8]}"
+    catalog.create_namespace(ns)
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False)])
+    table = catalog.create_table(f"{ns}.t", schema)
+    # A commit that changes a property: the metadata file and nothing else.
+    sent = world.during(lambda: table.transaction().set_properties(a="b").commit_transaction())
+    assert_one_exclusive_put(sent, world.prefix)
+    assert len(sent) == 1, [r[:2] for r in sent]
+    # An append: the catalog also reads the new snapshot's manifest list
+    # and manifest (it checks them), but looks nothing up before its write.
+    sent = world.during(lambda: table.append(pa.table({"id": [1]}, schema=schema)))
+    assert_one_exclusive_put(sent, world.prefix)
+    assert catalog.load_table(f"{ns}.t").scan().to_arrow().num_rows == 1
+
+
+def test_a_view_replace_is_one_exclusive_put(world: World) -> None:
+    ns = f"v{uuid.uuid4().hex[:8]}"
+    with http_client(base_url=world.server.base, timeout=30) as http:
+        v1 = "/iceberg/v1"
+        assert http.post(f"{v1}/namespaces", json={"namespace": [ns]}).status_code == 200
+        made = http.post(f"{v1}/namespaces/{ns}/views",
+                         json=sb.create_view("v", "SELECT 1 AS id"))
+        assert made.status_code == 200, made.text
+        view_uuid = made.json()["metadata"]["view-uuid"]
+        answers: list[Any] = []
+        sent = world.during(lambda: answers.append(http.post(
+            f"{v1}/namespaces/{ns}/views/v", json=sb.replace_view(view_uuid, "SELECT 2 AS id"))))
+        assert answers[0].status_code == 200, answers[0].text
+        assert sb.current_sql(answers[0].json()["metadata"]) == "SELECT 2 AS id"
+    assert_one_exclusive_put(sent, world.prefix)
+    assert len(sent) == 1, [r[:2] for r in sent]
+
+
+# -- two writers, one file name -----------------------------------------------------
+@pytest.fixture
+def s3_through(s3: LocalS3, monkeypatch: pytest.MonkeyPatch) -> Iterator[LossyProxy]:
+    """This process's own S3 client pointed at moto through a proxy that
+    holds the first PUT it sees until the test releases it."""
+    import s3fs
+
+    first: list[str] = []
+
+    def first_put(method: str, path: str) -> bool:
+        if method == "PUT" and not first:
+            first.append(path)
+            return True
+        return False
+
+    with LossyProxy(upstream(s3), rule=lambda m, p: False, hold=first_put) as proxy:
+        for k, v in {**s3.env, "AWS_ENDPOINT_URL": proxy.base}.items():
+            monkeypatch.setenv(k, v)
+        s3fs.S3FileSystem.clear_instance_cache()  # none made before, for another endpoint
+        try:
+            yield proxy
+        finally:
+            proxy.release.set()
+            s3fs.S3FileSystem.clear_instance_cache()
+
+
+def test_the_second_writer_of_one_name_is_refused(s3: LocalS3, s3_through: LossyProxy,
+                                                  tmp_path: Path) -> None:
+    warehouse = s3.warehouse(f"race{uuid.uuid4().hex[:8]}")
+    files = MetadataFiles(MetadataReader(Locations(warehouse, False), 10_000_000, 30))
+    loc = f"{warehouse}/ns/t/metadata/00001-{uuid.uuid4()}.metadata.json"
+    schema = Schema(NestedField(1, "n", LongType(), required=False))
+
+    def meta(owner: str) -> Any:
+        return new_table_metadata(schema, UNPARTITIONED_PARTITION_SPEC, UNSORTED_SORT_ORDER,
+                                  f"{warehouse}/ns/t", {"owner": owner})
+
+    outcome: list[BaseException | None] = []
+
+    def slow_writer() -> None:
+        try:
+            files.write_table(meta("slow"), loc)
+            outcome.append(None)
+        except BaseException as e:  # handed to the test's thread
+            outcome.append(e)
+
+    slow = threading.Thread(target=slow_writer)
+    slow.start()
+    # The slow writer's PUT is on its way (held at the proxy) when the fast
+    # one creates the same name.
+    assert s3_through.holding.wait(30)
+    files.write_table(meta("fast"), loc)
+    s3_through.release.set()
+    slow.join(60)
+    assert len(outcome) == 1 and isinstance(outcome[0], BadRequestError), outcome
+    assert str(outcome[0]) == (f"Metadata file {loc} exists already: files are never "
+                               "overwritten")
+    key = loc.removeprefix(f"s3://{BUCKET}/")
+    body = s3.client().get_object(Bucket=BUCKET, Key=key)["Body"].read()
+    assert b'"owner":"fast"' in body.replace(b" ", b"")
+
+
+# -- database statements per commit ------------------------------------------------
+def test_database_statements_per_commit_stay_bounded(tmp_path: Path) -> None:
+    """Every statement the driver runs (sqlite3's trace hook, which sees the
+    store's raw cursors too) for one table commit and one view replace in
+    process, on SQLite with a file warehouse."""
+    from pyiceberg.table.update import SetPropertiesUpdate
+    from pyiceberg.view.metadata import SQLViewRepresentation, ViewVersion
+
+    from catalog.commands import NewTable, NewView, TableCommit, ViewCommit
+    from catalog.kernel import Who
+    from catalog.services import open_services
+    from catalog.settings import CatalogSettings
+    from catalog.targets import target
+    from core.keys import ContentKey
+    from core.refs import parse_ref
+    from core.views import SetProperties
+    from store import Store
+
+    seen: list[str] = []
+
+    def traced(conn: Any, _record: Any) -> None:
+        conn.set_trace_callback(seen.append)
+
+    # Every connection of every pool opened from here on, before the store
+    # opens its first.
+    event.listen(Pool, "connect", traced)
+    store = Store(f"sqlite:///{tmp_path / 'sapwood.db'}")
+    try:
+        warehouse = tmp_path / "warehouse"
+        warehouse.mkdir()
+        services = open_services(store, CatalogSettings(store.db.url, warehouse.as_uri()))
+        main, ns, who = parse_ref("main"), ContentKey(["ns"]), Who("tester")
+        schema = Schema(NestedField(1, "n", LongType(), required=False))
+        services.namespaces.create(main, ns, {}, who)
+        services.tables.create(main, ns, NewTable("t", schema), who)
+        version = ViewVersion(version_id=1, schema_id=0, timestamp_ms=1, default_namespace=["ns"],
+                              representations=[SQLViewRepresentation(
+                                  type="sql", sql="SELECT 1 AS n", dialect="spark")])
+        services.views.create(main, ns, NewView("v", schema, version), who)
+        table, view = target(main, ns, "t"), target(main, ns, "v")
+        counts: dict[str, list[str]] = {}
+        for name, act in (
+                ("table", lambda i: services.tables.commit(table, TableCommit(
+                    updates=[SetPropertiesUpdate(updates={"a": str(i)})]), who)),
+                ("view", lambda i: services.views.replace(view, ViewCommit(
+                    updates=[SetProperties(updates={"a": str(i)})]), who))):
+            act(0)  # warm: what is read once per process is not per commit
+            before = len(seen)
+            act(1)
+            counts[name] = seen[before:]
+    finally:
+        store.close()
+        event.remove(Pool, "connect", traced)
+    # Today: the reference's head read, then one transaction (BEGIN, the
+    # commit, its ancestry row, three change-index rows, the reference's
+    # move, its reflog row, the feed's event, COMMIT).
+    assert len(counts["table"]) <= 11, counts["table"]
+    assert len(counts["view"]) <= 11, counts["view"]

@@ -25,7 +25,7 @@ from catalog.delegation.service import NOTE_KEY, Decision, History, SignRequest
 from catalog.delegation.settings import SIGNING, VENDING
 from catalog.targets import Target
 from core.auth import Privilege
-from core.errors import ForbiddenError
+from core.errors import ForbiddenError, bad_request
 from core.keys import ContentKey
 from core.refs import RefSpec
 
@@ -78,6 +78,12 @@ async def sign_answer(c: Call, request: Request, t: Target, body: RemoteSignRequ
     naming what was refused (counted)."""
     if body.provider not in (None, "s3"):
         raise ForbiddenError(f"Signing refused: provider {body.provider!r} (only s3)")
+    if body.properties:
+        # The spec's pass-through of a remote-signing-config's properties:
+        # this catalog gives none, so whatever is here is nothing it can use.
+        raise bad_request("Invalid signing request: properties "
+                          f"{sorted(body.properties)[:10]!r}: this catalog gives no "
+                          "remote-signing-config, so a signing request carries no properties")
     loaded = await c.read(c.svc.tables.load, t, None, None)
     storage = c.svc.storage
     location = storage.location_of(loaded.location, loaded.metadata)

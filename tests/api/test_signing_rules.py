@@ -299,3 +299,21 @@ def test_vended_credentials_carry_the_rules_a_session_policy_can(scene: Scene) -
         copy = [st for st in p["Statement"] if st["Effect"] == "Deny"
                 and st.get("Condition") == {"Null": {"s3:x-amz-copy-source": "false"}}]
         assert copy and copy[0]["Action"] == ["s3:PutObject"], p
+
+
+def test_a_signing_request_carries_no_properties(scene: Scene) -> None:
+    """A RemoteSignRequest's ``properties`` are what a client passes through
+    from a table answer's ``remote-signing-config`` (Iceberg 1.12). This
+    catalog gives none, so a request with some is 400 naming them and is
+    not signed; an empty map is as none."""
+    def sign(properties: dict[str, str]) -> httpx.Response:
+        return scene.w.http("etl").post("/iceberg/v1/namespaces/sales/tables/t/sign", json={
+            "method": "GET", "region": "us-east-1", "uri": scene.uri(scene.current),
+            "headers": {}, "properties": properties})
+
+    r = sign({"tenant": "other"})
+    assert r.status_code == 400, r.text
+    assert "properties ['tenant']" in r.json()["error"]["message"], r.text
+    ok = sign({})
+    assert ok.status_code == 200, ok.text
+    assert send("GET", scene.uri(scene.current), ok).status_code == 200

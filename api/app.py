@@ -37,6 +37,7 @@ from api.routes import (
     history,
     mviews,
     namespaces,
+    nessie_repo,
     oauth,
     retention,
     storage,
@@ -103,7 +104,7 @@ def create_app(settings: Settings, auth: AuthSettings | None = None) -> Any:
                     grants.router, events.router, webhooks.router, view_graph.router,
                     view_status.router,
                     mviews.router, health.router,
-                    admin.router, retention.router, api_docs.router],
+                    admin.router, retention.router, api_docs.router, nessie_repo.router],
               auth.configured)
     # The web UI: its stylesheet, then pages over this same API; the UI's
     # catch-all (api.ui.nav) last, after every page and the stylesheet.

@@ -57,8 +57,20 @@ def split_trees_path(path: str) -> tuple[str, bytes]:
     them. Everything else is decoded as usual."""
     segments = path.split("/")
     keep = {4} | ({6} if len(segments) > 6 and segments[5] == "diff" else set())
+    for i in keep:
+        segments[i] = _default_branch(segments[i])
     routed = "/".join(seg if i in keep else unquote(seg) for i, seg in enumerate(segments))
-    return routed, path.encode("latin-1")
+    return routed, "/".join(segments).encode("latin-1")
+
+
+def _default_branch(segment: str) -> str:
+    """Nessie's ``-`` for the default branch (alone, or before ``@hash``,
+    ``*instant``, ``~n``, ``^n``): its Java client's getDefaultBranch()
+    reads ``/trees/-``. No reference name starts with ``-`` (core.refs)."""
+    if segment == "-" or (segment.startswith("-") and unquote(segment)[1:2] in ("@", "*", "~",
+                                                                                "^")):
+        return quote(DEFAULT_BRANCH, safe="") + segment[1:]
+    return segment
 
 
 def fold_path(scope: Scope, path: str) -> None:

@@ -59,6 +59,9 @@ RULES: dict[str, Rule] = {
     "get_config": Rule(None, hot=4),
     "oauth_tokens": Rule(None, changes_nothing=True),
     "nessie_config": PUBLIC,
+    # Nessie's repository configuration: none kept, an update refused (api.routes.nessie_repo).
+    "repository_config": PUBLIC,
+    "update_repository_config": PUBLIC,
     # -- operations: probes and metrics (no catalog contents) ---------------------------
     "healthz": PUBLIC,
     "readyz": PUBLIC,

@@ -32,10 +32,12 @@ from api.v2.shapes import key_json, log_entry_json, merge_json, page_json, refer
 from catalog.kernel import Catalog, Who
 from catalog.merge import merging
 from catalog.merge.impact import InvalidatedView
+from catalog.versioning import Versioning
 from catalog.views.analysis import with_analysis
 from catalog.views.definers import put_by
 from core.auth import Privilege
 from core.commits import (
+    Commit,
     CommitMeta,
     CommitResult,
     Delete,
@@ -43,6 +45,7 @@ from core.commits import (
     MergeConflictError,
     MergeResult,
     Operation,
+    OpKind,
     Put,
     Reference,
     RefType,
@@ -100,11 +103,19 @@ def history(request: Request, ref: str,
         expired = format_instant(from_micros(cutoff))
     # The log's rule asks read on the whole reference: its reader may read
     # every key a commit's properties name (api.v2.shapes.commit_meta_json).
-    entries = [log_entry_json(c, fetch == "ALL") for c in items]
+    nessie = nessie_client.strict(request)
+    entries = [log_entry_json(c, True, _put_values(refs, c), nessie) if fetch == "ALL"
+               else log_entry_json(c, False) for c in items]
     body = page_json("logEntries", entries, paging.seal(token))
     if expired is not None:
         body["historyExpiredBefore"] = expired
     return json_response(body)
+
+
+def _put_values(refs: Versioning, c: Commit) -> dict[ContentKey, Content]:
+    """What each key a commit put holds at that commit (its PUTs answer them)."""
+    keys = [op.key for op in c.operations if op.kind is OpKind.PUT]
+    return refs.contents(f"@{c.hash}", keys) if keys else {}
 
 
 def _operation(op: OperationBody) -> Operation:

@@ -13,9 +13,11 @@ from catalog.undo.restore import FROM_COMMIT, FROM_REF, FROM_VERSION
 from catalog.views.audit import AuditEntry, ViewHistory
 from core.commits import (
     Commit,
+    CommitOperation,
     DiffEntry,
     Entry,
     MergeResult,
+    OpKind,
     Reference,
     ResolvedRef,
 )
@@ -69,13 +71,24 @@ def commit_meta_json(c: Commit, readable: Readable | None = None) -> dict[str, A
     }, readable)
 
 
-def log_entry_json(c: Commit, fetch_all: bool) -> dict[str, Any]:
+def log_entry_json(c: Commit, fetch_all: bool,
+                   values: dict[ContentKey, Content] | None = None,
+                   nessie: bool = False) -> dict[str, Any]:
+    """``values``: what each key the commit put holds at it (a PUT carries its
+    content, as Nessie's model requires: its client cannot read one without)."""
     out: dict[str, Any] = {"commitMeta": commit_meta_json(c),
                            "parentCommitHash": c.parent}
     if fetch_all:
         out["additionalParents"] = list(c.parents[1:])
-        out["operations"] = [
-            {"type": op.kind.value, "key": key_json(op.key)} for op in c.operations]
+        out["operations"] = [_operation_json(op, values or {}, nessie) for op in c.operations]
+    return out
+
+
+def _operation_json(op: CommitOperation, values: dict[ContentKey, Content],
+                    nessie: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": op.kind.value, "key": key_json(op.key)}
+    if op.kind is OpKind.PUT and op.key in values:
+        out["content"] = content_json(values[op.key], None, op.key, nessie)
     return out
 
 

@@ -249,3 +249,36 @@ def test_commit_meta_as_the_java_client_sends_it(http, ns) -> None:
     assert log[0]["commitMeta"]["allProperties"] == {"application-type": ["iceberg"],
                                                      "app-id": ["local-1"]}
     assert log[0]["commitMeta"]["authors"] == ["root"]
+
+
+def test_the_default_branch_is_dash(http, ns) -> None:
+    """``-`` names the default branch in every ref segment (the Java
+    client's getDefaultBranch() reads /trees/-)."""
+    main = http.get(f"{V2}/trees/main").json()["reference"]
+    assert http.get(f"{V2}/trees/-", headers=NESSIE).json()["reference"] == main
+    assert http.get(f"{V2}/trees/-@{main['hash']}/contents/{ns}").status_code == 200
+    r = http.get(f"{V2}/trees/-/diff/-@{main['hash']}")
+    assert r.status_code == 200 and r.json()["diffs"] == [], r.text
+
+
+def test_repository_config_is_nessies_empty_one(http) -> None:
+    r = http.get(f"{V2}/config/repository", params={"type": "GARBAGE_COLLECTOR"},
+                 headers=NESSIE)
+    assert r.status_code == 200 and r.json() == {"configs": []}, r.text
+    r = http.get(f"{V2}/config/repository", params={"type": "NOPE"})
+    assert r.status_code == 400 and "'NOPE'" in r.json()["message"], r.text
+    r = http.post(f"{V2}/config/repository", json={"configs": []})
+    assert r.status_code == 400 and "configuration" in r.json()["message"], r.text
+
+
+def test_a_full_log_puts_carry_their_content(http, ns) -> None:
+    """Nessie's client cannot read a PUT without its content: the whole
+    log failed on fetch=ALL."""
+    _table(http, ns, "t")
+    r = http.get(f"{V2}/trees/main/history", headers=NESSIE,
+                 params={"fetch": "ALL", "max-records": 1})
+    assert r.status_code == 200, r.text
+    (op,) = r.json()["logEntries"][0]["operations"]
+    assert op["type"] == "PUT" and op["key"] == {"elements": [ns, "t"]}
+    assert set(op["content"]) == TABLE_FIELDS
+    assert op["content"] == content(http, "main", f"{ns}.t")

@@ -19,6 +19,7 @@ from urllib.parse import quote
 
 import httpx
 
+from client.http import ref_path as ref_path
 from core.keys import ContentKey
 
 
@@ -27,10 +28,6 @@ class CatalogClient(Protocol):
     module: the protocol keeps the two from importing each other)."""
 
     def send(self, method: str, path: str, **kw: Any) -> httpx.Response: ...
-
-
-def ref_path(ref: str) -> str:
-    return quote(ref, safe="@*~^:.-_")
 
 
 @dataclass(frozen=True)

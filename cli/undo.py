@@ -61,7 +61,7 @@ def restore(keys: Annotated[list[str], typer.Argument(
     git needs -f); a KEY that exists at neither side is an error."""
     branch = one_ref(ref, old_branch)
     c = client(uri)
-    head = c.reference(branch)["hash"]
+    head = c.reference(branch).hash
     path = f"/api/v2/trees/{ref_path(branch)}@{head}/history/restore"
     body = {"source": source, "dryRun": True,
             "keys": [{"elements": list(ContentKey.parse(k).elements)} for k in keys]}
@@ -101,7 +101,7 @@ def revert(hashes: Annotated[list[str], typer.Argument(
     branch = one_ref(ref, old_branch)
     hashes = commit_hashes(hashes)
     c = client(uri)
-    head = c.reference(branch)["hash"]
+    head = c.reference(branch).hash
     result = c.call("POST", f"/api/v2/trees/{ref_path(branch)}@{head}/history/revert",
                     json={"commits": hashes, "parent": parent, "dryRun": dry_run,
                           "keyMergeModes": _modes(force or [], drop or [])})

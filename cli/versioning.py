@@ -56,7 +56,7 @@ def _refs_app(kind: str) -> typer.Typer:
         """Create NAME at the head of a source reference (or any ref spec)."""
         c = client(uri)
         src = c.reference(source)
-        body = {"type": src["type"], "name": src["name"], "hash": src["hash"]}
+        body = {"type": src.type, "name": src.name, "hash": src.hash}
         made = c.call("POST", "/api/v2/trees", params={"name": name, "type": type_}, json=body)
         new = made["reference"]
         if as_json:
@@ -69,7 +69,7 @@ def _refs_app(kind: str) -> typer.Typer:
                uri: str | None = UriOpt) -> None:
         """Delete NAME (at its current head)."""
         c = client(uri)
-        head = c.reference(name)["hash"]
+        head = c.reference(name).hash
         gone = c.call("DELETE", f"/api/v2/trees/{ref_path(name)}@{head}",
                       params={"type": type_})
         if as_json:
@@ -84,8 +84,8 @@ def _refs_app(kind: str) -> typer.Typer:
                as_json: bool = JsonOpt, uri: str | None = UriOpt) -> None:
         """Point NAME at TARGET (a ref or a ref spec)."""
         c = client(uri)
-        head = c.reference(name)["hash"]
-        to = c.reference(target)["hash"]
+        head = c.reference(name).hash
+        to = c.reference(target).hash
         moved = c.call("PUT", f"/api/v2/trees/{ref_path(name)}@{head}", params={"type": type_},
                        json={"type": "DETACHED", "hash": to})
         if as_json:
@@ -250,13 +250,12 @@ def merge(source: str = typer.Argument(..., metavar="SOURCE", show_default=False
 
     Lists each key's outcome and the target's views the merge breaks (a
     warning after a real merge). Exits 1 when keys conflict, dry run or not."""
-    c = client(uri)
-    head = c.reference(into)["hash"]
-    # Conflicts come back as the merge's answer, so they can be shown.
-    result = c.call("POST", f"/api/v2/trees/{ref_path(into)}@{head}/history/merge",
-                    json={"fromRefName": source, "dryRun": dry_run,
-                          "keyMergeModes": _modes(force or [], drop or []),
-                          "returnConflictAsResult": True})
+    # One request: the server finds both heads. Conflicts come back as the
+    # merge's answer, so they can be shown.
+    result = client(uri).merge(source, into, dry_run=dry_run,
+                               force=[ContentKey.parse(k).elements for k in force or []],
+                               drop=[ContentKey.parse(k).elements for k in drop or []],
+                               raise_on_conflict=False).json
     if as_json:
         print_json(result)
     else:
@@ -275,10 +274,7 @@ def transplant(hashes: Annotated[list[str], typer.Argument(
 
     Exits 1 when keys conflict."""
     hashes = commit_hashes(hashes)
-    c = client(uri)
-    head = c.reference(onto)["hash"]
-    result = c.call("POST", f"/api/v2/trees/{ref_path(onto)}@{head}/history/transplant",
-                    json={"hashesToTransplant": hashes, "returnConflictAsResult": True})
+    result = client(uri).transplant(hashes, onto, raise_on_conflict=False).json
     if as_json:
         print_json(result)
     else:
@@ -301,7 +297,7 @@ def show(key: str = KeyArg, ref: str | None = RefOpt,
     c = client(uri)
     spec = f"{ref}*{at}" if at else ref
     k = ContentKey.parse(key)
-    content = c.content(spec, k)
+    content = c.key_content(spec, k)
     kind = content["content"]["type"]
     if kind in ("ICEBERG_VIEW", "MATERIALIZED_VIEW"):
         loaded = c.iceberg(spec, "views", k)

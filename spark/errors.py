@@ -6,18 +6,16 @@ from __future__ import annotations
 
 import re
 
+from client.errors import ApiError
+
 
 class SetupError(Exception):
     """Spark cannot be started here; the message names what to install or set."""
 
 
-class CatalogError(Exception):
-    """The catalog answered a versioning request with an error."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(f"{message} (HTTP {status})")
-        self.status = status
-        self.message = message
+# The catalog answered a versioning request with an error: the shared
+# client's (its status, the server's message, the conflicting keys).
+CatalogError = ApiError
 
 
 class NotFoundError(CatalogError):
@@ -26,9 +24,11 @@ class NotFoundError(CatalogError):
     when it was created."""
 
     def __init__(self, message: str) -> None:
-        Exception.__init__(self, message)
-        self.status = 404
-        self.message = message
+        super().__init__(404, message)
+        self.args = (message,)  # said as it is, without "(HTTP 404)"
+
+    def __str__(self) -> str:
+        return self.message
 
 
 class QueryError(Exception):

@@ -93,7 +93,7 @@ def create_materialized_view(spark: SparkSession, uri: str, key: str, sql: str,
     body = {"key": {"elements": key.split(".")}, "sql": sql, "dialect": "spark",
             "defaultNamespace": namespace, "schema": schema, "properties": properties or {}}
     return Versioning(uri, credential=credential, author=_author(spark, author)).call(
-        "POST", f"/api/v2/trees/{quote(ref, safe='')}/materialized-views", body)
+        "POST", f"/api/v2/trees/{quote(ref, safe='')}/materialized-views", json=body)
 
 
 def refresh(spark: SparkSession, uri: str, key: str, ref: str = "main", mode: str = "auto",

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
+from client.http import AUTHOR_HEADER as AUTHOR_HEADER
+from client.http import server_root as server_root
 from spark.errors import SetupError
 from spark.extension import CLASS as SQL_EXTENSION
 from spark.extension import optional_extension_jar
@@ -25,7 +27,6 @@ from spark.jars import java, spark_jars
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-AUTHOR_HEADER = "Sapwood-Commit-Author"
 STALENESS_HEADER = "Sapwood-Max-Staleness-Ms"
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties").as_uri()
 EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
@@ -44,11 +45,6 @@ def ref_spec(ref: str = "main", as_of: datetime | str | int | None = None) -> st
         as_of = as_of.astimezone(UTC).isoformat(timespec="microseconds").replace(
             "+00:00", "Z")
     return f"{ref}*{as_of}"
-
-
-def server_root(uri: str) -> str:
-    """``http://host:port`` from the server's root or any of its catalog URIs."""
-    return uri.rstrip("/").split("/iceberg", 1)[0]
 
 
 def catalog_uri(uri: str, ref: str = "main", as_of: datetime | str | int | None = None) -> str:

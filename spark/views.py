@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import asdict
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
@@ -149,13 +150,15 @@ def merge(target: SparkSession | str, source: str, into: str = "main",
     """Merge ``source`` into ``into``, committed as ``author`` (default: the
     session's catalog's); raises CatalogError (409) on a conflict, (403)
     without merge-into on ``into``."""
-    return versioning_client(target, catalog, credential, author).merge(source, into, message)
+    return versioning_client(target, catalog, credential, author).merge(
+        source, into, message=message).json
 
 
 def diff(target: SparkSession | str, from_ref: str, to_ref: str,
          catalog: str | None = None, credential: str | None = None) -> list[dict[str, Any]]:
     """Keys that differ from ``from_ref`` to ``to_ref``: ``{key, change, type}``."""
-    return versioning_client(target, catalog, credential).diff(from_ref, to_ref)
+    return [asdict(d) for d in versioning_client(target, catalog, credential).diff(from_ref,
+                                                                                   to_ref)]
 
 
 def restore(target: SparkSession | str, keys: list[str], source: str, branch: str = "main",
@@ -166,8 +169,8 @@ def restore(target: SparkSession | str, keys: list[str], source: str, branch: st
     datetime), in one new commit; a view gets a new version equal to the
     source's; committed as ``author`` (default: the session's catalog's).
     Returns the new hash and, per key, what came from where."""
-    return versioning_client(target, catalog, credential, author).restore(keys, source,
-                                                                          branch, dry_run)
+    return versioning_client(target, catalog, credential, author).restore(
+        keys, source, branch, dry_run=dry_run)
 
 
 def revert(target: SparkSession | str, commits: list[str], branch: str = "main",
@@ -175,8 +178,8 @@ def revert(target: SparkSession | str, commits: list[str], branch: str = "main",
            credential: str | None = None, author: str | None = None) -> dict[str, Any]:
     """Undo ``commits`` (a merge against its ``parent``) in one new commit,
     committed as ``author`` (default: the session's catalog's)."""
-    return versioning_client(target, catalog, credential, author).revert(commits, branch,
-                                                                         parent, dry_run)
+    return versioning_client(target, catalog, credential, author).revert(
+        commits, branch, parent=parent, dry_run=dry_run)
 
 
 def versioning_client(target: SparkSession | str, catalog: str | None,

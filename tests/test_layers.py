@@ -1,5 +1,7 @@
 """The layers import one way (docs/architecture.md): api → catalog → store →
-core, and cli → catalog → store → core; spark imports none of them. The
+core, and cli → catalog → store → core; cli and spark speak HTTP through
+client/, the one Python client of the versioning API, which imports
+nothing else of ours; spark imports none of the others. The
 API's only door to the store is the catalog: it imports no store module and
 reaches for no ``store`` attribute, and nothing of the database driver
 (SQLAlchemy, sqlite3, psycopg) is imported outside store/. Every
@@ -17,15 +19,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-OURS = ("core", "store", "catalog", "api", "cli", "spark")
+OURS = ("core", "store", "catalog", "api", "cli", "spark", "client")
 # What each package may import of ours (itself included).
 ALLOWED = {
     "core": {"core"},
     "store": {"store", "core"},
     "catalog": {"catalog", "store", "core"},
     "api": {"api", "catalog", "core"},
-    "cli": {"cli", "catalog", "store", "core", "spark"},
-    "spark": {"spark"},
+    "cli": {"cli", "catalog", "store", "core", "spark", "client"},
+    "spark": {"spark", "client"},
+    "client": {"client"},
 }
 # The database and its drivers: the store's alone (it raises core.errors'
 # DatabaseFailure for what they raise: store.faults).
@@ -38,6 +41,7 @@ FORBIDDEN = {
     "api": DRIVERS,
     "cli": {*DRIVERS, "fastapi", "starlette", "uvicorn"},
     "spark": DRIVERS,
+    "client": {*DRIVERS, "fastapi", "starlette", "uvicorn", "pyspark"},
 }
 # The command line's one way into the HTTP layer: ``sapwood serve`` starts it.
 ENTRY_POINTS = {("cli", "api.server")}

@@ -49,10 +49,20 @@ def ref_type(value: str | None) -> RefType | None:
 
 
 def name_and_hash(ref: str, what: str) -> tuple[str, str]:
-    """``name@hash``, as assign, delete, commit and merge address a ref."""
+    """``name@hash``, as assign, delete, commit and restore address a ref."""
     spec = ref_param(ref)
     if spec.name is None or spec.hash is None or spec.parts:
         raise bad_request(f"{what} needs 'name@expectedHash', got {unquote(ref)!r}")
+    return spec.name, spec.hash
+
+
+def name_and_maybe_hash(ref: str, what: str) -> tuple[str, str | None]:
+    """``name@hash`` or a bare ``name``, as a merge or transplant addresses
+    its target: a bare name lands on the head the server finds, so that a
+    client need not ask for the head first (one request a merge)."""
+    spec = ref_param(ref)
+    if spec.name is None or spec.parts:
+        raise bad_request(f"{what} needs 'name' or 'name@expectedHash', got {unquote(ref)!r}")
     return spec.name, spec.hash
 
 

@@ -406,7 +406,7 @@ def test_a_webhook_on_merges_into_main_keeps_a_materialized_view_fresh(spark, se
     v = Versioning(uri)
     orchestrator = _Orchestrator(spark, uri, {key: bases})
     try:
-        hook = v.call("POST", "/api/v2/webhooks", {
+        hook = v.call("POST", "/api/v2/webhooks", json={
             "url": orchestrator.url, "types": ["dev.sapwood.merge"], "refs": ["main"],
             "keys": sorted(bases | {f"{ns}.other"})})
         # A merge that touches no base table: delivered, nothing refreshed.
@@ -419,7 +419,7 @@ def test_a_webhook_on_merges_into_main_keeps_a_materialized_view_fresh(spark, se
         # A merge that changes a base table: the MV is refreshed on main.
         b = _branch(spark, server, "orch_etl")
         spark.sql(f"INSERT INTO {b}.{ns}.orders VALUES (4, 2, 100)")
-        merged = v.merge("orch_etl", into="main")["resultantTargetHash"]
+        merged = v.merge("orch_etl", into="main").hash
         assert orchestrator.done.wait(300)
         ((mv, plan),) = orchestrator.refreshed
         # It read main as the merge left it (the merged rows are in the MV).

@@ -114,9 +114,6 @@ final class Runner {
     private List<Row> merge(Statement s, CatalogTarget target, Versioning api) {
         String source = s.name != null ? s.name : target.refName();
         String into = s.into != null ? s.into : defaultBranch(api);
-        String from = resolve(api, s.at != null ? s.at.on(source) : source)
-                .path("hash").asText();
-        String head = resolve(api, into).path("hash").asText();
         // The merge route takes its author from the body (the Iceberg routes and restore
         // from the header): the catalog's author header names the merge too.
         String author = target.header("Sapwood-Commit-Author");
@@ -131,14 +128,16 @@ final class Runner {
             modes.add(Versioning.object("key", Versioning.object("elements", k),
                     "mergeBehavior", "DROP"));
         }
-        Map<String, Object> body = Versioning.object("fromRefName", base(source),
-                "fromHash", from, "dryRun", s.dryRun, "returnConflictAsResult", s.dryRun,
+        // One request: the server resolves the source's ref spec and lands on the
+        // target's head as it finds it (a bare branch name), planning the merge once.
+        Map<String, Object> body = Versioning.object(
+                "fromRefName", s.at != null ? s.at.on(source) : source,
+                "dryRun", s.dryRun, "returnConflictAsResult", s.dryRun,
                 "keyMergeModes", modes,
                 "commitMeta", author == null ? null : Versioning.object("author", author));
         JsonNode result;
         try {
-            result = api.call("POST", TREES + Versioning.name(into) + "@" + head
-                    + "/history/merge", body);
+            result = api.call("POST", TREES + Versioning.name(into) + "/history/merge", body);
         } catch (ApiError e) {
             if (e.keys.isEmpty()) {
                 throw e;

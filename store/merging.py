@@ -4,6 +4,7 @@ fed with what the key index says at the base, the source and the target."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 
 from core.commits import (
     Combiner,
@@ -34,6 +35,25 @@ from store.state import IndexState, StateIndex
 from store.writes import NewCommit, WriteSet, seal
 
 _TAKES_SOURCE = (KeyOutcome.APPLIED, KeyOutcome.FORCED)
+# A key the source side changed: (internal key, at the base, at the source).
+Changed = tuple[str, IndexEntry | None, IndexEntry | None]
+
+
+@dataclass
+class MergePlan:
+    """What one merge worked out, kept between its dry run and its landing
+    (catalog.merge.merging): the source commit its name resolved to (once:
+    the landing merges what the dry run showed, even if the source moved),
+    and at one target head the merge base, the keys the source side changed
+    and, when no combined values were given, each key's decision. A landing
+    at that head takes them instead of working the merge out again;
+    ``reused`` counts the times one did."""
+    source_hash: str | None = None
+    head_hash: str | None = None
+    base_hash: str | None = None
+    changed: list[Changed] = field(default_factory=list)
+    decided: tuple[list[KeyMergeDetail], dict[str, IndexEntry | None]] | None = None
+    reused: int = 0
 
 
 class _Pending:
@@ -61,19 +81,36 @@ class MergePlanner:
                    dry_run: bool, meta: CommitMeta | None, principal: str | None,
                    now_us: int, raise_on_conflict: bool = True,
                    resolutions: dict[ContentKey, Resolution] | None = None,
-                   ) -> WriteSet[MergeResult]:
+                   plan: MergePlan | None = None) -> WriteSet[MergeResult]:
+        """``plan``: what a dry run of this merge worked out, taken when the
+        target is still at the head it was worked out at (and filled when not)."""
         target = self.reader.commit(head.hash)
         source = self.reader.commit(source_hash)
-        base_hash = self.history.merge_base(head.hash, source_hash)
+        st = self.reader.state
+        shared = plan is not None and plan.head_hash == head.hash
+        if plan is not None and shared:
+            base_hash, changed = plan.base_hash, plan.changed
+            plan.reused += not dry_run
+        else:
+            base_hash = self.history.merge_base(head.hash, source_hash)
+            changed = []
+            if base_hash != source_hash:
+                base = self.reader.commit(base_hash) if base_hash else None
+                changed = self.index.diff(st(base) if base else IndexState(), st(source))
+            if plan is not None:
+                plan.head_hash, plan.base_hash, plan.changed = head.hash, base_hash, changed
+                plan.decided = None
         if base_hash == source_hash:  # already contained in the target
             return WriteSet(MergeResult(head.name, source_hash, head.hash, base_hash, [],
                                         dry_run))
-        base = self.reader.commit(base_hash) if base_hash else None
-        st = self.reader.state
-        changed = self.index.diff(st(base) if base else IndexState(), st(source))
         contents: dict[str, bytes] = {}
-        details, changes = self._decide(st(target), changed, default, modes,
-                                        resolutions=resolutions, contents=contents)
+        if plan is not None and shared and plan.decided is not None and not resolutions:
+            details, changes = plan.decided[0], dict(plan.decided[1])
+        else:
+            details, changes = self._decide(st(target), changed, default, modes,
+                                            resolutions=resolutions, contents=contents)
+            if plan is not None and not resolutions:
+                plan.decided = (details, dict(changes))
         result = MergeResult(head.name, source_hash, head.hash, base_hash, details, dry_run)
         if result.conflicts or dry_run:
             return _unwritten(result, raise_on_conflict)
@@ -141,8 +178,7 @@ class MergePlanner:
                           if op.entry is not None and op.entry.value_hash in made])
         return WriteSet(result, sealed, "transplant", edges=edges)
 
-    def _decide(self, target: IndexState,
-                changed: list[tuple[str, IndexEntry | None, IndexEntry | None]],
+    def _decide(self, target: IndexState, changed: list[Changed],
                 default: MergeBehavior, modes: dict[ContentKey, MergeBehavior],
                 index: StateIndex | None = None,
                 resolutions: dict[ContentKey, Resolution] | None = None,

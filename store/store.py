@@ -37,7 +37,7 @@ from store.history import History
 from store.idempotency import IdempotencyKeys, Once
 from store.index import KeyIndex
 from store.locations import Claim, LocationIndex
-from store.merging import MergePlanner
+from store.merging import MergePlan, MergePlanner
 from store.migrate import bootstrap, schema_problem, upgrade
 from store.objects import ObjectReader
 from store.reads import Reads
@@ -197,27 +197,35 @@ class Store(Reads):
               dry_run: bool = False, meta: CommitMeta | None = None,
               principal: str | None = None, raise_on_conflict: bool = True,
               resolutions: dict[ContentKey, Resolution] | None = None,
-              once: Once | None = None) -> MergeResult:
+              once: Once | None = None, plan: MergePlan | None = None) -> MergeResult:
         """``resolutions``: combined values for keys changed on both sides
         (content-aware merges, catalog.merge.content); each applies only
-        while the target holds the value it was worked out from."""
+        while the target holds the value it was worked out from. ``plan``:
+        shared by a merge's dry run and its landing (store.merging.MergePlan):
+        the source is resolved once, and the landing takes what the dry run
+        worked out while the target has not moved."""
         name = _branch_name(into)
-        resolved = self.resolve(source)
+        if plan is None or plan.source_hash is None:
+            source_hash = self.resolve(source).hash
+            if plan is not None:
+                plan.source_hash = source_hash
+        else:
+            source_hash = plan.source_hash
         modes = dict(key_modes or {})
         self._check_expected(name, expected_hash)
         # Combined view values are new values: index what they read.
         edges = edges_of([Put(k, r.content) for k, r in (resolutions or {}).items()])
 
-        def plan(head: Reference) -> WriteSet[MergeResult]:
-            ws = self.merges.plan_merge(head, resolved.hash, str(source), default_mode, modes,
+        def planned(head: Reference) -> WriteSet[MergeResult]:
+            ws = self.merges.plan_merge(head, source_hash, str(source), default_mode, modes,
                                         dry_run, meta, principal, self.clock(),
-                                        raise_on_conflict, resolutions)
+                                        raise_on_conflict, resolutions, plan)
             if ws.commits:
                 ws.edges = edges
             ws.once = once
             return ws
 
-        return self._counted(lambda: self.writer.run(name, plan, principal))
+        return self._counted(lambda: self.writer.run(name, planned, principal))
 
     def transplant(self, hashes: Sequence[str], onto: str | RefSpec, *,
                    expected_hash: str | None = None,

@@ -6,7 +6,11 @@ themselves found first.
 The store does not read metadata files, so a merge is worked out here: a
 dry run, the combinations of the keys both sides changed (written as new
 metadata files) at the dry run's target head, a check for view
-read-cycles, then the merge itself with those combinations. The store takes
+read-cycles, then the merge itself with those combinations. The dry run and
+the landing share one plan (store.merging.MergePlan): the source's name is
+resolved once, and while the target stays at the dry run's head the
+landing takes the merge base, the changed keys and (with nothing combined)
+each key's decision from it instead of working them out again. The store takes
 a combination only while the target still holds what it was worked out
 from; a conflict marked ``retryable`` says the target moved (the store's,
 or one the dry run did not show), and the merge is worked out again, up to
@@ -36,6 +40,7 @@ from core.errors import bad_request
 from core.keys import ContentKey
 from core.refs import normalize_hash
 from store.idempotency import Once
+from store.merging import MergePlan
 
 # A combination is worked out at the target's head; if that moves before the
 # merge lands, it is worked out again, this many times at most.
@@ -79,8 +84,9 @@ def merge(catalog: Catalog, req: MergeRequest,
     they are an error). A merge that would make views read themselves is
     refused (CommitConflictError)."""
     result: MergeResult | None = None
+    plan = MergePlan()
     for attempt in range(1, ATTEMPTS + 1):
-        preview = _run(catalog, req, dry_run=True, expected=req.expected_hash)
+        preview = _run(catalog, req, plan, dry_run=True, expected=req.expected_hash)
         refuse_unknown_modes(req.modes, [d.key for d in preview.details], "merge")
         combined = combine(catalog, preview, write=not req.dry_run) if req.content_merge \
             else Combined()
@@ -97,7 +103,7 @@ def merge(catalog: Catalog, req: MergeRequest,
         if before_landing is not None:
             before_landing(shown)
         result = _land(catalog, replace(req, once=_answered(req.once, attempt, breaks)),
-                       shown, combined)
+                       plan, shown, combined)
         if not (result.conflicts and all(c.retryable for c in result.conflicts)):
             return MergeOutcome(result, attempt, breaks if result.applied else None)
     # Abandoned: the target kept moving. Each key says so, marked retryable
@@ -137,13 +143,14 @@ def refuse_unknown_modes(modes: Iterable[ContentKey], changed: Sequence[ContentK
         + (f"{len(names)} key{'' if len(names) == 1 else 's'}" if names else "no key"))
 
 
-def _run(catalog: Catalog, req: MergeRequest, *, dry_run: bool, expected: str | None,
+def _run(catalog: Catalog, req: MergeRequest, plan: MergePlan, *, dry_run: bool,
+         expected: str | None,
          resolutions: dict[ContentKey, Resolution] | None = None) -> MergeResult:
     return catalog.store.merge(
         req.source, req.into, expected_hash=expected, default_mode=req.default_mode,
         key_modes=req.modes, dry_run=dry_run, meta=req.meta, principal=req.principal,
         raise_on_conflict=False, resolutions=resolutions,
-        once=None if dry_run else req.once)
+        once=None if dry_run else req.once, plan=plan)
 
 
 def _refuse_cycle(catalog: Catalog, shown: MergeResult, combined: Combined) -> None:
@@ -158,12 +165,12 @@ def _refuse_cycle(catalog: Catalog, shown: MergeResult, combined: Combined) -> N
             + " → ".join(str(k) for k in cycle))])
 
 
-def _land(catalog: Catalog, req: MergeRequest, shown: MergeResult,
+def _land(catalog: Catalog, req: MergeRequest, plan: MergePlan, shown: MergeResult,
           combined: Combined) -> MergeResult:
     """The merge, against the head the combinations were worked out at."""
     try:
-        result = _run(catalog, req, dry_run=False, expected=shown.expected_target_hash,
-                      resolutions=combined.resolutions)
+        result = _run(catalog, req, plan, dry_run=False,
+                      expected=shown.expected_target_hash, resolutions=combined.resolutions)
     except BaseException:
         discard(catalog, combined)
         raise

@@ -83,10 +83,10 @@ def unregister(catalog: Catalog, t: Target, who: Who,
     (``unregister table ns.t``, a DELETE in the change feed like a drop's,
     checked against the views that read it as a drop is) and no file is
     touched; the answer is its last metadata file. Only a table that lives
-    outside the warehouse: ``sapwood gc`` deletes the warehouse's files once
-    no retained commit references them, so a table handed to another catalog
-    from inside it would lose its files when a retention policy expires the
-    commits that held it (docs/iceberg-rest.md)."""
+    outside the warehouse: ``sapwood gc`` deletes every warehouse file no
+    retained commit references, so a table handed to another catalog from
+    inside it would lose each file that catalog writes there, and the rest
+    once the commits that held it are let go (docs/iceberg-rest.md)."""
 
     def plan(head: ResolvedRef, found: dict[ContentKey, Content]) -> Change[Loaded]:
         cur = found.get(t.key)
@@ -100,10 +100,10 @@ def unregister(catalog: Catalog, t: Target, who: Who,
             if under(where, root) or under(root, where):
                 raise bad_request(
                     f"Cannot unregister table {t.name}: it lives in the warehouse "
-                    f"({catalog.locations.warehouse}), whose files sapwood gc deletes once "
-                    "no retained commit references them, so another catalog could not keep "
-                    "them; only a table outside the warehouse can be handed over (drop it "
-                    "here instead, or register a copy outside the warehouse elsewhere)")
+                    f"({catalog.locations.warehouse}), where sapwood gc deletes every file "
+                    "no retained commit of this catalog references, so another catalog "
+                    "could not keep its files there; only a table outside the warehouse "
+                    "can be handed over")
         _, broken = plan_drop(catalog, head, t.key, "table", False, require)
         props = {INVALIDATED: invalidated_text(broken)} if broken else {}
         return Change([Delete(t.key, expected=cur)], f"unregister table {t.name}",

@@ -22,6 +22,7 @@ from core.commits import RefType
 from store import Store
 from tests.api import spark_bodies as sb
 from tests.api.test_pyiceberg import rows
+from tests.api.test_view_invalidation_http import STRICT, invalid, make, namespace
 from tests.fixtures import BACKENDS, server_fixture
 from tests.server import Server
 
@@ -127,3 +128,26 @@ def test_what_unregister_cannot_use_is_refused(http: httpx.Client, store: Store,
         r = http.post(f"/iceberg/{tag}/v1/namespaces/{ns}/tables/t/unregister")
     assert r.status_code == 400, r.text
     assert _head(store) == head
+
+
+def test_views_that_read_it_are_checked_as_for_a_drop(server: Server, http: httpx.Client,
+                                                     store: Store, ns: str) -> None:
+    """A view in a strict namespace that reads the table refuses its
+    unregistering (409, nothing written); in a lenient one the view is left
+    invalid, as a drop leaves it."""
+    cat = server.catalog()
+    for name in ("t", "u"):
+        where = Path(server.data_dir).parent / f"elsewhere-{uuid.uuid4().hex[:8]}"
+        cat.create_table(f"{ns}.{name}", SCHEMA, location=where.as_uri())
+    strict = namespace(http, f"{ns}_s", properties=STRICT)
+    make(http, strict, "daily", f"SELECT id FROM {ns}.t")
+    make(http, ns, "loose", "SELECT id FROM u")
+    head = _head(store)
+    r = http.post(f"{V1}/namespaces/{ns}/tables/t/unregister")
+    assert r.status_code == 409, r.text
+    assert f"views that read it would become invalid: {strict}.daily" in r.text, r.text
+    assert _head(store) == head
+    assert http.get(f"{V1}/namespaces/{ns}/tables/t").status_code == 200
+    r = http.post(f"{V1}/namespaces/{ns}/tables/u/unregister")
+    assert r.status_code == 200, r.text
+    assert invalid(http)[f"{ns}.loose"] == [f"table {ns}.u dropped"]

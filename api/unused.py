@@ -13,8 +13,10 @@ under ``/api/`` and ``/iceberg/``); the route classes wrap each handler with
 signature once, when the route is built. A route that reads its body itself
 says so with ``takes_body``; the guard's own parameter (``referenced-by`` on
 the reads that may go through views) counts as taken. Reads (``GET``,
-``HEAD``) are left as they are: clients send parameters of their own there
-(decision: docs/versioning-api.md).
+``HEAD``) of the Iceberg API are left as they are: clients send parameters
+of their own there (decision: docs/versioning-api.md); reads of the
+versioning API (``/api/v2/``) refuse an unknown parameter too, since Nessie's
+clients filter with theirs (docs/nessie-compatibility.md).
 """
 
 from __future__ import annotations
@@ -36,6 +38,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _MUTATING = frozenset({"POST", "PUT", "DELETE", "PATCH"})
 _CHECKED = ("/api/", "/iceberg/")
+# Reads whose unknown parameters are refused too: the versioning API's, where
+# Nessie's clients send its filters (``key``, ``min-key``, ``limit-hash``, …),
+# which answered unfiltered while they were ignored (issue 47, F11).
+_CHECKED_READS = ("/api/v2/",)
 _TAKES_BODY = "_sapwood_takes_body"
 # The guard reads it on the routes that may be read through views (api.auth.guard).
 _VIA_VIEWS_PARAM = "referenced-by"
@@ -50,7 +56,8 @@ def takes_body(endpoint: F) -> F:
 
 def refusing_unused(handler: Handler, route: APIRoute) -> Handler:
     """``handler``, refusing what ``route`` would not use (see the module doc)."""
-    if not (route.methods or set()) & _MUTATING or not route.path.startswith(_CHECKED):
+    mutating = bool((route.methods or set()) & _MUTATING)
+    if not route.path.startswith(_CHECKED_READS if not mutating else _CHECKED):
         return handler
     scalar, repeatable, body = _taken(route.dependant)
     rule = RULES.get(route.name)
@@ -64,7 +71,7 @@ def refusing_unused(handler: Handler, route: APIRoute) -> Handler:
         raw = request.scope.get("query_string")
         if raw:
             _check_query(raw.decode("latin-1"), known, scalar, what)
-        if not body and _may_have_body(request) and await request.body():
+        if mutating and not body and _may_have_body(request) and await request.body():
             raise bad_request(f"{what} takes no request body, and one was sent: nothing was "
                               "done (its parameters go in the query string)")
         return await handler(request)

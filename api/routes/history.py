@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 
 from api.auth.guard import guard_of
 from api.deps import (
@@ -22,13 +22,7 @@ from api.deps import (
 from api.idempotency import answering, once_of
 from api.paging import Paging
 from api.paths import ref_param
-from api.routes.trees import (
-    name_and_hash,
-    name_and_maybe_hash,
-    require,
-    require_on_protected,
-    versioning_of,
-)
+from api.routes.trees import name_and_hash, require, require_on_protected, versioning_of
 from api.v2 import nessie as nessie_client
 from api.v2 import redact
 from api.v2.filtered import NessieFilter, filtered_log, log_filter
@@ -62,7 +56,7 @@ from core.errors import ConflictError, bad_request
 from core.instants import format_instant, from_micros, parse_instant, to_micros
 from core.keys import ContentKey
 from core.numbers import out_of_range
-from core.refs import RefSpec, parse_ref
+from core.refs import RefSpec, normalize_hash, parse_ref
 from core.sql.budget import Deadline
 
 router = APIRouter(prefix="/api/v2/trees/{ref}/history")
@@ -75,19 +69,23 @@ def history(request: Request, ref: str,
             nessie_max: NessieMaxRecords = None,
             fetch: str | None = None, author: str | None = None, key: str | None = None,
             since: str | None = None, until: str | None = None,
-            cel: NessieFilter = None) -> Response:
+            cel: NessieFilter = None,
+            limit_hash: Annotated[str | None, Query(alias="limit-hash")] = None) -> Response:
     """First-parent history, newest first. ``fetch=ALL`` adds each commit's
     operations and extra parents; ``author``, ``key`` (path form) and the
     ``since``/``until`` instants filter it, and so does Nessie's ``filter``
-    (CEL: api.v2.filtered)."""
+    (CEL: api.v2.filtered); Nessie's ``limit-hash`` ends it at that commit
+    (included)."""
     if fetch not in (None, "MINIMAL", "ALL"):
         raise bad_request(f"Invalid fetch option {fetch!r}: expected MINIMAL or ALL")
+    until_hash = normalize_hash(limit_hash, context="limit-hash") if limit_hash else None
     compiled = log_filter(cel)  # before anything is read: a 400 naming what is wrong
     refs = versioning_of(request)
     spec = ref_param(ref)
     # The token is sealed, for the caller and this log (api.paging).
     paging = Paging(request, "log", {"ref": ref, "author": author, "key": key,
-                                     "since": since, "until": until, "filter": cel},
+                                     "since": since, "until": until, "filter": cel,
+                                     "limit-hash": until_hash},
                     page_token, max_records, nessie_token, nessie_max)
     log = partial(refs.log, spec, key=ContentKey.parse(key) if key else None, author=author,
                   since_us=to_micros(parse_instant(since)) if since else None,
@@ -102,6 +100,10 @@ def history(request: Request, ref: str,
     else:
         page = log(paging.cursor, paging.size, operations=fetch == "ALL")
     items, token, expired = page.items, page.next_token, None
+    if until_hash is not None:
+        at = next((i for i, c in enumerate(items) if c.hash.startswith(until_hash)), None)
+        if at is not None:
+            items, token = items[:at + 1], None
     if cutoff is not None:
         kept = [c for c in items if to_micros(c.created_at) >= cutoff]
         if len(kept) < len(items) or (not items and compiled is None):
@@ -243,7 +245,7 @@ def _target_readable(request: Request, branch: str) -> Readable | None:
 
 @router.post("/merge")
 def merge(request: Request, ref: str, body: MergeBody) -> Response:
-    branch, expected = name_and_maybe_hash(ref, "A merge")
+    branch, expected = name_and_hash(ref, "A merge")
     source = body.source()
     # fromRefName may be a whole ref spec (``dev*T``, ``dev@hash``): the
     # server resolves it, so a client need not ask first; the message names
@@ -271,7 +273,7 @@ def merge(request: Request, ref: str, body: MergeBody) -> Response:
 
 @router.post("/transplant")
 def transplant(request: Request, ref: str, body: TransplantBody) -> Response:
-    branch, expected = name_and_maybe_hash(ref, "A transplant")
+    branch, expected = name_and_hash(ref, "A transplant")
     hashes = body.hashes()
     for h in hashes:
         require(request, Privilege.READ, f"@{h}")

@@ -123,11 +123,19 @@ class CommitMetaBody(_Body):
         return dict(self.properties)
 
 
-class OperationBody(_Body):
+class _Strict(_Body):
+    """A body whose every field is known: any other is a 400 naming it."""
+
+    model_config = ConfigDict(populate_by_name=True, frozen=True, extra="forbid")
+
+
+class OperationBody(_Strict):
     type: Literal["PUT", "DELETE", "UNCHANGED"]
     key: KeyBody
     content: dict[str, Any] | None = None
     expected_content: dict[str, Any] | None = Field(None, alias="expectedContent")
+    # Nessie's per-key documentation: Sapwood keeps none, so only null is taken.
+    documentation: None = None
 
     @field_validator("content")
     @classmethod
@@ -139,7 +147,7 @@ class OperationBody(_Body):
         return value
 
 
-class CommitBody(_Body):
+class CommitBody(_Strict):
     commit_meta: CommitMetaBody = Field(CommitMetaBody(), alias="commitMeta")
     operations: list[OperationBody] = Field(min_length=1)
 
@@ -233,5 +241,5 @@ class TransplantBody(_MergeOptions):
                 for h in self.hashes_to_transplant]
 
 
-class ContentsBody(_Body):
+class ContentsBody(_Strict):
     requested_keys: list[KeyBody] = Field(alias="requestedKeys")

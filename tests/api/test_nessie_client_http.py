@@ -282,3 +282,78 @@ def test_a_full_log_puts_carry_their_content(http, ns) -> None:
     assert op["type"] == "PUT" and op["key"] == {"elements": [ns, "t"]}
     assert set(op["content"]) == TABLE_FIELDS
     assert op["content"] == content(http, "main", f"{ns}.t")
+
+
+def test_nessies_key_parameters_filter_entries_and_diffs(http, ns) -> None:
+    """What Nessie's client sends to narrow a listing narrows it (they were
+    ignored, and every key answered)."""
+    for name in ("a", "b", "c"):
+        _table(http, ns, name)
+    start = f"k_{ns}"
+    r = http.post(f"{V2}/trees", params={"name": start, "type": "BRANCH"},
+                  json={"type": "BRANCH", "name": "main", "hash": head(http, "main")})
+    assert r.status_code == 200, r.text
+    _table(http, ns, "d")
+
+    def listed(**params: Any) -> list[str]:
+        r = http.get(f"{V2}/trees/main/entries", headers=NESSIE, params=params)
+        assert r.status_code == 200, r.text
+        return [".".join(e["name"]["elements"]) for e in r.json()["entries"]]
+
+    assert listed(**{"prefix-key": ns}) == [ns, f"{ns}.a", f"{ns}.b", f"{ns}.c", f"{ns}.d"]
+    assert listed(key=[f"{ns}.a", f"{ns}.c"]) == [f"{ns}.a", f"{ns}.c"]
+    assert listed(**{"min-key": f"{ns}.b", "max-key": f"{ns}.c"}) == [f"{ns}.b", f"{ns}.c"]
+    assert listed(**{"prefix-key": ns, "max-records": 2}) == [ns, f"{ns}.a"]
+
+    def diffed(**params: Any) -> list[str]:
+        r = http.get(f"{V2}/trees/{start}/diff/main", headers=NESSIE, params=params)
+        assert r.status_code == 200, r.text
+        return [".".join(d["key"]["elements"]) for d in r.json()["diffs"]]
+
+    assert diffed() == [f"{ns}.d"]
+    assert diffed(key=f"{ns}.a") == []
+    assert diffed(**{"prefix-key": ns}) == [f"{ns}.d"]
+    assert diffed(**{"max-key": f"{ns}.c"}) == []
+    r = http.get(f"{V2}/trees/{start}/diff/main", params={"filter": "true"})
+    assert r.status_code == 400 and "'filter'" in r.json()["message"], r.text
+
+
+def test_a_log_ends_at_its_limit_hash(http, ns) -> None:
+    _table(http, ns, "t")
+    _set_property(http, ns, "t", "1")
+    _set_property(http, ns, "t", "2")
+    log = http.get(f"{V2}/trees/main/history", params={"max-records": 3}).json()["logEntries"]
+    hashes = [e["commitMeta"]["hash"] for e in log]
+    r = http.get(f"{V2}/trees/main/history", params={"limit-hash": hashes[1]})
+    assert r.status_code == 200, r.text
+    assert [e["commitMeta"]["hash"] for e in r.json()["logEntries"]] == hashes[:2]
+    assert r.json()["hasMore"] is False
+    r = http.get(f"{V2}/trees/main/history", params={"limit-hash": "zz"})
+    assert r.status_code == 400 and "limit-hash" in r.json()["message"], r.text
+
+
+def test_reads_refuse_parameters_they_do_not_take(http, ns) -> None:
+    for path, params in ((f"{V2}/trees/main/entries", {"prefixkey": ns}),
+                         (f"{V2}/trees/main/history", {"untilHash": "abcd1234"}),
+                         (f"{V2}/trees/main/contents/{ns}", {"bogus": "1"}),
+                         (f"{V2}/trees", {"fetchh": "ALL"})):
+        r = http.get(path, params=params)
+        assert r.status_code == 400, (path, r.text)
+        assert repr(next(iter(params))) in r.json()["message"], r.text
+    # Nessie's own parameters on a contents read are taken: for-write asks
+    # write on the key (anyone may, without authentication), and there is no
+    # documentation to add.
+    for params in ({"for-write": "true"}, {"with-doc": "true"}):
+        assert http.get(f"{V2}/trees/main/contents/{ns}", params=params).status_code == 200
+        r = http.post(f"{V2}/trees/main/contents", params=params,
+                      json={"requestedKeys": [{"elements": [ns]}]})
+        assert r.status_code == 200, r.text
+
+
+def test_documentation_is_refused_not_dropped(http, ns) -> None:
+    before = head(http, "main")
+    r = commit(http, f"main@{before}", {
+        "type": "PUT", "key": {"elements": [ns, "doc"]}, "content": {"type": "NAMESPACE"},
+        "documentation": {"mimeType": "text/markdown", "text": "hi"}})
+    assert r.status_code == 400 and "documentation" in r.json()["message"], r.text
+    assert head(http, "main") == before

@@ -309,6 +309,18 @@ def test_statements_run_once_at_execution_and_explain_runs_none(spark, on_single
     assert spark.sql("SHOW VIEWS IN sw.once").collect() == []
 
 
+def test_statements_leave_no_warning_in_the_servers_log(spark, single: Server):
+    """The extension speaks HTTP/1.1: Java's HttpClient defaults to HTTP/2 and
+    asks a plain-http server for an ``Upgrade: h2c``, which uvicorn answers
+    with two warnings (one telling the operator to install websockets) per
+    statement in the ``sapwood serve`` terminal."""
+    for statement in ("SHOW REFERENCE IN sw", "LIST REFERENCES IN sw", "SHOW LOG main IN sw"):
+        spark.sql(statement).collect()
+    text = single.log.read_text(errors="replace")
+    assert "Unsupported upgrade request" not in text
+    assert "WebSocket" not in text
+
+
 def test_credentials_from_the_catalog_and_a_refused_grant(spark_jvm, secured: Server):
     people = secured.people
     reader = plain(spark_jvm, secured.base, credential=people.keys["reader"])

@@ -21,7 +21,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * for the catalog names the branch operations too).
  */
 final class Versioning {
+    // HTTP/1.1: the client's default, HTTP/2, sends "Upgrade: h2c" on plain
+    // http://, which the server does not speak and logs two warnings about.
     private static final HttpClient HTTP = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(Duration.ofSeconds(10)).build();
     private static final Duration TIMEOUT = Duration.ofSeconds(120);
     /** Tokens by token endpoint and credential, until shortly before they expire. */

@@ -127,6 +127,7 @@ def test_what_unregister_cannot_use_is_refused(http: httpx.Client, store: Store,
         store.create_reference(tag, ref_type=RefType.TAG, source="main")
         r = http.post(f"/iceberg/{tag}/v1/namespaces/{ns}/tables/t/unregister")
     assert r.status_code == 400, r.text
+    assert ("takes no request body" if how == "body" else "tag") in r.text, r.text
     assert _head(store) == head
 
 

@@ -29,6 +29,7 @@ from api.v2.filtered import NessieFilter, filtered_log, log_filter
 from api.v2.redact import Readable
 from api.v2.requests import CommitBody, MergeBody, OperationBody, TransplantBody
 from api.v2.shapes import key_json, log_entry_json, merge_json, page_json, reference_json
+from catalog.imports.checks import FileChecks
 from catalog.kernel import Catalog, Who
 from catalog.merge import merging
 from catalog.merge.impact import InvalidatedView
@@ -178,14 +179,29 @@ def _content(payload: dict[str, Any], key: ContentKey, field: str) -> Content:
     return content
 
 
+def _checked(checks: FileChecks, op: Put) -> None:
+    """A table or view put at a new metadata file (a client such as Iceberg's
+    NessieCatalog writes it itself) names a file inside the warehouse, there,
+    valid metadata of the kind named, whose current ids are the value's: the
+    import's checks (catalog.imports.checks), the snapshots aside (its writer
+    made them). Else a 400 naming the key and what is wrong."""
+    loc = getattr(op.content, "metadata_location", None)
+    if loc is None or loc == getattr(op.expected, "metadata_location", None):
+        return
+    problem = checks.problem(op.key, op.content)
+    if problem is not None:
+        raise bad_request(f"PUT of '{op.key}': {problem}")
+
+
 def _analysed(catalog: Catalog, branch: str, op: Operation, deadline: Deadline,
-              who: Who) -> Operation:
+              who: Who, checks: FileChecks) -> Operation:
     """A view put by a commit is analysed at the branch head, as one written
     through the Iceberg API is (all of a commit's views within one budget);
     a definer view's file names no definer or the committer, who must then
     hold read on what it reads (catalog.views.definers)."""
     if isinstance(op, Put):
         catalog.files.require_put(op)
+        _checked(checks, op)
         put = Put(op.key, with_analysis(catalog, branch, op.key, op.content, deadline),
                   op.expected)
         put_by(catalog, parse_ref(branch), put, who)
@@ -206,7 +222,8 @@ def commit(request: Request, ref: str, body: CommitBody) -> Response:
             guard.require(request, Privilege.WRITE, branch, op.key.elements)
     deadline = Deadline()
     who = Who(principal(request), reads=reads_of(request))
-    operations = [_analysed(catalog, branch, op, deadline, who) for op in parsed]
+    checks = FileChecks(catalog, snapshots=False)
+    operations = [_analysed(catalog, branch, op, deadline, who, checks) for op in parsed]
     meta = CommitMeta(body.commit_meta.message,
                       commit_author(request, body.commit_meta.first_author, branch),
                       properties=properties)

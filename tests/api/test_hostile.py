@@ -322,8 +322,10 @@ def test_deep_nesting_and_odd_json(probe: Probe) -> None:
 
 
 def test_stored_locations_are_checked_when_read(probe: Probe) -> None:
-    """The versioning API stores any metadata location; serving it through the
-    Iceberg API reads only regular files inside the warehouse."""
+    """The versioning API stores no metadata location it has not read: a
+    commit naming one outside the warehouse, or no regular file inside it,
+    is refused without reading it (issue 47: a commit's files are checked),
+    and nothing is there to serve."""
     fifo = probe.warehouse / f"fifo{probe.tok}.metadata.json"
     for loc in ("/etc/passwd", "file:///proc/self/environ", "/dev/zero", str(fifo),
                 f"{probe.server.warehouse}/../../../etc/passwd",
@@ -339,7 +341,8 @@ def test_stored_locations_are_checked_when_read(probe: Probe) -> None:
                 # Inside the warehouse a new metadata file must be a file there.
                 assert r.status_code == 400 and "does not exist" in r.text, r.text
                 continue
-            assert r.status_code == 200, r.text
+            assert r.status_code == 400 and name in r.text, r.text
+            assert "root:" not in r.text
             probe.refused("GET", f"{V1}/namespaces/{OK}/{route}/{name}")
             probe.refused("POST", f"{V1}/namespaces/{OK}/{route}/{name}",
                           json={"updates": [{"action": "set-properties",

@@ -357,3 +357,28 @@ def test_documentation_is_refused_not_dropped(http, ns) -> None:
         "documentation": {"mimeType": "text/markdown", "text": "hi"}})
     assert r.status_code == 400 and "documentation" in r.json()["message"], r.text
     assert head(http, "main") == before
+
+
+def test_a_put_names_a_metadata_file_that_is_what_it_says(http, ns) -> None:
+    """A client that writes metadata files itself (Iceberg's NessieCatalog)
+    commits a value naming one: the file must be inside the warehouse,
+    there, valid metadata of the kind named, its current ids the value's."""
+    table = _table(http, ns, "t")
+    r = http.post(f"{V1}/namespaces/{ns}/views", json=sb.create_view("v", "SELECT 1"))
+    assert r.status_code == 200, r.text
+    view = content(http, "main", f"{ns}.v")
+    before = head(http, "main")
+    new = {k: v for k, v in table.items() if k != "id"}
+    for key, value, named in (
+            ("outside", {**new, "metadataLocation": "file:/tmp/x.json"}, "file:/tmp/x.json"),
+            ("ids", {**new, "schemaId": 7}, "schemaId"),
+            ("kind", {**{k: v for k, v in view.items() if k != "id"},
+                      "metadataLocation": table["metadataLocation"]}, "view"),
+            ("viewids", {**{k: v for k, v in view.items() if k != "id"}, "versionId": 9},
+             "versionId")):
+        r = commit(http, f"main@{before}", {
+            "type": "PUT", "key": {"elements": [ns, key]}, "content": value})
+        assert r.status_code == 400, (key, r.text)
+        assert f"'{ns}.{key}'" in r.json()["message"] and named in r.json()["message"], \
+            (key, r.text)
+    assert head(http, "main") == before

@@ -176,10 +176,13 @@ def test_transplant_two_commits(http, ns) -> None:
 
 
 def test_commit_contents_and_filters(http, ns) -> None:
+    # A value naming a real metadata file (a commit's files are checked).
+    iceberg(http, "main", "POST", f"/namespaces/{ns}/tables", json=sb.create_table("src"))
+    src = http.get(f"{V2}/trees/main/contents/{ns}.src").json()["content"]
     dev = f"k_{ns}"
     h = branch(http, dev)
     ops = [{"type": "PUT", "key": {"elements": [ns, "x"]},
-            "content": {"type": "ICEBERG_TABLE", "metadataLocation": "file:///w/x.json"}}]
+            "content": {k: v for k, v in src.items() if k != "id"}}]
     r = http.post(f"{V2}/trees/{dev}@{h}/history/commit",
                   json={"commitMeta": {"message": "raw put", "authors": ["ana"]},
                         "operations": ops})

@@ -4,14 +4,16 @@ catalog writes (issue 48).
 The server's S3 is moto reached through a loopback proxy (tests/proxy.py,
 dropping nothing) that records every request the catalog sends; the
 clients reach moto directly, so what the proxy sees is the catalog's alone.
-A table commit through PyIceberg and a view replace through the REST API
-each write their metadata file with one PUT carrying ``If-None-Match: *``
-(S3's exclusive create, which moto honours) and send no HEAD or LIST
-before it. Two writers creating one file name at once: the second's PUT
-is refused by the store and it gets the catalog's "exists already" 400;
-the first writer's file stays as it wrote it. The database side: the
-statements a table commit and a view replace run on SQLite, counted by
-the driver's own trace hook, stay under a bound."""
+A table commit through PyIceberg, a view replace through the REST API and
+a restore (one of the catalog's own writes) each write their metadata file
+with one PUT carrying ``If-None-Match: *`` (S3's exclusive create, which
+moto honours) and send no HEAD or LIST before it; an append's reads of the
+files it adds are GETs, with no HEAD or LIST either. Two writers creating
+one file name at once: the second's PUT is refused by the store and it gets
+the catalog's "exists already" 400; the first writer's file stays as it
+wrote it. The database side: the statements a table commit and a view
+replace run on SQLite, counted by the driver's own trace hook, stay under a
+bound."""
 
 from __future__ import annotations
 
@@ -127,6 +129,32 @@ def test_a_view_replace_is_one_exclusive_put(world: World) -> None:
         assert sb.current_sql(answers[0].json()["metadata"]) == "SELECT 2 AS id"
     assert_one_exclusive_put(sent, world.prefix)
     assert len(sent) == 1, [r[:2] for r in sent]
+
+
+def test_a_restore_writes_its_file_with_one_exclusive_put(world: World) -> None:
+    """The catalog's own writes go the same way: a restore of a table's
+    earlier state (its snapshot, schema, spec and order) writes a new
+    metadata file for it."""
+    ns = f"r{uuid.uuid4().hex[:8]}"
+    with http_client(base_url=world.server.base, timeout=30) as http:
+        v1 = "/iceberg/v1"
+        assert http.post(f"{v1}/namespaces", json={"namespace": [ns]}).status_code == 200
+        assert http.post(f"{v1}/namespaces/{ns}/tables",
+                         json=sb.create_table("t")).status_code == 200
+        changed = http.post(f"{v1}/namespaces/{ns}/tables/t", json={
+            "requirements": [], "updates": [{"action": "set-properties",
+                                             "updates": {"a": "b"}}]})
+        assert changed.status_code == 200, changed.text
+        head = http.get("/api/v2/trees/main").json()["reference"]["hash"]
+        answers: list[Any] = []
+        sent = world.during(lambda: answers.append(http.post(
+            f"/api/v2/trees/main@{head}/history/restore",
+            json={"source": "main~1", "keys": [{"elements": [ns, "t"]}]})))
+        assert answers[0].status_code == 200, answers[0].text
+        now = http.get(f"{v1}/namespaces/{ns}/tables/t").json()["metadata-location"]
+    assert_one_exclusive_put(sent, world.prefix)
+    assert len(sent) == 1, [r[:2] for r in sent]
+    assert now == f"s3:/{sent[0][1]}"  # the table is at the file written
 
 
 # -- two writers, one file name -----------------------------------------------------

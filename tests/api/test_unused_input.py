@@ -26,7 +26,8 @@ GC = "/api/v2/admin/gc"
 # Routes that read their body themselves: the OAuth form, the spec's
 # metrics report (accepted, not kept) and gc's JSON options.
 READS_OWN_BODY = {"/iceberg/v1/oauth/tokens",
-                  "/iceberg/v1/namespaces/{namespace}/tables/{table}/metrics", GC}
+                  "/iceberg/v1/namespaces/{namespace}/tables/{table}/metrics", GC,
+                  "/api/v2/admin/import"}
 
 
 def _collectible(store: Store, name: str) -> None:

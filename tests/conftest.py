@@ -14,6 +14,7 @@ from store import Store
 from tests.fixtures import database_url, started_postgres
 from tests.http import http_client
 from tests.pg import TempPostgres
+from tests.pyiceberg_signing import install as install_signing
 from tests.s3 import LocalS3
 from tests.server import Server
 from tests.store.helpers import Clock
@@ -30,6 +31,9 @@ from tests.store.helpers import Clock
 TEST_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 os.environ.setdefault("PYSPARK_SUBMIT_ARGS", shlex.join(
     ["--conf", f"spark.driver.defaultJavaOptions={TEST_JAVA_OPTIONS}", "pyspark-shell"]))
+# PyIceberg's remote signing, safe across the test process's threads
+# (apache/iceberg-python#3896: tests/pyiceberg_signing.py).
+install_signing()
 
 
 @pytest.fixture(scope="module")

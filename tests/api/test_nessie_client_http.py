@@ -165,6 +165,12 @@ def test_an_update_without_expected_content_is_based_on_its_hash(http, ns) -> No
         "conflictType": "VALUE_DIFFERS", "key": {"elements": [ns, "t"]},
         "message": body["errorDetails"]["conflicts"][0]["message"]}]}
     assert content(http, "main", f"{ns}.t") == second
+    # An expectedContent, when given, is checked (stricter than Nessie 0.99,
+    # which ignores an out-of-date one at the head).
+    r = commit(http, f"main@{head(http, 'main')}",
+               {**put, "content": first, "expectedContent": first})
+    assert r.status_code == 409, r.text
+    assert r.json()["errorDetails"]["conflicts"][0]["conflictType"] == "VALUE_DIFFERS"
     # Sapwood's own callers keep its details (the key as text, retryable).
     again = commit(http, f"main@{at_first}", {**put, "content": first}, headers={})
     assert again.status_code == 409
@@ -382,3 +388,35 @@ def test_a_put_names_a_metadata_file_that_is_what_it_says(http, ns) -> None:
         assert f"'{ns}.{key}'" in r.json()["message"] and named in r.json()["message"], \
             (key, r.text)
     assert head(http, "main") == before
+
+
+def test_unchanged_and_delete_as_the_java_client_sends_them(http, ns) -> None:
+    _table(http, ns, "t")
+    key = {"elements": [ns, "t"]}
+    r = commit(http, f"main@{head(http, 'main')}", {"type": "UNCHANGED", "key": key})
+    assert r.status_code == 200, r.text
+    r = commit(http, f"main@{head(http, 'main')}", {"type": "DELETE", "key": key})
+    assert r.status_code == 200, r.text
+    assert http.get(f"{V2}/trees/main/contents/{ns}.t").status_code == 404
+    r = commit(http, f"main@{head(http, 'main')}", {"type": "DELETE", "key": key})
+    assert r.status_code == 409 and r.json()["errorCode"] == "REFERENCE_CONFLICT", r.text
+    assert r.json()["errorDetails"]["type"] == "REFERENCE_CONFLICTS"
+
+
+def test_a_merge_takes_nessies_merge_modes_and_commit_meta(http, ns) -> None:
+    dev = f"mm_{ns}"
+    r = http.post(f"{V2}/trees", params={"name": dev, "type": "BRANCH"},
+                  json={"type": "BRANCH", "name": "main", "hash": head(http, "main")})
+    assert r.status_code == 200, r.text
+    r = http.post(f"/iceberg/{dev}/v1/namespaces/{ns}/tables", json=sb.create_table("t"))
+    assert r.status_code == 200, r.text
+    r = gzipped(http, "POST", f"{V2}/trees/main@{head(http, 'main')}/history/merge", {
+        "fromRefName": dev, "fromHash": head(http, dev), "isDryRun": False,
+        "defaultKeyMergeMode": "NORMAL",
+        "commitMeta": {"message": "publish", "authors": ["ana"],
+                       "allProperties": {"job": ["nightly"]}}})
+    assert r.status_code == 200, r.text
+    meta = http.get(f"{V2}/trees/main/history", params={"max-records": 1}).json()[
+        "logEntries"][0]["commitMeta"]
+    assert (meta["message"], meta["authors"]) == ("publish", ["ana"])
+    assert meta["allProperties"] == {"job": ["nightly"]}

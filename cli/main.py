@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from cli.database import DataDirOpt
+from cli.spark_verbs import spark_verb
 from core.errors import SapwoodError
 
 # Help is plain text: rich's markup would eat a [REF] in a docstring.
@@ -116,14 +117,8 @@ def demo(data_dir: Annotated[Path | None, typer.Option(
     """Write-audit-publish with PySpark on an embedded catalog.
 
     Branch, load, check, merge, replace a view, and audit it through time."""
-    from spark.demo import run
-    from spark.errors import CatalogError, SetupError
-
-    try:
-        run(data_dir, rows, out=lambda line: typer.echo(line))
-    except (SetupError, CatalogError) as e:
-        typer.echo(f"error: {e}", err=True)
-        raise typer.Exit(1) from None
+    spark_verb("demo", *(["--data-dir", str(data_dir)] if data_dir else []),
+               "--rows", str(rows))
 
 
 @app.command("spark-setup")
@@ -131,58 +126,7 @@ def spark_setup() -> None:
     """Fetch the Iceberg jars, build the SQL extension; say where.
 
     For the installed pyspark's line (Spark 3.5 or 4.1), into a cache."""
-    from spark.errors import SetupError
-    from spark.jars import OVERRIDE, cache_dir, java, java_version, spark_jars
-    from spark.lines import ICEBERG, current
-
-    try:
-        java()
-        typer.echo(f"java: {java_version()}")
-        line = current()
-        typer.echo(f"pyspark {_pyspark_version()}: the {line.describe()} line, with Iceberg "
-                   f"{ICEBERG}'s {line.runtime}")
-        jars = spark_jars(log=lambda text: typer.echo(text))
-    except SetupError as e:
-        typer.echo(f"error: {e}", err=True)
-        raise typer.Exit(1) from None
-    how = {"override": f"taken from {OVERRIDE}",
-           "maven": f"official, fetched with Maven into {cache_dir() / 'maven'}",
-           "maven-cache": f"official, already fetched into {cache_dir() / 'maven'}"}[jars.source]
-    typer.echo(f"Iceberg jars for Spark ({how}):")
-    for path in jars.paths:
-        typer.echo(f"  {path} ({path.stat().st_size / 1e6:.1f} MB)")
-    _sql_extension(list(jars.paths))
-
-
-def _pyspark_version() -> str:
-    from spark.lines import pyspark_version
-
-    return pyspark_version()
-
-
-def _sql_extension(jars: list[Path]) -> None:
-    """Builds Sapwood's Spark SQL extension (once) and prints it with the two
-    settings a plain PySpark needs; without a JDK or Maven, says what to install."""
-    from spark.errors import SetupError
-    from spark.extension import CLASS, extension_jar
-    from spark.session import EXTENSIONS
-
-    try:
-        path, built = extension_jar(log=lambda line: typer.echo(line))
-    except SetupError as e:
-        typer.echo(f"note: Sapwood's Spark SQL extension was not built: {e}; "
-                   "the Python helpers work without it")
-        return
-    how = "built now" if built else "already built"
-    typer.echo(f"Sapwood's Spark SQL extension ({how}):")
-    typer.echo(f"  {path} ({path.stat().st_size / 1e3:.0f} kB)")
-    typer.echo("Settings for a plain Spark session:")
-    typer.echo("  spark.jars=" + ",".join(str(p) for p in [*jars, path]))
-    typer.echo(f"  spark.sql.extensions={EXTENSIONS},{CLASS}")
-    typer.echo("and per catalog (docs/spark.md), with its table cache off so that others' "
-               "commits show at once:")
-    typer.echo("  spark.sql.catalog.<name>=org.apache.iceberg.spark.SparkCatalog, "
-               ".type=rest, .uri=<server>/iceberg/<ref>, .cache-enabled=false")
+    spark_verb("setup")
 
 
 def command() -> typer.Typer:

@@ -11,6 +11,7 @@ import typer
 from cli.client import CliError, Wanted, ref_path
 from cli.options import BranchOpt, OldBranchOpt, OldRefArg, RefOpt, UriOpt, one_ref
 from cli.output import FullOpt, JsonOpt, echo, print_json, print_table, short_hash
+from cli.spark_verbs import spark_verb
 from cli.versioning import client
 from core.keys import ContentKey
 
@@ -187,27 +188,8 @@ def refresh(key: str = MvArg, ref: str | None = BranchOpt, full: bool = RefreshF
 
     Needs the Spark extra."""
     branch = one_ref(ref, old_branch)
-    from spark.errors import CatalogError, SetupError
-    from spark.mviews import refresh as run
-    from spark.session import session
-
-    base = client(uri).uri
-    try:
-        spark = session(base, ref=branch, catalog="sapwood", app_name="sapwood-mv-refresh",
-                        log=lambda line: None)
-    except SetupError as e:
-        raise CliError(str(e)) from None
-    try:
-        out = run(spark, base, key, branch, "full" if full else "auto")
-    except CatalogError as e:
-        raise CliError(str(e)) from None
-    finally:
-        spark.stop()
-    if as_json:
-        print_json(out)
-        return
-    echo(f"{key}: {out['kind']} refresh ({out['reason']}); base tables at "
-                  f"{out['pinnedReference']}")
+    spark_verb("mv-refresh", key, "--uri", client(uri).uri, "--branch", branch,
+               *(["--full"] if full else []), *(["--json"] if as_json else []))
 
 
 def register(app: typer.Typer) -> None:

@@ -1,7 +1,8 @@
 """The layers import one way (docs/architecture.md): api → catalog → store →
 core, and cli → catalog → store → core; cli and spark speak HTTP through
 client/, the one Python client of the versioning API, which imports
-nothing else of ours; spark imports none of the others. The
+nothing else of ours; cli and spark import nothing of each other (the
+verbs that run Spark start ``python -m spark``: cli.spark_verbs). The
 API's only door to the store is the catalog: it imports no store module and
 reaches for no ``store`` attribute, and nothing of the database driver
 (SQLAlchemy, sqlite3, psycopg) is imported outside store/. Every
@@ -26,7 +27,7 @@ ALLOWED = {
     "store": {"store", "core"},
     "catalog": {"catalog", "store", "core"},
     "api": {"api", "catalog", "core"},
-    "cli": {"cli", "catalog", "store", "core", "spark", "client"},
+    "cli": {"cli", "catalog", "store", "core", "client"},
     "spark": {"spark", "client"},
     "client": {"client"},
 }

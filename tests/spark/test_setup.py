@@ -183,6 +183,9 @@ def test_the_wheel_carries_the_extensions_maven_project(tmp_path):
     needed = {f"spark/sql-extension/{p.as_posix()}" for line in LINES for p in sources(line)}
     needed |= {f"spark/sql-extension/spark-{line.name}/pom.xml" for line in LINES}
     assert needed - names == set()
+    # The shared Python client (cli and spark import it) ships too.
+    assert {"client/__init__.py", "client/errors.py", "client/http.py",
+            "client/versioning.py", "spark/commands.py", "spark/__main__.py"} <= names
     assert not [n for n in names if "/src/test/" in n or "/target/" in n]
     assert not [n for n in names if n.startswith("spark/") and n.endswith(("relocate.py",
                                                                           "debian.py"))]

@@ -94,7 +94,7 @@ def merge_out(answer: dict[str, Any]) -> dict[str, Any]:
 
 
 def _detail(d: dict[str, Any]) -> dict[str, Any]:
-    out = {k: d[k] for k in ("key", "mergeBehavior") if k in d}
+    out: dict[str, Any] = {k: d[k] for k in ("key", "mergeBehavior") if k in d}
     conflict = d.get("conflict")
     if conflict is not None:
         out["conflict"] = {k: conflict[k] for k in ("conflictType", "key", "message")

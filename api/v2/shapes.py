@@ -43,7 +43,8 @@ def content_json(content: Content | None, readable: Readable | None = None,
     is a Nessie client, answered in Nessie's fields only (api.v2.nessie)."""
     if content is None:
         return None
-    return nessie_client.content_out(redact.content(content.to_json(), readable), key, nessie)
+    shown = redact.content(content.to_json(), readable)
+    return None if shown is None else nessie_client.content_out(shown, key, nessie)
 
 
 def reference_json(ref: Reference) -> dict[str, Any]:

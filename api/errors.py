@@ -141,6 +141,7 @@ _NESSIE_CODES = {
     "NotAuthorizedException": "UNAUTHORIZED",
     "ForbiddenException": "FORBIDDEN",
     "HistoryExpiredException": "HISTORY_EXPIRED",
+    "NoSuchEndpointException": "UNKNOWN",
 }
 
 
@@ -242,6 +243,13 @@ def install(app: FastAPI) -> None:
     async def _http(r: Request, e: HTTPException) -> JSONResponse:
         kind = {404: "NotFoundException", 405: "MethodNotAllowedException",
                 413: "RequestEntityTooLargeException"}.get(e.status_code, "BadRequestException")
+        if e.status_code == 404 and e.detail == "Not Found" and \
+                r.scope["path"].startswith("/api/"):
+            # No route matched: not a missing content (Nessie's client would
+            # raise NessieContentNotFoundException for CONTENT_NOT_FOUND).
+            return _respond(404, "NoSuchEndpointException",
+                            f"No endpoint {r.method} {r.scope['path']} "
+                            "(docs/nessie-compatibility.md lists Nessie's)", r)
         return _respond(e.status_code, kind, str(e.detail), r)
 
     @app.exception_handler(ValueError)

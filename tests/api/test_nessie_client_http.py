@@ -420,3 +420,9 @@ def test_a_merge_takes_nessies_merge_modes_and_commit_meta(http, ns) -> None:
         "logEntries"][0]["commitMeta"]
     assert (meta["message"], meta["authors"]) == ("publish", ["ana"])
     assert meta["allProperties"] == {"job": ["nightly"]}
+
+
+def test_an_endpoint_sapwood_lacks_is_not_a_missing_content(http) -> None:
+    r = http.get(f"{V2}/trees/main/recent-changes", headers=NESSIE)
+    assert r.status_code == 404, r.text
+    assert r.json()["errorCode"] == "UNKNOWN" and "No endpoint GET" in r.json()["message"]

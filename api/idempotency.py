@@ -42,7 +42,7 @@ from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
 
 from api.asgi import Scope
-from api.auth.guard import PRINCIPAL, AuthRoute
+from api.auth.guard import PRINCIPAL, AuthRoute, protecting
 from api.auth.policy import RULES
 from api.errors import answer_for
 from api.headers import MEANINGFUL_HEADERS
@@ -264,8 +264,10 @@ class OnceRoute(APIRoute):
 
     def get_route_handler(self) -> Handler:
         handler = refusing_unused(super().get_route_handler(), self)
-        return idempotent(handler, self.name, self.path) \
+        handler = idempotent(handler, self.name, self.path) \
             if (self.methods or set()) & MUTATING else handler
+        # No guard (authentication off): protected branches still refuse direct commits.
+        return protecting(handler, RULES[self.name])
 
 
 class CheckedOnceRoute(AuthRoute):

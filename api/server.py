@@ -11,6 +11,7 @@ from uvicorn.supervisors import Multiprocess
 
 from api.auth.config import AuthSettings, refuse_open_bind
 from api.settings import Settings
+from catalog.access import active_principals
 from catalog.services import prepare_database
 
 APP = "api.app:app_from_env"
@@ -20,7 +21,8 @@ def start(database: str | None, warehouse: str | None, host: str, port: int, wor
           log_level: str, auth: bool | None, insecure: bool, token_ttl: int | None,
           say: Callable[[str, bool], None]) -> int:
     """``sapwood serve``: check the choices, say what is served, serve until
-    stopped. 2 when it must not start (an open catalog on a network address).
+    stopped. 2 when it must not start (an open catalog on a network address,
+    or on a catalog with principals unless --no-auth says so).
     ``say(line, to_stderr)`` prints."""
     # Workers build their app from the environment: the choices travel there.
     if auth is not None:
@@ -40,12 +42,31 @@ def start(database: str | None, warehouse: str | None, host: str, port: int, wor
             "reaches this address can read and change everything", True)
     settings = Settings.resolve(database, warehouse)
     safe = prepare_database(settings.database_url)  # its schema made or upgraded, up front
+    why = refuse_open_principals(auth_settings, settings.database_url)
+    if why:
+        say(f"error: {why}", True)
+        return 2
     say(f"Sapwood: database {safe}, warehouse {settings.warehouse}, authentication "
         f"{'on' if auth_settings.configured else 'off'}", False)
     for line in banner(host, port):
         say(line, False)
     serve(settings, host, port, workers, log_level)
     return 0
+
+
+def refuse_open_principals(auth: AuthSettings, url: str) -> str | None:
+    """Why a catalog set up for authentication (it has principals: ``sapwood
+    init --auth``, ``sapwood principal create``) must not be served with no
+    auth setting: it would be open to everyone, its grants unused. Serving it
+    open is a choice made out loud (``--no-auth`` or SAPWOOD_AUTH=0)."""
+    if auth.configured or os.environ.get("SAPWOOD_AUTH", "").strip():
+        return None
+    names = active_principals(url)
+    if not names:
+        return None
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return (f"this catalog has principals ({shown}): serve it with --auth (or SAPWOOD_AUTH=1) "
+            "so that they need their keys, or with --no-auth to serve it open to everyone")
 
 
 def banner(host: str, port: int) -> list[str]:

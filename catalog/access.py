@@ -69,6 +69,17 @@ def starter(store: Store) -> str | None:
     return create_key(store, "admin", "created by sapwood init --auth")
 
 
+def active_principals(url: str) -> list[str]:
+    """The names of the unrevoked principals of the catalog at ``url``: one
+    set up for authentication (``sapwood serve`` will not serve it open
+    unless told to)."""
+    store = Store(url)
+    try:
+        return sorted(n for n, p in store.auth.current().principals.items() if p.active)
+    finally:
+        store.close()
+
+
 def grants_json(data: AuthData) -> dict[str, Any]:
     """The grants and the protected references, as ``GET /api/v2/auth/grants``
     answers and ``sapwood grant list --json`` prints them."""

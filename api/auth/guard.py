@@ -4,8 +4,9 @@
 handler runs (before its body is even read) it authenticates the caller
 and checks the route's rule from api.auth.policy. Handlers whose body names
 the keys (renames, transactions, versioning commits, merges) call
-``require`` for those. With authentication off no route is wrapped, so an
-open catalog pays nothing.
+``require`` for those. With authentication off only direct writes are
+wrapped (``protecting``: protected branches refuse them all the same), so
+an open catalog's reads pay nothing.
 """
 
 from __future__ import annotations
@@ -77,15 +78,9 @@ class Guard:
                 raise Forbidden(f"Principal '{who.name}' lacks the '{rule.privilege.value}' "
                                 "privilege on every reference ('*')")
             return
-        spec, key = self._addressed(request, rule)
+        spec, key = addressed(request, rule)
         # Protection first: it is the answer whatever the caller's grants.
-        # (Versioning-API writes name ``branch@expectedHash``; an Iceberg write to
-        # anything but a bare name is refused later as read-only.)
-        writes_branch = spec.is_plain or (rule.ref != "iceberg" and not spec.parts)
-        if rule.direct_write and writes_branch and data.policy.is_protected(spec.name or ""):
-            raise Forbidden(
-                f"Branch '{spec.name}' is protected: direct commits are refused; commit on "
-                f"another branch and merge it into '{spec.name}' (needs merge-into)")
+        refuse_protected(rule, spec, data)
         # A reference the request creates is not read: refusing it says
         # nothing of what exists.
         hide = not rule.ref.startswith("query:")
@@ -170,32 +165,10 @@ class Guard:
         if rule.ref in ("*", "all") or rule.privilege is None:
             return False
         try:
-            spec, _ = self._addressed(request, rule)
+            spec, _ = addressed(request, rule)
         except Exception:
             return True  # check answers it, wherever it runs
         return spec.hash is not None
-
-    def _addressed(self, request: Request, rule: Rule,
-                   ) -> tuple[RefSpec, tuple[str, ...] | None]:
-        params = request.path_params
-        if rule.ref == "iceberg":
-            spec = request_ref(request.scope)
-        elif rule.ref.startswith("query:"):
-            spec = parse_ref(request.query_params.get(rule.ref[6:]) or "")
-        else:
-            spec = ref_param(params[rule.ref])
-        key: tuple[str, ...] | None = None
-        if rule.key in ("ns", "ns+table", "ns+view"):
-            ns = namespace_key(params["namespace"])
-            name = params.get("table") or params.get("view")
-            if rule.key != "ns" and name:
-                t = target(spec, ns, name)  # a name may carry its own ref (v@etl)
-                spec, key = t.ref, t.key.elements
-            else:
-                key = ns.elements
-        elif rule.key == "key":
-            key = ContentKey.parse(params["key"]).elements
-        return spec, key
 
     def _allow(self, who: Principal, data: AuthData, privilege: Privilege, spec: RefSpec,
                key: tuple[str, ...] | None, hide: bool = True) -> None:
@@ -326,6 +299,66 @@ def _forbidden(who: Principal, privilege: Privilege, spec: RefSpec,
     where = f" in namespace {'.'.join(key)}" if key else ""
     return Forbidden(f"Principal '{who.name}' lacks the '{privilege.value}' privilege on "
                      f"reference '{spec}'{where}")
+
+
+def addressed(request: Request, rule: Rule) -> tuple[RefSpec, tuple[str, ...] | None]:
+    """The ref spec and the key (or namespace) a request addresses, as its rule says."""
+    params = request.path_params
+    if rule.ref == "iceberg":
+        spec = request_ref(request.scope)
+    elif rule.ref.startswith("query:"):
+        spec = parse_ref(request.query_params.get(rule.ref[6:]) or "")
+    else:
+        spec = ref_param(params[rule.ref])
+    key: tuple[str, ...] | None = None
+    if rule.key in ("ns", "ns+table", "ns+view"):
+        ns = namespace_key(params["namespace"])
+        name = params.get("table") or params.get("view")
+        if rule.key != "ns" and name:
+            t = target(spec, ns, name)  # a name may carry its own ref (v@etl)
+            spec, key = t.ref, t.key.elements
+        else:
+            key = ns.elements
+    elif rule.key == "key":
+        key = ContentKey.parse(params["key"]).elements
+    return spec, key
+
+
+def refuse_protected(rule: Rule, spec: RefSpec, data: AuthData) -> None:
+    """Forbidden when ``rule`` commits directly to a protected branch, whoever
+    asks. (Versioning-API writes name ``branch@expectedHash``; an Iceberg write
+    to anything but a bare name is refused later as read-only.)"""
+    writes_branch = spec.is_plain or (rule.ref != "iceberg" and not spec.parts)
+    if rule.direct_write and writes_branch and data.policy.is_protected(spec.name or ""):
+        raise Forbidden(
+            f"Branch '{spec.name}' is protected: direct commits are refused; commit on "
+            f"another branch and merge it into '{spec.name}' (needs merge-into)")
+
+
+def protecting(handler: Callable[[Request], Coroutine[Any, Any, Response]], rule: Rule,
+               ) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+    """``handler`` refusing direct commits to protected branches, for a catalog
+    served with authentication off (no guard): protection holds all the same.
+    Only direct writes are wrapped; each reads the protections (one small row
+    while they are unchanged) off the event loop."""
+    if not rule.direct_write:
+        return handler
+
+    def check(request: Request) -> None:
+        data: AuthData = request.app.state.services.access.current()
+        if not data.policy.protected:
+            return
+        try:
+            spec, _ = addressed(request, rule)
+        except Exception:
+            return  # a malformed name: the handler answers it, as it did
+        refuse_protected(rule, spec, data)
+
+    async def protected_handler(request: Request) -> Response:
+        await run_in_threadpool(check, request)
+        return await handler(request)
+
+    return protected_handler
 
 
 def guard_of(request: Request) -> Guard | None:

@@ -38,7 +38,8 @@ auth_only = pytest.mark.parametrize("server", AUTH, indirect=True)
 
 
 def _auth(request: pytest.FixtureRequest, base: Path) -> dict[str, str]:
-    return {"SAPWOOD_AUTH": "1"} if request.param[0] == "auth" else {}
+    # Open on a catalog with principals: said out loud (sapwood serve --no-auth).
+    return {"SAPWOOD_AUTH": "1" if request.param[0] == "auth" else "0"}
 
 
 server = server_fixture(VARIANTS, prepare=lambda url: set_up(url, protect_main=False),
@@ -48,7 +49,7 @@ REFUSED = "Nothing was changed."
 
 
 def auth_on(server: Server) -> bool:
-    return "SAPWOOD_AUTH" in server.extra_env
+    return server.extra_env.get("SAPWOOD_AUTH") == "1"
 
 
 @pytest.fixture(scope="module")

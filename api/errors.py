@@ -30,6 +30,7 @@ from core.conflicts import CommitConflictError, Conflict
 from core.errors import (
     AlreadyExistsError,
     BadRequestError,
+    CommitNotFoundError,
     ConflictError,
     DatabaseFailure,
     DatabaseUnavailableError,
@@ -193,6 +194,10 @@ def _from_domain(e: SapwoodError, r: Request) -> JSONResponse:
     if code == 500:
         log.error("unmapped domain error %s: %s", type(e).__name__, e.message)
         return _respond(500, "InternalServerError", e.message, r)
+    if isinstance(e, CommitNotFoundError) and nessie_client.strict(r):
+        # Nessie answers a commit it does not have as a missing reference
+        # (its client raises NessieReferenceNotFoundException).
+        kind = "NoSuchReferenceException"
     resp = _respond(code, kind, e.message, r,
                     e.conflicts if isinstance(e, CommitConflictError) else (),
                     **error_details(e))

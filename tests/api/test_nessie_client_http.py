@@ -426,3 +426,11 @@ def test_an_endpoint_sapwood_lacks_is_not_a_missing_content(http) -> None:
     r = http.get(f"{V2}/trees/main/recent-changes", headers=NESSIE)
     assert r.status_code == 404, r.text
     assert r.json()["errorCode"] == "UNKNOWN" and "No endpoint GET" in r.json()["message"]
+
+
+def test_a_commit_it_does_not_have_is_a_missing_reference_to_nessies_client(http) -> None:
+    missing = "ab" * 32
+    r = http.get(f"{V2}/trees/@{missing}/history", headers=NESSIE)
+    assert r.status_code == 404 and r.json()["errorCode"] == "REFERENCE_NOT_FOUND", r.text
+    r = http.get(f"{V2}/trees/@{missing}/history")
+    assert r.status_code == 404 and r.json()["errorCode"] == "CONTENT_NOT_FOUND", r.text

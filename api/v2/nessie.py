@@ -51,6 +51,11 @@ def content_in(payload: dict[str, Any], key: ContentKey, field: str) -> dict[str
     other than what Sapwood keeps)."""
     kind = payload.get("type")
     out = dict(payload)
+    # Nessie's models carry an optional ``metadata`` (its own catalog's copy
+    # of a file's contents): null means none; Sapwood reads the file itself.
+    if out.pop("metadata", None) is not None:
+        raise bad_request(f"{field}.metadata must be null (or absent): Sapwood reads a "
+                          "table's or view's metadata from its metadataLocation")
     if kind == "NAMESPACE" and "elements" in out:
         elements = out.pop("elements")
         if elements is not None and list(elements) != list(key.elements):

@@ -193,8 +193,13 @@ def test_views_take_and_answer_nessies_fields(http, ns) -> None:
         "type": "PUT", "key": key, "content": {**got, "sqlText": "SELECT 2"}})
     assert refused.status_code == 400, refused.text
     assert "sqlText" in refused.json()["message"]
-    # NessieCatalog's placeholders are taken (the SQL is in the file).
-    r = commit(http, f"main@{head(http, 'main')}", {"type": "PUT", "key": key, "content": got})
+    refused = commit(http, f"main@{head(http, 'main')}", {
+        "type": "PUT", "key": key, "content": {**got, "metadata": {"variant": "x"}}})
+    assert refused.status_code == 400 and "metadata" in refused.json()["message"], refused.text
+    # NessieCatalog's placeholders are taken (the SQL is in the file), and
+    # Nessie's optional metadata as null.
+    r = commit(http, f"main@{head(http, 'main')}", {"type": "PUT", "key": key,
+                                                    "content": {**got, "metadata": None}})
     assert r.status_code == 200, r.text
     entries = http.get(f"{V2}/trees/main/entries", headers=NESSIE,
                        params={"content": "true", "prefixKey": ns}).json()["entries"]

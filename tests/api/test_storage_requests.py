@@ -8,7 +8,9 @@ A table commit through PyIceberg, a view replace through the REST API and
 a restore (one of the catalog's own writes) each write their metadata file
 with one PUT carrying ``If-None-Match: *`` (S3's exclusive create, which
 moto honours) and send no HEAD or LIST before it; an append's reads of the
-files it adds are GETs, with no HEAD or LIST either. Two writers creating
+files it adds are GETs, with no HEAD or LIST either, and a file read from S3
+is one ranged GET that fetches no more than the size limit (a larger file
+refused naming the limit). Two writers creating
 one file name at once: the second's PUT is refused by the store and it gets
 the catalog's "exists already" 400; the first writer's file stays as it
 wrote it. The database side: what a table commit and a view replace send,
@@ -46,6 +48,7 @@ from tests.s3 import BUCKET, LocalS3
 from tests.server import Server, serving
 
 Request = tuple[str, str, dict[str, str]]
+READ_LIMIT = 200_000  # the module's server's SAPWOOD_MAX_METADATA_BYTES
 
 
 def upstream(s3: LocalS3) -> str:
@@ -71,7 +74,8 @@ def world(request: pytest.FixtureRequest, s3: LocalS3,
     base = tmp_path_factory.mktemp("requests")
     url = database_url(request, request.param, base, "req")
     with LossyProxy(upstream(s3), rule=lambda m, p: False) as proxy:
-        env = {**s3.env, "AWS_ENDPOINT_URL": proxy.base}
+        env = {**s3.env, "AWS_ENDPOINT_URL": proxy.base,
+               "SAPWOOD_MAX_METADATA_BYTES": str(READ_LIMIT)}
         with serving(url, base, extra_env=env, warehouse=s3.warehouse(base.name),
                      client_props=s3.client_props) as server:
             yield World(server, proxy, f"/{BUCKET}/{base.name}/")
@@ -155,6 +159,38 @@ def test_a_restore_writes_its_file_with_one_exclusive_put(world: World) -> None:
     assert_one_exclusive_put(sent, world.prefix)
     assert len(sent) == 1, [r[:2] for r in sent]
     assert now == f"s3:/{sent[0][1]}"  # the table is at the file written
+
+
+def test_a_file_read_from_s3_is_one_get_within_the_limit(world: World, s3: LocalS3) -> None:
+    """Register reads the file it names: one ranged GET, never more than the
+    limit fetched, a file over it refused naming the limit, and an empty
+    one (S3 answers its range 416) refused as metadata that is not valid."""
+    ns = f"g{uuid.uuid4().hex[:8]}"
+    key = world.prefix.removeprefix(f"/{BUCKET}/") + f"{ns}/"
+    s3.client().put_object(Bucket=BUCKET, Key=key + "big.metadata.json",
+                           Body=b" " * (READ_LIMIT + 1))
+    s3.client().put_object(Bucket=BUCKET, Key=key + "empty.metadata.json", Body=b"")
+    with http_client(base_url=world.server.base, timeout=30) as http:
+        v1 = "/iceberg/v1"
+        assert http.post(f"{v1}/namespaces", json={"namespace": [ns]}).status_code == 200
+
+        def register(name: str) -> tuple[Any, list[Request]]:
+            answers: list[Any] = []
+            sent = world.during(lambda: answers.append(http.post(
+                f"{v1}/namespaces/{ns}/register", json={
+                    "name": name,
+                    "metadata-location": f"s3://{BUCKET}/{key}{name}.metadata.json"})))
+            return answers[0], sent
+
+        for name, message in (
+                ("big", f"is larger than the limit of {READ_LIMIT} bytes "
+                        "(SAPWOOD_MAX_METADATA_BYTES)"),
+                ("empty", "Invalid table metadata in")):
+            answer, sent = register(name)
+            assert answer.status_code == 400, answer.text
+            assert message in answer.json()["error"]["message"], answer.text
+            assert [r[0] for r in sent] == ["GET"], [r[:2] for r in sent]
+            assert sent[0][2]["range"] == f"bytes=0-{READ_LIMIT}", sent[0][2]
 
 
 # -- two writers, one file name -----------------------------------------------------

@@ -10,12 +10,12 @@ with one PUT carrying ``If-None-Match: *`` (S3's exclusive create, which
 moto honours) and send no HEAD or LIST before it; an append's reads of the
 files it adds are GETs, with no HEAD or LIST either, and a file read from S3
 is one ranged GET that fetches no more than the size limit (a larger file
-refused naming the limit). Two writers creating
-one file name at once: the second's PUT is refused by the store and it gets
-the catalog's "exists already" 400; the first writer's file stays as it
-wrote it. The database side: what a table commit and a view replace send,
-counted by the drivers' own trace hooks (SQLite's statements, PostgreSQL's
-round trips), stays under a bound."""
+refused naming the limit). Two writers creating one file name at once: the
+second's PUT is refused by the store and it gets the catalog's "exists
+already" 400; the first writer's file stays as it wrote it. The database
+side: what a table commit and a view replace send, counted by the drivers'
+own trace hooks (SQLite's statements, PostgreSQL's round trips), stays
+under a bound."""
 
 from __future__ import annotations
 

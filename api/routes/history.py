@@ -116,7 +116,7 @@ def history(request: Request, ref: str,
     entries = [log_entry_json(c, True, _put_values(refs, c), nessie) if fetch == "ALL"
                else log_entry_json(c, False) for c in items]
     body = page_json("logEntries", entries, paging.seal(token))
-    if expired is not None:
+    if expired is not None and not nessie:  # not a field of Nessie's LogResponse
         body["historyExpiredBefore"] = expired
     return json_response(body)
 

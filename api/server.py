@@ -21,8 +21,10 @@ def start(database: str | None, warehouse: str | None, host: str, port: int, wor
           log_level: str, auth: bool | None, insecure: bool, token_ttl: int | None,
           say: Callable[[str, bool], None]) -> int:
     """``sapwood serve``: check the choices, say what is served, serve until
-    stopped. 2 when it must not start (an open catalog on a network address,
-    or on a catalog with principals unless --no-auth says so).
+    stopped. 1 when it must not start (an open catalog on a network address,
+    or on a catalog with principals unless --no-auth says so): one ``error:``
+    line and exit 1, as every refusal (docs/cli.md; exit 2 is click's, for a
+    command line it cannot parse).
     ``say(line, to_stderr)`` prints."""
     # Workers build their app from the environment: the choices travel there.
     if auth is not None:
@@ -33,7 +35,7 @@ def start(database: str | None, warehouse: str | None, host: str, port: int, wor
     why = refuse_open_bind(host, auth_settings, insecure)
     if why:
         say(f"error: {why}", True)
-        return 2
+        return 1
     if host in ("0.0.0.0", "::") and not os.environ.get("SAPWOOD_ALLOWED_HOSTS"):
         say("note: only requests addressed to loopback names are served; set "
             "SAPWOOD_ALLOWED_HOSTS to the host names clients use", True)
@@ -45,7 +47,7 @@ def start(database: str | None, warehouse: str | None, host: str, port: int, wor
     why = refuse_open_principals(auth_settings, settings.database_url)
     if why:
         say(f"error: {why}", True)
-        return 2
+        return 1
     say(f"Sapwood: database {safe}, warehouse {settings.warehouse}, authentication "
         f"{'on' if auth_settings.configured else 'off'}", False)
     for line in banner(host, port):

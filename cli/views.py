@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import typer
 
-from cli.client import Wanted, ref_path
+from cli.client import CatalogClient, CliError, Wanted, ref_path
+from cli.missing import missing_key
 from cli.options import (
     BranchOpt,
     KeyArg,
@@ -65,13 +66,15 @@ def dependents(key: str = KeyArg, ref: str | None = RefOpt, as_json: bool = Json
 
     Also after KEY was dropped: the views still reading it."""
     ref = one_ref(ref)
-    out = client(uri).call("GET", f"/api/v2/trees/{ref_path(ref)}/contents/{_key(key)}/"
-                                  "dependents")
+    c = client(uri)
+    out = c.call("GET", f"/api/v2/trees/{ref_path(ref)}/contents/{_key(key)}/dependents")
     if as_json:
         print_json(out)
         return
     if not out.get("exists", True):
         n = len(out["dependents"])
+        if not n:
+            _held_once(c, ref, key)
         echo(f"{key} does not exist at {ref}; " + (
             f"{n} view{' reads' if n == 1 else 's read'} it still" if n else "no view reads it"))
         if not n:
@@ -79,6 +82,18 @@ def dependents(key: str = KeyArg, ref: str | None = RefOpt, as_json: bool = Json
     print_table(("depth", "view", "reads", "status"),
                 ((str(d["depth"]), ".".join(d["key"]), ".".join(d["via"]), d["status"])
                  for d in out["dependents"]), empty=f"no view reads {key} at {ref}")
+
+
+def _held_once(c: CatalogClient, ref: str, key: str) -> None:
+    """For a missing KEY no view reads: a CliError (with what was probably
+    meant) unless a commit of ``ref``'s history changed it (a dropped key,
+    whose "no view reads it" is the answer). A typo is not an all-clear."""
+    params = {"key": _key(key), "maxRecords": 1}
+    for page in c.pages(f"/api/v2/trees/{ref_path(ref)}/history", params):
+        if page.get("logEntries"):
+            return
+    wanted = Wanted(ref, key)
+    raise CliError(missing_key(c, wanted, f"key '{key}' does not exist at '{ref}'"))
 
 
 @view_app.command("lineage")

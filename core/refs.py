@@ -104,8 +104,18 @@ def validate_ref_name(name: str) -> str:
     if not isinstance(name, str) or not name:
         raise InvalidRefError("reference name is empty")
     if not _NAME_RE.fullmatch(name):
-        raise InvalidRefError(f"invalid reference name {name!r}: {_NAME_RULE}")
+        raise invalid_name(name)
     return name
+
+
+def invalid_name(name: str) -> InvalidRefError:
+    """The refusal of ``name`` as a reference name; a bare hash (a digit
+    first, as 10 in 16 are) is told how a commit is named, as one that
+    starts with a letter is when no reference has its name (cli.missing)."""
+    hint = ""
+    if _HEX_RE.fullmatch(name) and MIN_HASH_PREFIX <= len(name) <= HASH_LENGTH:
+        hint = f" (a commit is named @{name}, or NAME@{name})"
+    return InvalidRefError(f"invalid reference name {name!r}: {_NAME_RULE}{hint}")
 
 
 def normalize_hash(text: str, *, context: str | None = None, full: bool = False) -> str:
@@ -140,7 +150,7 @@ def _parse_ref(text: str) -> RefSpec:
         # The name runs to the first grammar character; anything else is a bad name.
         stop = _first_of(text, "@~^*", 0)
         if not m or end != stop:
-            raise InvalidRefError(f"invalid reference name {text[:stop]!r}: {_NAME_RULE}")
+            raise invalid_name(text[:stop])
         name = text[:end]
         i = end
     hash_: str | None = None

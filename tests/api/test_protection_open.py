@@ -107,7 +107,7 @@ def test_serve_refuses_a_catalog_with_principals_without_an_auth_setting(
     set_up(url)
     out = run(["serve", "--port", str(free_port()), "--database", url],
               env={"SAPWOOD_DATA_DIR": str(tmp_path), "SAPWOOD_AUTH": ""}, timeout=60)
-    assert out.returncode == 2, (out.stdout, out.stderr)
+    assert out.returncode == 1, (out.stdout, out.stderr)
     assert out.stdout == ""
     lines = out.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: this catalog has principals ("), lines

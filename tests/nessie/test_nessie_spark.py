@@ -148,3 +148,5 @@ def test_the_rest_api_serves_what_nessiecatalog_wrote(ran: dict[str, Any],
     assert sorted(row["id"] for row in r.scan().to_arrow().to_pylist()) == [10, 20, 30]
     answer = http_request("GET", f"{server.base}/api/v2/trees/main/contents/db.v")
     assert answer.status_code == 200, answer.text
+    # Gzip-compressed, as Iceberg writes a view's metadata by default.
+    assert answer.json()["content"]["metadataLocation"].endswith(".gz.metadata.json")

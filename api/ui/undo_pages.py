@@ -85,10 +85,19 @@ async def _undo(api: Api, verb: str, branch: str, body: dict[str, Any], dry_run:
     got = await api.call("POST", f"/api/v2/trees/{seg(branch)}@{head}/history/{verb}",
                          json={**body, "dryRun": dry_run})
     keys = [{"key": ".".join(k["key"]["elements"]), "action": k["action"],
+             "said": k["action"] if not dry_run else _WOULD.get(k["action"], k["action"]),
              "type": k.get("type") or "", "from": k["source"]["ref"],
              "detail": _detail(k)} for k in got["keys"]]
+    # What confirming would do: nothing (no button), or delete keys (the
+    # button says so, as the CLI asks --yes for it).
+    changes = any(k["action"] != "unchanged" for k in keys)
+    deletes = [k["key"] for k in keys if k["action"] == "deleted"]
     return {"done": not dry_run, "hash": got.get("hash"), "expected": head, "keys": keys,
-            "message": got["message"]}
+            "message": got["message"], "changes": changes, "deletes": deletes}
+
+
+# A preview says what confirming would do; the API's actions are what was done.
+_WOULD = {"restored": "would restore", "revived": "would revive", "deleted": "would delete"}
 
 
 def _detail(k: dict[str, Any]) -> str:

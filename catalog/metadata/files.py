@@ -27,7 +27,7 @@ from catalog.limits import (
     TABLE_FORMATS,
     unsupported_format,
 )
-from catalog.metadata import local_files
+from catalog.metadata import exclusive, local_files
 from catalog.metadata.engine_gc import served
 from catalog.metadata.locations import METADATA_PATH, Locations
 from catalog.metadata.reading import MetadataReader, decoded, not_found
@@ -241,12 +241,12 @@ class MetadataFiles:
                 return
             fs, path = fsspec.core.url_to_fs(location)
             try:
-                created(fs, path, data, location)
+                exclusive.create(fs, path, data, location)
             except FileNotFoundError:
                 # A folder (or the bucket) is missing: made, then created.
                 # Never asked first, so the usual write is one request.
                 fs.makedirs(fs._parent(path), exist_ok=True)
-                created(fs, path, data, location)
+                exclusive.create(fs, path, data, location)
         except OSError as e:
             # Names the client chose (a location, write.metadata.path) can make
             # a path the file system refuses; the disk failing stays a 5xx.
@@ -264,34 +264,6 @@ class MetadataFiles:
             fs.rm(path)
         except (OSError, ValueError):
             pass
-
-
-def created(fs: Any, path: str, data: bytes, shown: str) -> None:
-    """Create the file ``path`` holding ``data`` in one request, never over
-    an existing one (a 400; ``shown``: the location as it names it): a PUT
-    with ``If-None-Match: *`` on S3 (s3fs's create mode; its 412 is
-    FileExistsError), ``O_EXCL`` in a local file system. Elsewhere fsspec's
-    create mode is as exclusive as its file system makes it (its default
-    looks first, then writes)."""
-    try:
-        if "file" in fs.protocol:
-            with fs.open(path, "xb") as f:
-                f.write(data)
-        else:
-            fs.pipe_file(path, data, mode="create")
-    except FileExistsError:
-        raise bad_request(f"Metadata file {shown} exists already: files are never "
-                          "overwritten") from None
-    except OSError as e:
-        # Two conditional PUTs of one name at once: S3 may answer the second
-        # 409 ConditionalRequestConflict (s3fs passes it on as EIO, the
-        # storage client's error as its cause): the file is being created.
-        response = getattr(e.__cause__, "response", None)
-        if isinstance(response, dict) and \
-                response.get("Error", {}).get("Code") == "ConditionalRequestConflict":
-            raise bad_request(f"Metadata file {shown} exists already: files are never "
-                              "overwritten") from None
-        raise
 
 
 def open_files(settings: CatalogSettings, max_bytes: int | None = None) -> MetadataFiles:

@@ -150,3 +150,19 @@ def test_the_rest_api_serves_what_nessiecatalog_wrote(ran: dict[str, Any],
     assert answer.status_code == 200, answer.text
     # Gzip-compressed, as Iceberg writes a view's metadata by default.
     assert answer.json()["content"]["metadataLocation"].endswith(".gz.metadata.json")
+
+
+def test_nessies_java_client_calls_nessiecatalog_does_not_make(ran: dict[str, Any]) -> None:
+    """The same Java client's API beyond what NessieCatalog asks: the default
+    branch (``-``), the repository configuration, the namespace API, a full
+    log (each PUT with its content), entries by key range, a log until a hash."""
+    failed = {k: v["error"][:600] for k, v in ran["java"].items() if not v["ok"]}
+    assert failed == {}
+    got = {k: v["value"] for k, v in ran["java"].items()}
+    assert got["default branch"] == "main"
+    assert got["repository config"] == 0
+    assert got["namespace"] == "db"
+    # Every PUT read (Nessie's model cannot build one without its content).
+    assert {"db", "db.t", "db.v", "rest.r"} <= set(got["full log"])
+    assert got["entries by key range"] == ["db.t", "db.v"]
+    assert got["log until a hash"] == [False, True]

@@ -11,7 +11,9 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import uuid
 import zlib
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -476,3 +478,31 @@ def test_a_retained_log_answers_nessies_fields_only(http, ns) -> None:
         assert len(theirs["logEntries"]) == 2
     finally:
         assert http.put(f"{V2}/retention", json={"policies": []}).status_code == 200
+
+
+def test_gzip_metadata_a_nessie_client_wrote_serves_through_rest(http, ns) -> None:
+    """Iceberg's NessieCatalog writes a view's metadata gzip-compressed
+    (``*.gz.metadata.json``): committed through the versioning API, the
+    file is checked, and the Iceberg REST API serves that view (and a table
+    written so) on the same ref."""
+    r = http.post(f"{V1}/namespaces/{ns}/views", json=sb.create_view("v", "SELECT 42"))
+    assert r.status_code == 200, r.text
+    table = _table(http, ns, "t")
+    view = content(http, "main", f"{ns}.v")
+    ops = []
+    for name, value in (("gv", view), ("gt", table)):
+        plain = Path(value["metadataLocation"].removeprefix("file://"))
+        packed = plain.with_name(f"00009-{uuid.uuid4()}.gz.metadata.json")
+        packed.write_bytes(gzip.compress(plain.read_bytes()))
+        ops.append({"type": "PUT", "key": {"elements": [ns, name]},
+                    "content": {**{k: v for k, v in value.items() if k != "id"},
+                                "metadataLocation": packed.as_uri()}})
+    r = commit(http, f"main@{head(http, 'main')}", *ops)
+    assert r.status_code == 200, r.text
+    got = http.get(f"{V1}/namespaces/{ns}/views/gv")
+    assert got.status_code == 200, got.text
+    assert sb.current_sql(got.json()["metadata"]) == "SELECT 42"
+    assert got.json()["metadata-location"].endswith(".gz.metadata.json")
+    got = http.get(f"{V1}/namespaces/{ns}/tables/gt")
+    assert got.status_code == 200, got.text
+    assert got.json()["metadata-location"].endswith(".gz.metadata.json")

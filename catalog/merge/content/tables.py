@@ -202,13 +202,14 @@ def _walk(meta: TableMetadata, start: int | None, stop: Set[int],
     """The snapshots reachable from ``start`` through parents and brought-in
     sources, not going past ``stop``; every id met (found or not: an expired
     snapshot's id still counts as reached) goes into ``seen``."""
+    by_id = {s.snapshot_id: s for s in meta.snapshots}  # snapshot_by_id scans the list
     todo = [start]
     while todo:
         cur = todo.pop()
         if cur is None or cur in seen:
             continue
         seen.add(cur)
-        snap = meta.snapshot_by_id(cur)
+        snap = by_id.get(cur)
         if cur in stop or snap is None:
             continue
         yield snap

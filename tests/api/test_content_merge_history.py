@@ -9,6 +9,7 @@ base still refused."""
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 from tests.api.test_content_merge import branches, detail, merge
 from tests.api.test_pyiceberg import SCHEMA, rows
@@ -31,7 +32,7 @@ def test_a_base_brought_in_by_a_merge_of_a_merge_continues(server, store, http,
         model[on].update(range(start, start + 3))
         start += 100
 
-    def merged(src: str, dst: str) -> dict[str, object]:
+    def merged(src: str, dst: str) -> dict[str, Any]:
         r = merge(http, names[src], into=names[dst])
         assert r.status_code == 200 and r.json()["wasApplied"], (src, dst, r.text)
         model[dst] |= model[src]

@@ -16,6 +16,8 @@ from client.errors import body_of, message_of
 from core.keys import ContentKey
 
 DEFAULT_URI = "http://127.0.0.1:8181"
+# How the API's refusal of a --force/--drop key a merge (revert) does not change starts.
+MODES_FIELD = "keyMergeModes"
 
 
 class CliError(Exception):
@@ -70,6 +72,8 @@ class CatalogClient(Client):
             return explain(self, body.get("errorCode"), message, wanted)
         if r.status_code >= 500:
             return f"the catalog failed (HTTP {r.status_code}): {message}"
+        if message.startswith(MODES_FIELD):  # the API's field; the verbs' words
+            return "--force/--drop" + message[len(MODES_FIELD):]
         return message
 
     # -- contents ----------------------------------------------------------------

@@ -297,8 +297,11 @@ class Guard:
 def _forbidden(who: Principal, privilege: Privilege, spec: RefSpec,
                key: tuple[str, ...] | None) -> Forbidden:
     where = f" in namespace {'.'.join(key)}" if key else ""
+    # Grants are on references: ``main@<hash>`` (a client pinning the head it
+    # saw, not the user's words) is refused as ``main``.
+    named = spec.name if spec.name is not None and not spec.parts else spec
     return Forbidden(f"Principal '{who.name}' lacks the '{privilege.value}' privilege on "
-                     f"reference '{spec}'{where}")
+                     f"reference '{named}'{where}")
 
 
 def addressed(request: Request, rule: Rule) -> tuple[RefSpec, tuple[str, ...] | None]:

@@ -20,6 +20,7 @@ router = APIRouter(include_in_schema=False)
 
 # Per key: FORCE takes the source's change, DROP keeps the target's value.
 MODES = ("force", "drop")
+MODES_FIELD = "keyMergeModes"
 
 
 @router.get("/ui/merge", response_class=HTMLResponse)
@@ -34,7 +35,7 @@ async def ui_merge_preview(request: Request) -> Response:
             try:
                 result = await _merge(api, frm, into, chosen, dry_run=True)
             except ApiError as e:
-                return failed(request, e)
+                return failed(request, _in_page_words(e))
     return _page(request, frm, into, chosen, result)
 
 
@@ -50,8 +51,17 @@ async def ui_merge(request: Request) -> Response:
             result = await _merge(api, frm, into, chosen, dry_run=False,
                                   expected=expected or None)
         except ApiError as e:
-            return failed(request, e)
+            return failed(request, _in_page_words(e))
     return _page(request, frm, into, chosen, result)
+
+
+def _in_page_words(e: ApiError) -> ApiError:
+    """The API's refusal of a choice for a key the merge does not change
+    names its field (keyMergeModes); the page's words are force= and drop=."""
+    if not e.message.startswith(MODES_FIELD):
+        return e
+    return ApiError(e.status, "a choice (force= or drop=)" + e.message[len(MODES_FIELD):],
+                    e.code)
 
 
 def _choices(fields: list[tuple[str, str]]) -> dict[str, str]:

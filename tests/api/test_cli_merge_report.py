@@ -124,7 +124,7 @@ def test_a_mode_for_a_key_the_merge_does_not_change_is_refused(server, http, ns)
             out = sapwood(server, "merge", dev, "--into", "main", option, f"{ns}.vv", *dry)
             assert out.returncode == 1 and out.stdout == "", out.stdout
             assert out.stderr.splitlines() == [
-                f"error: keyMergeModes names a key this merge does not change: "
+                f"error: --force/--drop names a key this merge does not change: "
                 f"'{ns}.vv' (did you mean '{ns}.v'?); it changes 1 key"], out.stderr
     # The API refuses it for every client, naming it.
     for dry_run in (True, False):

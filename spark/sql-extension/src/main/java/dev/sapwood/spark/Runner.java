@@ -21,6 +21,8 @@ import org.apache.spark.sql.SparkSession;
 final class Runner {
     private static final String TREES = "/api/v2/trees/";
     private static final String PAGE = "1000";
+    /** How the server's refusal of a per-key mode for a key the merge does not change starts. */
+    private static final String MODES_FIELD = "keyMergeModes";
 
     private final SparkSession session;
 
@@ -139,6 +141,12 @@ final class Runner {
         try {
             result = api.call("POST", TREES + Versioning.name(into) + "/history/merge", body);
         } catch (ApiError e) {
+            String said = e.getMessage();
+            if (said != null && said.startsWith(MODES_FIELD)) {
+                // The API names its field; the statement's words are FORCE and DROP.
+                throw new ApiError(e.status, e.code, "FORCE/DROP" + said.substring(
+                        MODES_FIELD.length()), e.conflicts, e.keys);
+            }
             if (e.keys.isEmpty()) {
                 throw e;
             }

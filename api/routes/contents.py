@@ -67,14 +67,15 @@ def entries(request: Request, ref: str, keys: KeyRanges,
     resolved = refs.resolve(spec)
     guard = guard_of(request)
     visible = keys.within(guard.key_filter(request, spec) if guard is not None else None)
+    nessie = nessie_client.strict(request)
     listing = partial(refs.entries, f"@{resolved.hash}", ContentKey.parse(prefix_key)
-                      if prefix_key else None, depth=depth, visible=visible)
+                      if prefix_key else None, depth=depth, visible=visible,
+                      types=nessie_client.SHOWN if nessie else None)
     if compiled is not None:  # hidden keys were skipped before it sees any
         page = filtered_entries(listing, compiled, paging.cursor, paging.size, content,
                                 partial(refs.contents, f"@{resolved.hash}"))
     else:
         page = listing(page_token=paging.cursor, page_size=paging.size, with_content=content)
-    nessie = nessie_client.strict(request)
     out = page_json("entries", [entry_json(e, visible, nessie) for e in page.items],
                     paging.seal(page.next_token))
     out["effectiveReference"] = effective_json(resolved)
@@ -104,6 +105,8 @@ def get_content(request: Request, ref: str, key: str, for_write: ForWrite = Fals
         raise ContentNotFoundError(f"key '{ContentKey.parse(key)}' does not exist at "
                                    f"'{unquote(ref)}'")
     (value,) = found.values()
+    if nessie_client.strict(request):
+        nessie_client.refuse_unshown(found)
     return json_response({"content": content_json(value, _readable(request, ref_param(ref)),
                                                   ContentKey.parse(key),
                                                   nessie_client.strict(request)),
@@ -124,6 +127,8 @@ def _contents(request: Request, ref: str, keys: list[ContentKey]) -> Response:
     resolved, found = services_of(request).catalog.read(spec, keys)
     readable = _readable(request, spec)
     nessie = nessie_client.strict(request)
+    if nessie:
+        nessie_client.refuse_unshown(found)
     return json_response({
         "contents": [{"key": key_json(k), "content": content_json(c, readable, k, nessie)}
                      for k, c in found.items()],
@@ -172,7 +177,9 @@ def diff(request: Request, from_ref: str, to_ref: str, keys: KeyRanges,
     nessie = nessie_client.strict(request)
     kept = keys.within(None)
     out = page_json("diffs", [diff_json(d, nessie) for d in page.items
-                              if kept is None or kept(d.key.elements)],
+                              if (kept is None or kept(d.key.elements)) and
+                              (not nessie or (nessie_client.shown(d.before)
+                                              and nessie_client.shown(d.after)))],
                     paging.seal(page.next_token))
     out["effectiveFromReference"] = effective_json(a)
     out["effectiveToReference"] = effective_json(b)

@@ -18,12 +18,13 @@ in its metadata file); they are checked and taken off here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fastapi import Request
 
 from core.conflicts import Conflict
+from core.content import Content, ContentType
 from core.errors import bad_request
 from core.keys import ContentKey
 
@@ -38,6 +39,26 @@ _FIELDS = {
                      "dialect"),
     "NAMESPACE": ("type", "id", "elements", "properties"),
 }
+
+
+# What a Nessie client can be shown: its model has no MATERIALIZED_VIEW (a
+# listing holding one fails whole: "No content type registered"), so
+# listings, diffs and logs leave Sapwood's materialized views out for it,
+# and reading one is a 400 saying where to read it.
+SHOWN = frozenset({ContentType.ICEBERG_TABLE, ContentType.ICEBERG_VIEW, ContentType.NAMESPACE})
+
+
+def shown(value: Content | None) -> bool:
+    return value is None or value.type in SHOWN
+
+
+def refuse_unshown(values: Mapping[ContentKey, Content]) -> None:
+    """A Nessie client asked for a value its model cannot hold: a 400 naming it."""
+    for key, value in values.items():
+        if value.type not in SHOWN:
+            raise bad_request(
+                f"'{key}' is a {value.type}, which Nessie's client cannot read: read it "
+                "through the Iceberg REST API or Sapwood's materialized-views routes")
 
 
 def strict(request: Request) -> bool:

@@ -81,7 +81,9 @@ def log_entry_json(c: Commit, fetch_all: bool,
                            "parentCommitHash": c.parent}
     if fetch_all:
         out["additionalParents"] = list(c.parents[1:])
-        out["operations"] = [_operation_json(op, values or {}, nessie) for op in c.operations]
+        out["operations"] = [_operation_json(op, values or {}, nessie) for op in c.operations
+                             if not nessie or op.entry is None
+                             or op.entry.type in nessie_client.SHOWN]
     return out
 
 

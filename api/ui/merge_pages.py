@@ -5,6 +5,7 @@ merge itself with the choices made, against the head the preview was made at."""
 
 from __future__ import annotations
 
+import re
 import shlex
 from typing import Any
 from urllib.parse import urlencode
@@ -21,6 +22,7 @@ router = APIRouter(include_in_schema=False)
 # Per key: FORCE takes the source's change, DROP keeps the target's value.
 MODES = ("force", "drop")
 MODES_FIELD = "keyMergeModes"
+_MISSING = re.compile(r"^reference '([^']*)' does not exist")
 
 
 @router.get("/ui/merge", response_class=HTMLResponse)
@@ -35,7 +37,7 @@ async def ui_merge_preview(request: Request) -> Response:
             try:
                 result = await _merge(api, frm, into, chosen, dry_run=True)
             except ApiError as e:
-                return failed(request, _in_page_words(e))
+                return _refused(request, e, frm, into, chosen)
     return _page(request, frm, into, chosen, result)
 
 
@@ -51,8 +53,26 @@ async def ui_merge(request: Request) -> Response:
             result = await _merge(api, frm, into, chosen, dry_run=False,
                                   expected=expected or None)
         except ApiError as e:
-            return failed(request, _in_page_words(e))
+            return _refused(request, e, frm, into, chosen)
     return _page(request, frm, into, chosen, result)
+
+
+def _refused(request: Request, e: ApiError, frm: str, into: str,
+             chosen: dict[str, str]) -> Response:
+    """The refusal's page; a reference that does not exist (either side)
+    gets the names close to it, each a link to this preview with it."""
+    missing = _MISSING.search(e.message)
+    if missing is None:
+        return failed(request, _in_page_words(e))
+    name = missing[1]
+    if name not in (frm, into):  # a ref spec's name (dve~1): the references' pages
+        return failed(request, e, ref=name)
+
+    def retry(n: str) -> str:
+        sides = [("from", n if frm == name else frm), ("into", n if into == name else into)]
+        return "/ui/merge?" + urlencode(sides + [(m, k) for k, m in sorted(chosen.items())])
+
+    return failed(request, e, ref=name, retry=retry)
 
 
 def _in_page_words(e: ApiError) -> ApiError:

@@ -88,19 +88,29 @@ def page(request: Request, template: str, status: int = 200, **context: Any) -> 
 
 
 def failed(request: Request, e: ApiError, ref: str | None = None,
-           key: str | None = None) -> HTMLResponse:
+           key: str | None = None, retry: Callable[[str], str] | None = None,
+           ) -> HTMLResponse:
     """The API's refusal as a page. A 404 says what to try, from ``ref``
     and ``key`` (what the page was asked for): another reference (those the
-    visitor may read whose names are close), the key's namespace and its
-    history, the log."""
+    visitor may read whose names are close; ``retry``: the page asked again
+    with one of them, else that reference's browser), the key's namespace and
+    its history, the log. A 401 speaks to a browser, not to a script."""
     heading = {401: "Sign in needed", 403: "Not allowed", 404: "Not found"}.get(
         e.status, "Something went wrong" if e.status >= 500 else "Refused")
     hints = what_to_try(request, e, ref, key) if e.status == 404 else None
+    if hints is not None and retry is not None:
+        hints["links"] = {n: retry(n) for n in hints["close"]}
     # The navigation stays on the page's reference, unless that is what is missing.
     nav = None if e.code in MISSING_REF else ref
-    return page(request, "error.html", status=e.status, heading=heading, message=e.message,
+    message = SIGN_IN if e.status == 401 else e.message
+    return page(request, "error.html", status=e.status, heading=heading, message=message,
                 code=e.status, hints=hints, ref=nav, key=key, next=str(request.url.path)
                 + (f"?{request.url.query}" if request.url.query else ""))
+
+
+# The API's 401 tells a script which header to send; a visitor signs in.
+SIGN_IN = ("This catalog needs you to sign in: use an API key (ID:SECRET, made by sapwood key "
+           "create) or a client id and secret.")
 
 
 def not_found(request: Request, message: str) -> HTMLResponse:

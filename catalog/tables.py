@@ -33,7 +33,12 @@ from catalog.metadata.engine_gc import (
     served,
 )
 from catalog.metadata.locations import spelled
-from catalog.metadata.table_updates import apply, check_requirements, fresh
+from catalog.metadata.table_updates import (
+    apply,
+    check_requirements,
+    fresh,
+    refuse_server_summaries,
+)
 from catalog.targets import Target, dotted, target
 from core.commits import Operation, Put, ResolvedRef
 from core.content import Content, ContentType, IcebergTable, MaterializedView
@@ -212,6 +217,7 @@ class Tables:
         if cur is not None and base_loc is not None and not req.updates:
             return None, base_loc, self.files.table(base_loc)[1]
         refuse_turning_on(dotted(key), req.updates)
+        refuse_server_summaries(req.updates)
         # Iceberg's metadata builder's rules, PyIceberg's update logic.
         new = served(apply(base, req.updates, base_loc))
         if base is None or any(isinstance(u, SetLocationUpdate) for u in req.updates):

@@ -64,6 +64,7 @@ from pyiceberg.types import IcebergType, ListType, MapType, NestedField, StructT
 
 from catalog.iceberg_v3.lineage import apply_updates
 from catalog.iceberg_v3.metadata import created
+from core.commits import SERVER_PROPERTY_PREFIX
 from core.errors import bad_request, commit_failed
 
 LAST_ADDED = -1
@@ -294,6 +295,23 @@ def _check_values(u: TableUpdate) -> None:
         _in(action, "statistics.file-size-in-bytes", st.file_size_in_bytes, 0, None)
         _in(action, "statistics.file-footer-size-in-bytes", st.file_footer_size_in_bytes, 0,
             None)
+
+
+def refuse_server_summaries(updates: Sequence[TableUpdate]) -> None:
+    """400 for a client's snapshot whose summary holds a field only the
+    server writes (``sapwood.*``: a content merge's
+    ``sapwood.merged-snapshot-id``, which later merges trust as a link in the
+    table's history). A client could otherwise forge that link and have a
+    merge take a rolled-back or replaced history for one that continues."""
+    for i, u in enumerate(updates):
+        if not isinstance(u, AddSnapshotUpdate) or u.snapshot.summary is None:
+            continue
+        taken = sorted(k for k in u.snapshot.summary.additional_properties
+                       if k.casefold().startswith(SERVER_PROPERTY_PREFIX))
+        if taken:
+            raise bad_request(f"updates[{i}].snapshot.summary: {', '.join(taken)}: summary "
+                              f"fields that start with {SERVER_PROPERTY_PREFIX!r} are written "
+                              "by the server only")
 
 
 def _in(action: str, name: str, value: int | None, low: int, high: int | None) -> None:

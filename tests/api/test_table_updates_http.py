@@ -136,6 +136,24 @@ def test_a_next_row_id_past_int64_is_refused_and_the_table_takes_appends(
     assert r.status_code == 200 and r.json()["metadata"]["next-row-id"] == 1, r.text
 
 
+def test_a_snapshot_summary_cannot_carry_the_servers_merge_link(http: httpx.Client,
+                                                                 ns: str) -> None:
+    """A content merge marks the snapshot it writes with
+    sapwood.merged-snapshot-id, and later merges follow it as a link in the
+    table's history: a client's snapshot may not carry it (or any sapwood.*
+    field), or a merge could take a replaced history for one that continues."""
+    meta = _create(http, ns, "t")
+    for name in ("sapwood.merged-snapshot-id", "Sapwood.Anything"):
+        forged = _snapshot(meta["location"], 7, summary={"operation": "append", name: "1"})
+        r = _commit(http, ns, "t", {"updates": [forged, _main(7)]})
+        assert r.status_code == 400, r.text
+        assert (f"updates[0].snapshot.summary: {name}: summary fields that start with "
+                "'sapwood.' are written by the server only") in r.json()["error"]["message"]
+    assert _table(http, ns, "t")["metadata"].get("snapshots", []) == []
+    r = _commit(http, ns, "t", {"updates": [_snapshot(meta["location"], 7), _main(7)]})
+    assert r.status_code == 200, r.text
+
+
 # -- ids the server assigns -----------------------------------------------------------------------
 def _order(direction: str) -> dict[str, Any]:
     return {"action": "add-sort-order", "sort-order": {"order-id": 1, "fields": [

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
+from client.errors import Conflict
 from spark.client import Versioning
 from spark.errors import CatalogError
 from spark.explain import history_error, view_read_error
@@ -146,12 +148,24 @@ def create_branch(target: SparkSession | str, name: str, from_ref: str = "main",
 
 def merge(target: SparkSession | str, source: str, into: str = "main",
           message: str | None = None, catalog: str | None = None,
-          credential: str | None = None, author: str | None = None) -> dict[str, Any]:
+          credential: str | None = None, author: str | None = None,
+          force: Sequence[str] = (), drop: Sequence[str] = ()) -> dict[str, Any]:
     """Merge ``source`` into ``into``, committed as ``author`` (default: the
-    session's catalog's); raises CatalogError (409) on a conflict, (403)
-    without merge-into on ``into``."""
-    return versioning_client(target, catalog, credential, author).merge(
-        source, into, message=message).json
+    session's catalog's); ``force``: keys that take ``source``'s change,
+    ``drop``: keys that keep ``into``'s (MERGE BRANCH's FORCE and DROP).
+    Raises CatalogError (409) on a conflict, its message saying how to
+    resolve each key, (403) without merge-into on ``into``."""
+    try:
+        return versioning_client(target, catalog, credential, author).merge(
+            source, into, message=message, force=force, drop=drop).json
+    except Conflict as e:
+        if not e.conflicts:
+            raise
+        keys = [k for k in e.conflicts if k not in force and k not in drop]
+        # The way out, as the CLI, the SQL extension and the UI give it.
+        hint = (f"; resolve: take {source}'s change with merge(..., force={keys!r}), or "
+                f"keep {into}'s value with merge(..., drop={keys!r})")
+        raise Conflict(e.status, e.message + hint, e.code, e.conflicts, e.body) from None
 
 
 def diff(target: SparkSession | str, from_ref: str, to_ref: str,

@@ -225,7 +225,7 @@ def commit(request: Request, ref: str, body: CommitBody) -> Response:
     checks = FileChecks(catalog, snapshots=False)
     operations = [_analysed(catalog, branch, op, deadline, who, checks) for op in parsed]
     meta = CommitMeta(body.commit_meta.message,
-                      commit_author(request, body.commit_meta.first_author, branch),
+                      commit_author(request, body.commit_meta.author_text, branch),
                       properties=properties)
     def answer(result: CommitResult) -> Response:
         return json_response({
@@ -272,7 +272,7 @@ def merge(request: Request, ref: str, body: MergeBody) -> Response:
     # Kept on the merge commit, as Nessie keeps them (they were dropped unsaid).
     properties = body.commit_meta.client_properties() if body.commit_meta else {}
     author = commit_author(
-        request, body.commit_meta.first_author if body.commit_meta else None, branch)
+        request, body.commit_meta.author_text if body.commit_meta else None, branch)
     require(request, Privilege.READ, source)
     if MergeBehavior.FORCE in (body.default_key_merge_mode, *body.modes().values()):
         require_on_protected(request, branch, "a forced merge into")

@@ -112,9 +112,23 @@ class CommitMetaBody(_Body):
         check_message(value)
         return value
 
+    @model_validator(mode="after")
+    def _one_author_list(self) -> CommitMetaBody:
+        # Nessie's Java client sends both: ``author`` (deprecated) as the
+        # first of ``authors``; two lists that disagree are a mistake.
+        if self.author and self.authors and self.author != self.authors[0]:
+            raise ValueError(f"commitMeta.author ({self.author!r}) is not the first of "
+                             f"commitMeta.authors ({self.authors!r}): give one of them")
+        return self
+
     @property
-    def first_author(self) -> str | None:
-        return self.author or (self.authors[0] if self.authors else None)
+    def author_text(self) -> str | None:
+        """The commit's author as Sapwood keeps it: every author, in order,
+        joined by ', ' (as an import from Nessie keeps them), never only the
+        first."""
+        if self.authors:
+            return ", ".join(self.authors)
+        return self.author
 
     def client_properties(self) -> dict[str, str]:
         """The properties the client may set: one under the catalog's own

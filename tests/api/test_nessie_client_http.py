@@ -278,6 +278,29 @@ def test_commit_meta_as_the_java_client_sends_it(http, ns) -> None:
     assert log[0]["commitMeta"]["authors"] == ["root"]
 
 
+def test_every_author_is_kept(http, ns) -> None:
+    """A commit by several authors keeps them all, in order, joined by ', '
+    (as an import from Nessie keeps them), not only the first; an ``author``
+    that is not the first of ``authors`` is a 400 naming both, committing
+    nothing."""
+    key = {"elements": [ns, "authored"]}
+    ops = [{"type": "PUT", "key": key, "content": {"type": "NAMESPACE"}}]
+    before = head(http, "main")
+    r = http.post(f"{V2}/trees/main@{before}/history/commit", json={
+        "commitMeta": {"message": "m", "author": "bob", "authors": ["ana", "bob"]},
+        "operations": ops})
+    assert r.status_code == 400, r.text
+    assert "commitMeta.author ('bob') is not the first of commitMeta.authors" in \
+        r.json()["message"]
+    assert head(http, "main") == before
+    r = http.post(f"{V2}/trees/main@{before}/history/commit", json={
+        "commitMeta": {"message": "pair work", "author": "ana", "authors": ["ana", "bob"]},
+        "operations": ops})
+    assert r.status_code == 200, r.text
+    log = http.get(f"{V2}/trees/main/history", params={"max-records": 1}).json()
+    assert log["logEntries"][0]["commitMeta"]["authors"] == ["ana, bob"]
+
+
 def test_the_default_branch_is_dash(http, ns) -> None:
     """``-`` names the default branch in every ref segment (the Java
     client's getDefaultBranch() reads /trees/-)."""

@@ -55,9 +55,19 @@ NS = "bench"
 def call(c: http.client.HTTPConnection, method: str, path: str,
          body: object | None = None) -> tuple[int, Any, float]:
     t = time.perf_counter()
-    c.request(method, path, body=json.dumps(body) if body is not None else None,
-              headers={"Content-Type": "application/json"})
-    r = c.getresponse()
+    try:
+        c.request(method, path, body=json.dumps(body) if body is not None else None,
+                  headers={"Content-Type": "application/json"})
+        r = c.getresponse()
+    except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
+        # The server closed a connection idle past its keep-alive (writing a
+        # large table's manifests takes longer on a loaded machine): again,
+        # on a new one.
+        c.close()
+        t = time.perf_counter()
+        c.request(method, path, body=json.dumps(body) if body is not None else None,
+                  headers={"Content-Type": "application/json"})
+        r = c.getresponse()
     data = r.read()
     took = time.perf_counter() - t
     return r.status, json.loads(data) if data else None, took

@@ -10,6 +10,7 @@ import uvicorn
 from uvicorn.supervisors import Multiprocess
 
 from api.auth.config import AuthSettings, refuse_open_bind
+from api.http_protocol import HttpProtocol
 from api.settings import Settings
 from catalog.access import active_principals
 from catalog.services import prepare_database
@@ -87,17 +88,23 @@ def serve(settings: Settings, host: str, port: int, workers: int, log_level: str
         os.environ["SAPWOOD_ALLOW_EXTERNAL_LOCATIONS"] = "1"
     # The bound address is one of the host names served (api.hosts).
     os.environ["SAPWOOD_BIND_HOST"] = host
-    # HTTP/1.1 parsed by h11, never httptools, which uvicorn would take
-    # whenever it is installed: with httptools a request that offers an h2c
-    # upgrade (every JDK HttpClient on http://, curl --http2) reaches the
-    # app without its body (uvicorn#2722), and a server must ignore an
-    # upgrade it does not take (RFC 9110, 7.8).
-    config = uvicorn.Config(APP, factory=True, host=host, port=port, workers=workers,
-                            http="h11", log_level=log_level, access_log=False)
+    config = uvicorn_config(host, port, workers, log_level)
     if workers <= 1:
         uvicorn.Server(config).run()
         return
     Multiprocess(config, sockets=[_listening_socket(host, port)]).run()
+
+
+def uvicorn_config(host: str, port: int, workers: int, log_level: str) -> uvicorn.Config:
+    """How uvicorn serves the app (tests/api/test_http_upgrade.py checks the
+    parser). HTTP/1.1 parsed by httptools, in uvicorn's protocol but for an
+    upgrade it does not take: uvicorn's own drops the body of a request that
+    offers h2c (every JDK HttpClient on http://, curl --http2; uvicorn#2722),
+    and a server must ignore such an offer (RFC 9110, 7.8). h11 would be safe
+    too, at about half the requests per second (docs/performance.md);
+    api/http_protocol.py says how, and bench/floor_app.py serves the same."""
+    return uvicorn.Config(APP, factory=True, host=host, port=port, workers=workers,
+                          http=HttpProtocol, log_level=log_level, access_log=False)
 
 
 def _listening_socket(host: str, port: int) -> socket.socket:

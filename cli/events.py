@@ -87,7 +87,7 @@ def _line(e: dict[str, Any], full: bool = False) -> str:
 
 
 webhook_app = typer.Typer(no_args_is_help=True,
-                          help="Webhooks: the change feed pushed to a URL (docs/events.md)")
+                          help="Webhooks: the change feed pushed to a URL (docs/events.md).")
 
 
 @webhook_app.command("add")

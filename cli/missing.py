@@ -131,7 +131,9 @@ def _did_you_mean(name: str, names: list[str], said: dict[str, str] | None = Non
     close = get_close_matches(name, [n for n in names if n != name], n=3, cutoff=0.6)
     if not close:
         return ""
-    return " (did you mean " + " or ".join(f"'{(said or {}).get(c, c)}'" for c in close) + "?)"
+    names = [f"'{(said or {}).get(c, c)}'" for c in close]
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+    return f" (did you mean {listed}?)"
 
 
 def _article(kind: str) -> str:

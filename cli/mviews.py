@@ -15,7 +15,7 @@ from cli.spark_verbs import spark_verb
 from cli.versioning import client
 from core.keys import ContentKey
 
-mv_app = typer.Typer(no_args_is_help=True, help="Materialized views: define, refresh, freshness")
+mv_app = typer.Typer(no_args_is_help=True, help="Materialized views: define, refresh, freshness.")
 MvArg = typer.Argument(..., metavar="KEY", show_default=False,
                        help="A materialized view: namespace.name")
 PropOpt = typer.Option([], "--property", "-p", metavar="KEY=VALUE",
@@ -176,7 +176,10 @@ def plan(key: str = MvArg, ref: str | None = BranchOpt, full: bool = RefreshFull
     if as_json:
         print_json(out)
         return
-    echo(f"{out['kind']}: {out['reason']} (base tables at {out['pinnedReference']})")
+    # The pin as every table shows a hash: 12 characters (--json has it whole).
+    name, at, pinned = str(out["pinnedReference"]).partition("@")
+    echo(f"{out['kind']}: {out['reason']} (base tables at "
+         f"{name + at + short_hash(pinned) if at else name})")
 
 
 @mv_app.command("refresh")

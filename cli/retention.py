@@ -15,7 +15,7 @@ from cli.output import FullOpt, JsonOpt, echo, merged_pages, print_json, print_t
 from cli.versioning import client
 
 retention_app = typer.Typer(no_args_is_help=True,
-                            help="Retention policies: how much history branches keep")
+                            help="Retention policies: how much history branches keep.")
 
 PATH = "/api/v2/retention"
 

@@ -29,8 +29,8 @@ def client(uri: str | None) -> CatalogClient:
 
 
 def _refs_app(kind: str) -> typer.Typer:
-    app = typer.Typer(no_args_is_help=True, help=f"List, create, delete and move {kind}es"
-                      if kind == "branch" else "List, create, delete and move tags")
+    app = typer.Typer(no_args_is_help=True, help=f"List, create, delete and move {kind}es."
+                      if kind == "branch" else "List, create, delete and move tags.")
     type_ = kind.upper()
 
     plural_ = f"{kind}es" if kind == "branch" else f"{kind}s"
@@ -328,7 +328,7 @@ def show(key: str = KeyArg, ref: str | None = RefOpt,
 
 
 view_app = typer.Typer(no_args_is_help=True, help="Views: their versions, what they read, "
-                                                  "whether they hold")
+                                                  "whether they hold.")
 
 
 @view_app.command("history")

@@ -89,3 +89,18 @@ def test_the_executables_usage_lines() -> None:
     assert re.search(r"^  --force KEY +Take the source's change of KEY, conflict or not "
                      r"\(repeatable\)$", merge, re.M), merge
     assert re.search(r"^  --into BRANCH +The branch merged into +\[required\]$", merge, re.M)
+
+
+def test_every_commands_summary_is_a_sentence() -> None:
+    """Each line of every command list (sapwood --help, sapwood view --help,
+    …) ends with a period, the groups' as the verbs' (issue 44's trial)."""
+    groups = [""] + [name for name, sub in typer.main.get_command(APP).commands.items()
+                     if getattr(sub, "commands", None) is not None]
+    unfinished = []
+    for group in groups:
+        out = CliRunner().invoke(APP, [*group.split(), "--help"], env={"COLUMNS": "200"},
+                                 prog_name="sapwood")
+        listed = out.output.split("Commands:", 1)[1].splitlines()
+        unfinished += [f"{group}: {line.strip()}" for line in listed
+                       if line.strip() and not line.rstrip().endswith(".")]
+    assert len(groups) > 5 and unfinished == [], unfinished

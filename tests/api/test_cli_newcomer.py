@@ -8,6 +8,7 @@ The real ``sapwood`` command against real servers (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -78,3 +79,15 @@ def test_usage_errors_exit_2_with_clicks_usage_and_refusals_exit_1(server,
     lines = out.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith(
         "error: refusing to serve an open catalog on 0.0.0.0"), lines
+
+
+def test_several_close_names_read_as_a_list(server, http, ns) -> None:
+    for name in ("orders1", "orders2", "orders3"):
+        assert http.post(f"{V1}/namespaces/{ns}/tables", json=sb.create_table(name)
+                         ).status_code == 200
+    out = sapwood(server, "show", f"{ns}.ordersx")
+    assert out.returncode == 1, out
+    named = re.fullmatch(rf"error: key '{ns}\.ordersx' does not exist at 'main' \(did you "
+                         rf"mean '({ns}\.orders\d)', '({ns}\.orders\d)' or "
+                         rf"'({ns}\.orders\d)'\?\)\n", out.stderr)
+    assert named is not None and len(set(named.groups())) == 3, out.stderr

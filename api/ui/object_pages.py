@@ -6,6 +6,7 @@ the visitor's own credential."""
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 from fastapi import APIRouter, Query, Request
@@ -14,10 +15,12 @@ from fastapi.responses import HTMLResponse, Response
 from api.ui.chart import points, rows_chart
 from api.ui.client import Api, ApiError, seg
 from api.ui.graph import Node, neighbourhood
+from api.ui.hints import MISSING_REF
 from api.ui.pages import failed, page, without_slash
 from api.ui.sql import highlight
 from api.ui.sqldiff import compare
 from api.ui.switcher import listing
+from core.keys import ContentKey
 from core.numbers import INT64_MAX
 
 router = APIRouter(include_in_schema=False)
@@ -43,9 +46,36 @@ async def ui_object(request: Request, ref: str, key: str,
             if content["type"] == "ICEBERG_TABLE":
                 return await _table(request, api, ref, key, f"{path}/tables/{seg(name)}")
         except ApiError as e:
-            return failed(request, e, ref=ref, key=key)
+            if e.status != 404 or e.code in MISSING_REF:
+                return failed(request, e, ref=ref, key=key)
+            near = await _near(api, ref, key)
+            return failed(request, e, ref=ref, key=key, **near)
     return page(request, "error.html", status=404, heading="Not a table or view",
                 message=f"{key} is a {content['type'].lower()}", ref=ref, next="")
+
+
+async def _near(api: Api, ref: str, key: str) -> dict[str, list[str]]:
+    """For a key not there, what the CLI says too: the keys beside it whose
+    names are close (read with the visitor's token: nothing hidden), and the
+    views that still read it (a dropped table or view)."""
+    *ns, name = key.split(".")
+    close: list[str] = []
+    readers: list[str] = []
+    try:
+        # As the CLI asks (cli.missing): the namespace's children.
+        listed = await api.get(f"/api/v2/trees/{seg(ref)}/entries", maxRecords=1000,
+                               **({"prefixKey": ContentKey(ns).to_path_string(), "depth": 1}
+                                  if ns else {"depth": 1}))
+        siblings = {e["name"]["elements"][-1]: ".".join(e["name"]["elements"])
+                    for e in listed["entries"] if e["type"] != "NAMESPACE"
+                    and e["name"]["elements"][:-1] == ns}
+        close = [siblings[n] for n in difflib.get_close_matches(
+            name, [n for n in siblings if n != name], n=3, cutoff=0.6)]
+        found = await api.get(f"/api/v2/trees/{seg(ref)}/contents/{seg(key)}/dependents")
+        readers = [".".join(d["key"]) for d in found["dependents"]]
+    except ApiError:
+        pass  # the suggestions are extras: the page says what is missing without them
+    return {"close_keys": close, "readers": readers}
 
 
 async def _table(request: Request, api: Api, ref: str, key: str, path: str) -> Response:

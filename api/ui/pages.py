@@ -89,6 +89,7 @@ def page(request: Request, template: str, status: int = 200, **context: Any) -> 
 
 def failed(request: Request, e: ApiError, ref: str | None = None,
            key: str | None = None, retry: Callable[[str], str] | None = None,
+           close_keys: list[str] | None = None, readers: list[str] | None = None,
            ) -> HTMLResponse:
     """The API's refusal as a page. A 404 says what to try, from ``ref``
     and ``key`` (what the page was asked for): another reference (those the
@@ -100,6 +101,8 @@ def failed(request: Request, e: ApiError, ref: str | None = None,
     hints = what_to_try(request, e, ref, key) if e.status == 404 else None
     if hints is not None and retry is not None:
         hints["links"] = {n: retry(n) for n in hints["close"]}
+    if hints is not None:  # a key's: the close ones, and the views still reading it
+        hints["close_keys"], hints["readers"] = close_keys or [], readers or []
     # The navigation stays on the page's reference, unless that is what is missing.
     nav = None if e.code in MISSING_REF else ref
     message = SIGN_IN if e.status == 401 else e.message

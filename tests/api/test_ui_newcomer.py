@@ -1,16 +1,20 @@
 """The UI where a newcomer's trial found it terse (issue 44, the trial's
-defects 8 and 9; docs/ui.md): a merge preview of a reference that does not
-exist suggests the close names, each a link to the preview with it (either
-side); a page that needs signing in says so to a browser user, not the
-API's instruction for scripts. Real servers, plain HTTP as a browser sends
-it."""
+defects 8, 9 and 13; docs/ui.md): a merge preview of a reference that does
+not exist suggests the close names, each a link to the preview with it
+(either side); a page that needs signing in says so to a browser user, not
+the API's instruction for scripts; a table or view page for a key not there
+suggests the close keys and, for a dropped one, the views that still read
+it, as the CLI does. Real servers, plain HTTP as a browser sends it."""
 
 from __future__ import annotations
 
 import httpx
 
+from tests.api import spark_bodies as sb
 from tests.api.auth_setup import set_up
+from tests.api.test_rest_http import V1
 from tests.api.test_versioning_http import head
+from tests.api.test_view_analysis_http import make
 from tests.api.ui_forms import browser
 from tests.fixtures import server_fixture
 from tests.server import Server
@@ -43,3 +47,22 @@ def test_sign_in_needed_speaks_to_a_browser_user(secured: Server) -> None:
             "create) or a client id and secret.") in page.text, page.text
     assert "Authorization" not in page.text and "/oauth/tokens" not in page.text
     assert '<a href="/ui/login?next=' in page.text
+
+
+def test_a_missing_keys_page_suggests_close_keys_and_names_its_readers(
+        server: Server, http: httpx.Client, ns: str) -> None:
+    assert http.post(f"{V1}/namespaces/{ns}/tables", json=sb.create_table("orders")
+                     ).status_code == 200
+    make(http, ns, "revenue", "SELECT id FROM orders")
+    make(http, ns, "top", "SELECT id FROM revenue")
+    assert http.delete(f"{V1}/namespaces/{ns}/views/revenue").status_code == 204
+    ui = browser(server)
+    page = ui.get(f"/ui/object/main/{ns}.ordrs")
+    assert page.status_code == 404, page.text[:300]
+    assert (f'Did you mean <a href="/ui/object/main/{ns}.orders">{ns}.orders</a>?'
+            in page.text), page.text
+    page = ui.get(f"/ui/object/main/{ns}.revenue")
+    assert page.status_code == 404, page.text[:300]
+    assert (f'1 view reads it still: <a href="/ui/object/main/{ns}.top">{ns}.top</a>.'
+            in page.text), page.text
+    assert 'id="did-you-mean-key"' not in page.text

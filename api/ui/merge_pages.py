@@ -63,7 +63,10 @@ def _refused(request: Request, e: ApiError, frm: str, into: str,
     gets the names close to it, each a link to this preview with it."""
     missing = _MISSING.search(e.message)
     if missing is None:
-        return failed(request, _in_page_words(e))
+        # A choice refused: back to the preview without the choices.
+        back = "/ui/merge?" + urlencode([("from", frm), ("into", into)]) \
+            if e.message.startswith(MODES_FIELD) else None
+        return failed(request, _in_page_words(e), back=back)
     name = missing[1]
     if name not in (frm, into):  # a ref spec's name (dve~1): the references' pages
         return failed(request, e, ref=name)

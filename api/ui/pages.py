@@ -90,7 +90,7 @@ def page(request: Request, template: str, status: int = 200, **context: Any) -> 
 def failed(request: Request, e: ApiError, ref: str | None = None,
            key: str | None = None, retry: Callable[[str], str] | None = None,
            close_keys: list[str] | None = None, readers: list[str] | None = None,
-           ) -> HTMLResponse:
+           back: str | None = None) -> HTMLResponse:
     """The API's refusal as a page. A 404 says what to try, from ``ref``
     and ``key`` (what the page was asked for): another reference (those the
     visitor may read whose names are close; ``retry``: the page asked again
@@ -107,7 +107,8 @@ def failed(request: Request, e: ApiError, ref: str | None = None,
     nav = None if e.code in MISSING_REF else ref
     message = SIGN_IN if e.status == 401 else e.message
     return page(request, "error.html", status=e.status, heading=heading, message=message,
-                code=e.status, hints=hints, ref=nav, key=key, next=str(request.url.path)
+                code=e.status, hints=hints, ref=nav, key=key, back=back,
+                next=str(request.url.path)
                 + (f"?{request.url.query}" if request.url.query else ""))
 
 

@@ -74,4 +74,9 @@ def test_previews_say_what_would_happen_and_nothing_to_do_has_no_button(
     done = submit(ui, f"/ui/restore?key={ns}.v&source=@{before}&branch=main", "/ui/restore")
     assert done.status_code == 200, done.text[:500]
     assert actions(done.text) == ["deleted"] and confirm(done.text) is None
+    # The new commit is a link (its page on the branch); the form's instant fits.
+    restored = head(http, "main")
+    assert (f'is now at <a href="/ui/commit/{restored}?ref=main" id="new-commit">'
+            f'<code class="hash" title="{restored}">{restored[:12]}<span') in done.text, done.text
+    assert 'name="source" value="' in done.text and 'size="32"' in done.text
     assert http.get(f"{V1}/namespaces/{ns}/views/v").status_code == 404

@@ -43,6 +43,9 @@ def test_the_ui_says_a_choice_for_a_key_the_merge_does_not_change_in_its_words(
     said = (f"a choice (force= or drop=) names a key this merge does not change: "
             f"&#39;{ns}.vv&#39; (did you mean &#39;{ns}.v&#39;?)")
     assert said in page.text and "keyMergeModes" not in page.text, page.text
+    # And a way back to the preview, without the choices.
+    assert (f'<a href="/ui/merge?from={dev}&amp;into=main" id="back">Back to the preview, '
+            "without these choices</a>") in page.text, page.text
 
 
 def sapwood(server: Server, who: str, *args: str) -> subprocess.CompletedProcess[str]:

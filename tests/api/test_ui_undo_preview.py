@@ -80,3 +80,7 @@ def test_previews_say_what_would_happen_and_nothing_to_do_has_no_button(
             f'<code class="hash" title="{restored}">{restored[:12]}<span') in done.text, done.text
     assert 'name="source" value="' in done.text and 'size="32"' in done.text
     assert http.get(f"{V1}/namespaces/{ns}/views/v").status_code == 404
+    # A key restored (here revived) is a link to its page on the branch.
+    done = submit(ui, f"/ui/restore?key={ns}.v&source=@{first}&branch=main", "/ui/restore")
+    assert done.status_code == 200, done.text[:500]
+    assert f'<td><a href="/ui/object/main/{ns}.v">{ns}.v</a></td><td>revived</td>' in done.text

@@ -58,6 +58,11 @@ async def ui_revert_preview(request: Request, commit: str = "", branch: str = "m
                 result = await _undo(api, "revert", branch,
                                      {"commits": [commit], "parent": parent}, True)
             except ApiError as e:
+                if e.status == 400 and "is not in the history of" in e.message:
+                    # Reached from a commit's page without its branch (main by
+                    # default): say so, with the form to name the branch.
+                    return page(request, "revert.html", status=400, commit=commit,
+                                branch=branch, parent=parent, result=None, refusal=e.message)
                 return failed(request, e)
     return page(request, "revert.html", commit=commit, branch=branch, parent=parent,
                 result=result)

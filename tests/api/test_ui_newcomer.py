@@ -66,3 +66,23 @@ def test_a_missing_keys_page_suggests_close_keys_and_names_its_readers(
     assert (f'1 view reads it still: <a href="/ui/object/main/{ns}.top">{ns}.top</a>.'
             in page.text), page.text
     assert 'id="did-you-mean-key"' not in page.text
+
+
+def test_a_revert_on_a_branch_without_the_commit_keeps_the_form(server: Server,
+                                                                http: httpx.Client,
+                                                                ns: str) -> None:
+    side = f"side_{ns}"[:60]
+    r = http.post("/api/v2/trees", params={"name": side, "type": "BRANCH"},
+                  json={"type": "BRANCH", "name": "main", "hash": head(http, "main")})
+    assert r.status_code == 200, r.text
+    assert http.post(f"/iceberg/{side}/v1/namespaces/{ns}/tables", json=sb.create_table("t")
+                     ).status_code == 200
+    made = head(http, side)
+    ui = browser(server)
+    # The commit page's link without ?ref= asks main, which does not hold it.
+    page = ui.get("/ui/revert", params={"commit": made, "branch": "main"})
+    assert page.status_code == 400, page.text[:300]
+    assert "is not in the history of main: name the branch that holds it" in page.text
+    assert '<input name="branch" value="main" required>' in page.text
+    page = ui.get("/ui/revert", params={"commit": made, "branch": side})
+    assert page.status_code == 200 and 'id="confirm"' in page.text, page.text[:300]

@@ -22,7 +22,13 @@ from api.deps import (
 from api.idempotency import answering, once_of
 from api.paging import Paging
 from api.paths import ref_param
-from api.routes.trees import name_and_hash, require, require_on_protected, versioning_of
+from api.routes.trees import (
+    name_and_hash,
+    name_and_maybe_hash,
+    require,
+    require_on_protected,
+    versioning_of,
+)
 from api.v2 import nessie as nessie_client
 from api.v2 import redact
 from api.v2.filtered import NessieFilter, filtered_log, log_filter
@@ -262,7 +268,7 @@ def _target_readable(request: Request, branch: str) -> Readable | None:
 
 @router.post("/merge")
 def merge(request: Request, ref: str, body: MergeBody) -> Response:
-    branch, expected = name_and_hash(ref, "A merge")
+    branch, expected = name_and_maybe_hash(ref, "A merge")
     source = body.source()
     # fromRefName may be a whole ref spec (``dev*T``, ``dev@hash``): the
     # server resolves it, so a client need not ask first; the message names
@@ -290,7 +296,7 @@ def merge(request: Request, ref: str, body: MergeBody) -> Response:
 
 @router.post("/transplant")
 def transplant(request: Request, ref: str, body: TransplantBody) -> Response:
-    branch, expected = name_and_hash(ref, "A transplant")
+    branch, expected = name_and_maybe_hash(ref, "A transplant")
     hashes = body.hashes()
     for h in hashes:
         require(request, Privilege.READ, f"@{h}")

@@ -71,7 +71,11 @@ def neighbourhood(ref: str, key: str, state: str, reads: list[Node],
     # enlarged (a view alone would otherwise fill the page with one box).
     parts = [f'<svg class="graph" role="img" viewBox="0 0 {width} {height}" width="{width}" '
              f'height="{height}" '
-             f'aria-label="{escape(key)}: reads {len(reads)}, read by {len(read_by)}">']
+             f'aria-label="{escape(key)}: reads {len(reads)}, read by {len(read_by)}">',
+             # Each line's head at the reader: which way the data flows.
+             '<defs><marker id="sw-arrow" viewBox="0 0 8 8" refX="8" refY="4" markerWidth="7" '
+             'markerHeight="7" orient="auto"><path class="arrow" d="M0,0L8,4L0,8z"/></marker>'
+             '</defs>']
 
     def line(col_from: int, name_from: str, col_to: int, name_to: str) -> None:
         """From the right edge of a box to the left edge of a box further right."""
@@ -83,7 +87,8 @@ def neighbourhood(ref: str, key: str, state: str, reads: list[Node],
         x1 = col_from * (_W + _HOP) + _W
         x2 = col_to * (_W + _HOP)
         parts.append(f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" '
-                     f'data-from="{escape(name_from)}" data-to="{escape(name_to)}"/>')
+                     f'data-from="{escape(name_from)}" data-to="{escape(name_to)}" '
+                     'marker-end="url(#sw-arrow)"/>')
 
     def col_up(name: str) -> int:
         return up if name == key else up - far_up.get(name, 0)

@@ -4,7 +4,9 @@ not exist suggests the close names, each a link to the preview with it
 (either side); a page that needs signing in says so to a browser user, not
 the API's instruction for scripts; a table or view page for a key not there
 suggests the close keys and, for a dropped one, the views that still read
-it, as the CLI does. Real servers, plain HTTP as a browser sends it."""
+it, as the CLI does; a revert on a branch without the commit keeps its form;
+the graph's lines point the way data flows. Real servers, plain HTTP as a
+browser sends it."""
 
 from __future__ import annotations
 
@@ -86,3 +88,16 @@ def test_a_revert_on_a_branch_without_the_commit_keeps_the_form(server: Server,
     assert '<input name="branch" value="main" required>' in page.text
     page = ui.get("/ui/revert", params={"commit": made, "branch": side})
     assert page.status_code == 200 and 'id="confirm"' in page.text, page.text[:300]
+
+
+def test_the_graphs_lines_point_to_the_reader(server: Server, http: httpx.Client,
+                                              ns: str) -> None:
+    assert http.post(f"{V1}/namespaces/{ns}/tables", json=sb.create_table("orders")
+                     ).status_code == 200
+    make(http, ns, "revenue", "SELECT id FROM orders")
+    make(http, ns, "top", "SELECT id FROM revenue")
+    page = browser(server).get(f"/ui/object/main/{ns}.revenue").text
+    assert '<marker id="sw-arrow"' in page
+    for a, b in (("orders", "revenue"), ("revenue", "top")):
+        assert (f'data-from="{ns}.{a}" data-to="{ns}.{b}" marker-end="url(#sw-arrow)"/>'
+                in page), page

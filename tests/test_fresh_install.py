@@ -27,7 +27,7 @@ import pytest
 from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[1]
-FIRST_PARTY = {"api", "catalog", "cli", "core", "store", "spark"}
+FIRST_PARTY = {"api", "catalog", "cli", "client", "core", "store", "spark"}
 
 
 def _norm(name: str) -> str:
@@ -123,7 +123,7 @@ def test_the_cli_client_imports_only_main_dependencies():
     assert _uncovered(imports, _project()["dependencies"]) == []
 
 
-@pytest.mark.parametrize("folder", ["api", "catalog", "cli", "store", "core"])
+@pytest.mark.parametrize("folder", ["api", "catalog", "cli", "client", "store", "core"])
 def test_runtime_imports_are_main_dependencies(folder):
     imports = _third_party(_files(folder))
     assert imports, f"found no third-party imports under {folder}/"

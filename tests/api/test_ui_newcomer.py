@@ -101,3 +101,18 @@ def test_the_graphs_lines_point_to_the_reader(server: Server, http: httpx.Client
     for a, b in (("orders", "revenue"), ("revenue", "top")):
         assert (f'data-from="{ns}.{a}" data-to="{ns}.{b}" marker-end="url(#sw-arrow)"/>'
                 in page), page
+
+
+def test_an_invalid_views_lineage_says_when_it_was_recorded(server: Server,
+                                                             http: httpx.Client,
+                                                             ns: str) -> None:
+    assert http.post(f"{V1}/namespaces/{ns}/tables", json=sb.create_table("orders")
+                     ).status_code == 200
+    make(http, ns, "revenue", "SELECT id FROM orders")
+    ui = browser(server)
+    assert 'id="lineage-then"' not in ui.get(f"/ui/object/main/{ns}.revenue").text
+    assert http.delete(f"{V1}/namespaces/{ns}/tables/orders").status_code == 204
+    page = ui.get(f"/ui/object/main/{ns}.revenue").text
+    assert "this view does not hold here" in page, page
+    assert ("As recorded when this view's SQL was analysed: it does not hold here now"
+            in page), page

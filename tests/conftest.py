@@ -93,7 +93,8 @@ LONGEST_FIRST = (
     # The Spark 4.1 group: one test of 100-140 s (a pytest of its own on pyspark 4.1).
     "spark/test_spark41.py",
     "api/test_gc_inflight.py", "api/test_schemathesis.py", "api/test_gc_warehouse.py",
-    "spark/test_setup.py", "api/test_webhooks.py", "test_bench_smoke.py",
+    "nessie/test_nessie_import.py", "spark/test_setup.py", "api/test_webhooks.py",
+    "test_bench_smoke.py", "nessie/test_nessie_spark.py",
     "spark/test_spark_mviews.py",
     "spark/test_spark_auth.py", "api/test_hidden_as_missing.py",
     "spark/test_spark_sql_extension.py", "store/test_fsck.py", "store/test_fsck_memory.py",

@@ -27,7 +27,7 @@ SPARK_GROUPS = {
     **dict.fromkeys(("test_spark_auth.py", "test_spark_view_analysis.py",
                      "test_spark_v3.py", "test_spark_content_merge.py",
                      "test_time_travel.py", "test_spark_maintenance.py",
-                     "test_spark_bench_smoke.py"), "b"),
+                     "test_spark_bench_smoke.py", "test_merge_requests.py"), "b"),
 }
 
 

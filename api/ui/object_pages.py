@@ -48,13 +48,13 @@ async def ui_object(request: Request, ref: str, key: str,
         except ApiError as e:
             if e.status != 404 or e.code in MISSING_REF:
                 return failed(request, e, ref=ref, key=key)
-            near = await _near(api, ref, key)
-            return failed(request, e, ref=ref, key=key, **near)
+            close, readers = await _near(api, ref, key)
+            return failed(request, e, ref=ref, key=key, close_keys=close, readers=readers)
     return page(request, "error.html", status=404, heading="Not a table or view",
                 message=f"{key} is a {content['type'].lower()}", ref=ref, next="")
 
 
-async def _near(api: Api, ref: str, key: str) -> dict[str, list[str]]:
+async def _near(api: Api, ref: str, key: str) -> tuple[list[str], list[str]]:
     """For a key not there, what the CLI says too: the keys beside it whose
     names are close (read with the visitor's token: nothing hidden), and the
     views that still read it (a dropped table or view)."""
@@ -75,7 +75,7 @@ async def _near(api: Api, ref: str, key: str) -> dict[str, list[str]]:
         readers = [".".join(d["key"]) for d in found["dependents"]]
     except ApiError:
         pass  # the suggestions are extras: the page says what is missing without them
-    return {"close_keys": close, "readers": readers}
+    return close, readers
 
 
 async def _table(request: Request, api: Api, ref: str, key: str, path: str) -> Response:

@@ -32,14 +32,14 @@ from pathlib import Path
 # What a `sapwood serve` or a verb imports (the verbs import theirs when run);
 # the rest comes in the child. The last line is what libraries import lazily
 # on first use: httpx its transport (httpcore, 0.08 s: every server and verb),
-# uvicorn its protocols (h11's: api.server never takes httptools), anyio its
+# uvicorn its websocket protocol (its HTTP one comes with api.server), anyio its
 # backend, a warehouse on S3 s3fs (0.2 s).
 PRELOAD = ("api.app", "api.server", "cli.main", "cli.versioning", "cli.database",
            "cli.client", "cli.output", "catalog.maintenance.gc",
            "catalog.maintenance.fsck_files", "catalog.maintenance.reports", "store.fsck",
            "store.dump", "catalog.access", "psycopg", "rich.console", "rich.table",
            "pyiceberg.catalog.rest", "pyiceberg.io.pyarrow", "pyiceberg.io.fsspec",
-           "httpcore", "uvicorn.protocols.http.h11_impl", "uvicorn.protocols.websockets.auto",
+           "httpcore", "uvicorn.protocols.websockets.auto",
            "uvicorn.lifespan.on", "anyio._backends._asyncio", "s3fs")
 
 

@@ -307,10 +307,11 @@ def import_(source: str | None = typer.Argument(
             data_dir: Path | None = DataDirOpt) -> None:
     """Load an export or a Nessie repository into a catalog.
 
-    The catalog is created here if need be. An export keeps the same commits and hashes as the catalog it came from.
-    --from-nessie copies Nessie's references and commits (authors, messages,
-    times, properties, every table, view and namespace) and can be run again:
-    it continues an interrupted import and adds only new commits
+    The catalog is created here if need be. An export keeps the same commits
+    and hashes as the catalog it came from. --from-nessie copies Nessie's
+    references and commits (authors, messages, times, properties, every
+    table, view and namespace) and can be run again: it continues an
+    interrupted import and adds only new commits
     (docs/migrating-from-nessie.md)."""
     import sys
 

@@ -101,7 +101,7 @@ def uvicorn_config(host: str, port: int, workers: int, log_level: str) -> uvicor
     upgrade it does not take: uvicorn's own drops the body of a request that
     offers h2c (every JDK HttpClient on http://, curl --http2; uvicorn#2722),
     and a server must ignore such an offer (RFC 9110, 7.8). h11 would be safe
-    too, at about half the requests per second (docs/performance.md);
+    too, at 0.6 of the requests per second (docs/performance.md);
     api/http_protocol.py says how, and bench/floor_app.py serves the same."""
     return uvicorn.Config(APP, factory=True, host=host, port=port, workers=workers,
                           http=HttpProtocol, log_level=log_level, access_log=False)

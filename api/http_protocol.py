@@ -1,5 +1,5 @@
 """The HTTP/1.1 protocol the server runs under uvicorn: uvicorn's httptools
-protocol (llhttp: 1.6× h11's requests per second on one worker,
+protocol (llhttp: 1.6 times h11's requests per second on one worker,
 docs/performance.md), except that an upgrade it does not take is ignored and
 the request served as HTTP/1.1 with its body (RFC 9110, 7.8).
 

@@ -33,12 +33,8 @@ from catalog.metadata.engine_gc import (
     served,
 )
 from catalog.metadata.locations import spelled
-from catalog.metadata.table_updates import (
-    apply,
-    check_requirements,
-    fresh,
-    refuse_server_summaries,
-)
+from catalog.metadata.table_updates import apply, check_requirements, fresh
+from catalog.metadata.update_values import refuse_server_summaries
 from catalog.targets import Target, dotted, target
 from core.commits import Operation, Put, ResolvedRef
 from core.content import Content, ContentType, IcebergTable, MaterializedView

@@ -70,6 +70,11 @@ def test_expired_read(tmp_path: Path, request: pytest.FixtureRequest):
 def test_import_bench(tmp_path: Path):
     """A Nessie history imported (it needs Nessie's server: skipped without
     it, failed instead under SAPWOOD_REQUIRE_SPARK=1, as tests/nessie's)."""
+    _nessie_or_skip()
+    figures(run_main("import_bench", ["--smoke"], tmp_path), FIGURES["import_bench"])
+
+
+def _nessie_or_skip() -> None:
     from tests.nessie.server import environment_ready
 
     found = environment_ready()
@@ -77,11 +82,18 @@ def test_import_bench(tmp_path: Path):
         if os.environ.get("SAPWOOD_REQUIRE_SPARK") == "1":
             pytest.fail(f"SAPWOOD_REQUIRE_SPARK=1 but Nessie's server cannot run: {found}")
         pytest.skip(f"Nessie's server unavailable: {found}")
-    figures(run_main("import_bench", ["--smoke"], tmp_path), FIGURES["import_bench"])
 
 
 def test_merge_bench(tmp_path: Path):
     figures(run_main("merge_bench", ["--smoke"], tmp_path), FIGURES["merge_bench"])
+
+
+def test_nessie_bench(tmp_path: Path):
+    """Sapwood and Nessie side by side on moto S3 (it needs Nessie's
+    server: skipped without it, failed instead under
+    SAPWOOD_REQUIRE_SPARK=1, as test_import_bench)."""
+    _nessie_or_skip()
+    figures(run_main("nessie_bench", ["--smoke"], tmp_path), FIGURES["nessie_bench"])
 
 
 def test_ops_bench(tmp_path: Path, request: pytest.FixtureRequest):

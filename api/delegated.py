@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from api.answers import ANSWERS, matches, tag
 from api.auth.guard import VIA_VIEWS, guard_of
-from api.deps import Call, json_response, principal
+from api.deps import Call, principal
 from api.headers import DELEGATION_HEADER
 from api.observe.access import STORAGE
 from api.paths import quote_ref
@@ -36,20 +36,26 @@ READ_ONLY = frozenset({Access.READ})
 READ_WRITE = frozenset({Access.READ, Access.WRITE})
 
 
-def may(c: Call, request: Request, t: Target) -> frozenset[Access]:
+def may(c: Call, request: Request, t: Target, writable: bool | None = None,
+        ) -> frozenset[Access]:
     """Read (the route's rule checked it), and write when the principal may
     commit to the table there: a branch by name, not protected, with the
-    write privilege on the key. Read only when let in through a view."""
+    write privilege on the key. Read only when let in through a view.
+    ``writable``: whether ``t.ref`` is a branch, when the caller knows
+    (StorageAccess.located); None: resolved here."""
     if request.scope.get(VIA_VIEWS) or not t.ref.is_plain:
         return READ_ONLY
     guard = guard_of(request)
     if guard is None:
-        writable = c.svc.catalog.resolve(t.ref).writable
+        if writable is None:
+            writable = c.svc.catalog.resolve(t.ref).writable
         return READ_WRITE if writable else READ_ONLY
     if guard.protected(request, t.ref.name or "") or not guard.allows(
             request, Privilege.WRITE, t.ref, t.key.elements):
         return READ_ONLY
-    return READ_WRITE if c.svc.catalog.resolve(t.ref).writable else READ_ONLY
+    if writable is None:
+        writable = c.svc.catalog.resolve(t.ref).writable
+    return READ_WRITE if writable else READ_ONLY
 
 
 def readable(request: Request) -> Callable[[str, ContentKey], bool] | None:
@@ -84,23 +90,22 @@ async def sign_answer(c: Call, request: Request, t: Target, body: RemoteSignRequ
         raise bad_request("Invalid signing request: properties "
                           f"{sorted(body.properties)[:10]!r}: this catalog gives no "
                           "remote-signing-config, so a signing request carries no properties")
-    loaded = await c.read(c.svc.tables.load, t, None, None)
     storage = c.svc.storage
-    location = storage.location_of(loaded.location, loaded.metadata)
+    at = await c.read(storage.located, t.ref, t.key, lambda: c.svc.tables.load(t, None, None))
     try:
         headers, decision = await c.read(
-            storage.sign, principal(request), location, lambda: may(c, request, t),
+            storage.sign, principal(request), at.location, lambda: may(c, request, t, at.writable),
             SignRequest(body.method, body.uri, body.region, body.headers, body.body),
-            History(t.ref, t.key, readable(request)))
+            History(t.ref, t.key, readable(request), at.token))
     except ForbiddenError as e:
         refused(request, "sign", "refused", e)
         raise
     record(request, decision)
     # The spec: whether a client may reuse the signature (it may not: it is
     # for one request and dated).
-    answer = json_response({"uri": body.uri, "headers": headers})
-    answer.headers["Cache-Control"] = "no-cache"
-    return answer
+    return Response(json.dumps({"uri": body.uri, "headers": headers},
+                               separators=(",", ":")).encode(),
+                    media_type="application/json", headers={"Cache-Control": "no-cache"})
 
 
 def record(request: Request, decision: Decision) -> None:

@@ -85,7 +85,7 @@ def parse(method: str, uri: str, endpoint_host: str | None) -> S3Request:
         raise refuse(f"host {host!r} is not S3")
     key = unquote(raw_key)
     check_key(key)
-    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    pairs = parse_qsl(parts.query, keep_blank_values=True) if parts.query else []
     query = dict(pairs)
     if len(query) != len(pairs):
         twice = next(k for i, (k, _) in enumerate(pairs) if k in dict(pairs[:i]))

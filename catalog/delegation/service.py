@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from catalog.commands import Loaded
 from catalog.delegation.s3_requests import Access, S3Request, check_key, parse, refuse, under
 from catalog.delegation.settings import MODES, SIGNING, VENDING, DelegationSettings
 from catalog.delegation.sign_headers import to_sign
@@ -65,6 +66,18 @@ class History:
     ref: RefSpec
     key: ContentKey
     sees: Callable[[str, ContentKey], bool] | None = None
+    # The store's commit token the request's table was read at (located):
+    # history is read as of the same moment, without asking again.
+    token: object | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    """A table's location as a signing request finds it (StorageAccess.located)."""
+
+    location: str
+    token: object | None  # the store's commit token it is of (None: unknown)
+    writable: bool | None = None  # the reference is a branch (None: not known here)
 
 
 @dataclass(frozen=True)
@@ -89,6 +102,9 @@ class StorageAccess:
         endpoint = urlsplit(settings.s3_endpoint) if settings.s3_endpoint else None
         self._endpoint_host = endpoint.netloc.lower() if endpoint else None
         self._locations: dict[str, str] = {}
+        # A table's location by reference and key, with the commit token it
+        # was read at (located).
+        self._at: dict[tuple[RefSpec, ContentKey], Located] = {}
         self._lock = threading.Lock()
         self._s3: Any = None
 
@@ -128,6 +144,34 @@ class StorageAccess:
                     if len(self._locations) > 20_000:
                         self._locations.clear()
                     self._locations[key] = found
+        return found
+
+    def located(self, ref: RefSpec, key: ContentKey, load: Callable[[], Loaded]) -> Located:
+        """The location of the table ``load`` loads (``key`` at the head of
+        ``ref``), the store's commit token it is of, and whether ``ref`` is a
+        branch a commit may go to. Kept with that token: while no process
+        has committed, the table and the reference are what they were (a
+        signing request's table load, then, is a token read). Kept only at a
+        head and for an answer built from the metadata file alone
+        (``cache_key``: not a materialized view's storage, built per
+        request)."""
+        token = (self.liveness.store.db.commit_token()
+                 if self.liveness is not None and ref.is_plain else None)
+        if token is not None:
+            hit = self._at.get((ref, key))
+            if hit is not None and hit.token == token:
+                return hit
+        # The token was taken before this read: a commit in between makes
+        # the next token differ, and that request loads again.
+        loaded = load()
+        found = Located(self.location_of(loaded.location, loaded.metadata), token)
+        if token is not None and loaded.cache_key is not None:
+            assert self.liveness is not None
+            found = Located(found.location, token, self.liveness.store.resolve(ref).writable)
+            with self._lock:
+                if len(self._at) > 20_000:
+                    self._at.clear()
+                self._at[(ref, key)] = found
         return found
 
     # -- remote signing ----------------------------------------------------------------
@@ -210,7 +254,8 @@ class StorageAccess:
         def shown(h: Held) -> bool:
             return sees is None or sees(h.ref, h.key)
 
-        found = self.liveness.referencing(history.ref, history.key, uris, shown, new)
+        found = self.liveness.referencing(history.ref, history.key, uris, shown, new,
+                                          history.token)
         if found is None:
             raise refuse(f"{dotted(history.key)} is not a table on this reference")
         for uri in uris:

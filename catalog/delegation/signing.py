@@ -39,6 +39,7 @@ class Signer:
         self._found: Any = None  # botocore's credentials: looked up once, refreshed by it
         self._clock = clock
         self._keys: dict[tuple[str, str, str], bytes] = {}
+        self._last: tuple[Any, str] | None = None  # the last date formatted (_stamp)
 
     def credentials(self) -> Any:
         """The warehouse's credentials (refreshed by botocore when they rotate)."""
@@ -60,7 +61,7 @@ class Signer:
         header it sends already with the same value is not repeated."""
         creds = self.credentials()
         parts = urlsplit(uri)
-        stamp = time.strftime("%Y%m%dT%H%M%SZ", self._clock())
+        stamp = self._stamp()
         signed = dict(signed)
         signed["host"] = parts.netloc
         signed["x-amz-date"] = stamp
@@ -78,19 +79,30 @@ class Signer:
         scope = f"{stamp[:8]}/{region}/s3/aws4_request"
         to_sign = "\n".join(["AWS4-HMAC-SHA256", stamp, scope,
                              hashlib.sha256(canonical.encode()).hexdigest()])
-        signature = hmac.new(self._key(creds.secret_key, stamp[:8], region), to_sign.encode(),
-                             hashlib.sha256).hexdigest()
+        # hmac.digest: OpenSSL's one call, a third of hmac.new's time.
+        signature = hmac.digest(self._key(creds.secret_key, stamp[:8], region),
+                                to_sign.encode(), "sha256").hex()
         signed["authorization"] = (f"AWS4-HMAC-SHA256 Credential={creds.access_key}/{scope}, "
                                    f"SignedHeaders={';'.join(names)}, Signature={signature}")
         return {_SHOWN.get(k, k): [v] for k, v in signed.items()
                 if k != "host" and given.get(k) != v}
+
+    def _stamp(self) -> str:
+        """The request's date as SigV4 writes it (formatted once a second)."""
+        now = self._clock()
+        last = self._last
+        if last is not None and last[0] == now:
+            return last[1]
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", now)
+        self._last = (now, stamp)
+        return stamp
 
     def _key(self, secret: str, day: str, region: str) -> bytes:
         found = self._keys.get((secret, day, region))
         if found is None:
             key = ("AWS4" + secret).encode()
             for part in (day, region, "s3", "aws4_request"):
-                key = hmac.new(key, part.encode(), hashlib.sha256).digest()
+                key = hmac.digest(key, part.encode(), "sha256")
             if len(self._keys) > 64:
                 self._keys.clear()
             self._keys[(secret, day, region)] = found = key

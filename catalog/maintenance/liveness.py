@@ -132,13 +132,16 @@ class Liveness:
         self.sets = ReferencedSets(store, self.versions, self.walk, cache_bytes)
 
     def referencing(self, ref: RefSpec, key: ContentKey, uris: Sequence[str],
-                    first: Callable[[Held], bool], new: bool = False) -> Found | None:
+                    first: Callable[[Held], bool], new: bool = False,
+                    token: object | None = None) -> Found | None:
         """What retained history says of ``uris`` (``s3://bucket/key``),
         objects in the folders of table ``key`` on ``ref`` (None: no table
         there). ``first``: the versions to name first (the caller's);
         ``new``: the objects are to be written (a set look-up answers when
-        no retained version can reference them)."""
-        token = self.store.db.commit_token()
+        no retained version can reference them). ``token``: the store's
+        commit token taken before the caller's own reads (None: taken here)."""
+        if token is None:
+            token = self.store.db.commit_token()
         cid = self.content_id(ref, key, token)
         if cid is None:
             return None

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
+
+from cli.output import progress
 
 if TYPE_CHECKING:  # imported where used: the CLI starts without them
     from catalog.maintenance.fsck_files import FilesCheck
@@ -152,7 +152,7 @@ def fsck(database: str | None = DatabaseOpt, data_dir: Path | None = DataDirOpt,
     settings = existing_settings(database, warehouse, data_dir, files)
     store = Store(settings.database_url, node_cache_size=100)
     try:
-        report = check(store, memory * 1024 * 1024, _progress() if sys.stderr.isatty()
+        report = check(store, memory * 1024 * 1024, progress("fsck") if sys.stderr.isatty()
                        else None, parallel)
         found = _check_files(store, settings, grace) if files else None
     finally:
@@ -182,19 +182,6 @@ def fsck(database: str | None = DatabaseOpt, data_dir: Path | None = DataDirOpt,
         raise typer.Exit(1)
     typer.echo("ok")
 
-
-def _progress() -> Callable[[str, int], None]:
-    """One line on stderr, rewritten in place: the stage and its count."""
-    last = [0.0]
-
-    def show(stage: str, done: int) -> None:
-        now = time.monotonic()
-        if now - last[0] >= 0.5:
-            last[0] = now
-            sys.stderr.write(f"\rfsck: {stage}: {done:,}\x1b[K")
-            sys.stderr.flush()
-
-    return show
 
 
 def _check_files(store: Store, settings: CatalogSettings, grace: float | None) -> FilesCheck:

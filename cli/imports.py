@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
+
+from cli.output import progress
 
 if TYPE_CHECKING:  # imported where used: the CLI starts without them
     from catalog.settings import CatalogSettings
@@ -32,7 +32,7 @@ def from_nessie(url: str, settings: CatalogSettings, report: Path | None,
     try:
         done = import_from_nessie(Catalog(store, files, files.reader.locations), url,
                                   into_nonempty=into_nonempty, batch_size=batch,
-                                  progress=_progress())
+                                  progress=progress("import"))
     except ImportRefused as e:
         sys.stderr.write("\n")
         _write(report, e.report.to_json())
@@ -63,15 +63,3 @@ def _write(path: Path | None, body: dict[str, object]) -> None:
     tmp.write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
     tmp.replace(path)
 
-
-def _progress() -> Callable[[str, int], None]:
-    last = [0.0]
-
-    def show(stage: str, done: int) -> None:
-        now = time.monotonic()
-        if now - last[0] >= 0.5:
-            last[0] = now
-            sys.stderr.write(f"\rimport: {stage}: {done:,}\x1b[K")
-            sys.stderr.flush()
-
-    return show

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Iterable, Sequence
+import sys
+import time
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 import typer
@@ -119,3 +121,18 @@ def merged_pages(pages: Iterable[dict[str, Any]], items: str) -> dict[str, Any]:
         found += page[items]
         last = page
     return {**last, items: found}
+
+
+def progress(label: str) -> Callable[[str, int], None]:
+    """One line on stderr, rewritten in place at most twice a second:
+    ``label: stage: count`` (fsck's and an import's progress)."""
+    last = [0.0]
+
+    def show(stage: str, done: int) -> None:
+        now = time.monotonic()
+        if now - last[0] >= 0.5:
+            last[0] = now
+            sys.stderr.write(f"\r{label}: {stage}: {done:,}\x1b[K")
+            sys.stderr.flush()
+
+    return show

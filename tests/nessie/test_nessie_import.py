@@ -325,6 +325,26 @@ def test_a_catalog_with_commits_of_its_own_is_refused_unless_told(repo: Repo,
         store.close()
 
 
+def test_a_reference_name_taken_here_refuses_the_import(repo: Repo, tmp_path: Path) -> None:
+    """A reference Nessie has that this catalog has for something else (a
+    head no import made) refuses the import, even with --into-nonempty, and
+    nothing is written (docs/migrating-from-nessie.md)."""
+    url = f"sqlite:///{tmp_path / 'taken.db'}"
+    store = Store(url)
+    try:
+        store.create_reference("dev")
+        from core.commits import CommitMeta, Put
+        from core.content import Namespace
+
+        store.commit("dev", [Put(ContentKey.of("own"), Namespace())], CommitMeta("mine"))
+    finally:
+        store.close()
+    out = _import(repo, url, "--into-nonempty")
+    assert out.returncode == 1, out.stdout
+    assert "dev" in out.stderr and "no import from Nessie made" in out.stderr, out.stderr
+    assert _count(url, "SELECT count(*) FROM imported_commits") == 0
+
+
 def test_files_outside_the_warehouse_refuse_the_whole_import(repo: Repo,
                                                              tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'elsewhere.db'}"

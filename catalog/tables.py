@@ -221,10 +221,9 @@ class Tables:
             checked = spelled(self.catalog.locations.check(new.location), new.location)
             if checked != new.location:
                 new = new.model_copy(update={"location": checked})
-        self.files.require_snapshots(dotted(key), req.updates, base, new)
         loc = self.catalog.metadata_file(new.location, new.properties, base_loc)
-        data = self.files.write_table(new, loc,
-                                      self.files.table(base_loc)[1] if base_loc else None)
+        data = self.files.write_checked(dotted(key), req.updates, base, new, loc,
+                                        self.files.table(base_loc)[1] if base_loc else None)
         content = table_content(new, loc, cur.id if cur else None)
         return Put(key, content, expected=cur), loc, data
 

@@ -10,13 +10,14 @@ import errno
 import re
 import uuid
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import fsspec
 from pydantic import ValidationError
 from pyiceberg.exceptions import ValidationError as IcebergValidationError
 from pyiceberg.table.metadata import TableMetadata
-from pyiceberg.table.update import TableUpdate
+from pyiceberg.table.update import AddSnapshotUpdate, TableUpdate
 from pyiceberg.view.metadata import ViewMetadata
 
 from catalog.iceberg_v3.metadata import dump as dump_table
@@ -43,6 +44,11 @@ from core.mv.metadata import MaterializedViewMetadata, view_part
 __all__ = ["Locations", "MetadataFiles", "next_metadata_location", "open_files"]
 
 M = TypeVar("M")
+# A commit's metadata file is written while the files its new snapshots name
+# are read and checked (MetadataFiles.write_checked): both wait on storage,
+# not on each other. Apart from the readers' pool, so a write never queues
+# behind reads that count their time against a timeout.
+_WRITES = ThreadPoolExecutor(max_workers=8, thread_name_prefix="sapwood-write")
 _NUMBERED = re.compile(r"(?:^|/)(\d+)-[^/]*\.metadata\.json$")
 _HADOOP = re.compile(r"(?:^|/)v(\d+)\.metadata\.json$")
 
@@ -222,6 +228,26 @@ class MetadataFiles:
         self._write(location, data)
         self.tables.put(location, (meta, data))
         return data
+
+    def write_checked(self, table: str, updates: Sequence[TableUpdate],
+                      base: TableMetadata | None, new: TableMetadata, location: str,
+                      carried: bytes | None = None) -> bytes:
+        """``require_snapshots`` and ``write_table`` together: with snapshots
+        to check, the file is written beside the check (on S3 the PUT and
+        the reads of the manifest list and manifests overlap, a round trip
+        less per append); a refused check removes the file it wrote, as
+        for any commit that does not land, and a write that failed (the
+        name taken) removes nothing."""
+        if not any(isinstance(u, AddSnapshotUpdate) for u in updates):
+            return self.write_table(new, location, carried)
+        written = _WRITES.submit(self.write_table, new, location, carried)
+        try:
+            self.require_snapshots(table, updates, base, new)
+        except BaseException:
+            if written.exception() is None:
+                self.discard(location)
+            raise
+        return written.result()
 
     def write_view(self, meta: ViewMetadata, location: str) -> bytes:
         data = meta.model_dump_json().encode()

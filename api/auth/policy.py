@@ -112,7 +112,7 @@ RULES: dict[str, Rule] = {
     # -- versioning API: references ---------------------------------------------------------
     "list_references": Rule(R, ref="*", listing=True),
     "create_reference": Rule(Privilege.CREATE_REFERENCE, ref="query:name"),
-    "get_reference": Rule(R, ref="ref", key="handler"),
+    "get_reference": Rule(R, ref="ref", key="handler", hot=6),
     "assign_reference": Rule(W, ref="ref"),
     "delete_reference": Rule(Privilege.DELETE_REFERENCE, ref="ref"),
     # -- history, commits, merges --------------------------------------------------------

@@ -6,6 +6,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from fastapi import APIRouter, Query, Request, Response
+from starlette.concurrency import run_in_threadpool
 
 from api.auth.errors import Forbidden
 from api.auth.guard import guard_of
@@ -168,12 +169,21 @@ def create_reference(request: Request, body: ReferenceBody, name: str = Query(..
 
 
 @router.get("/trees/{ref}")
-def get_reference(request: Request, ref: str, fetch: str | None = None) -> Response:
+async def get_reference(request: Request, ref: str, fetch: str | None = None) -> Response:
     """The reference (or commit) ``ref`` names; ``fetch=ALL`` adds its
-    commit's metadata, as the listing does."""
+    commit's metadata, as the listing does. A client reads a branch's head
+    before each create, assign, delete or merge: a bare name without
+    ``fetch=ALL`` is read inline where reads are local (as Call.read does),
+    anything else in the thread pool."""
     check_fetch(fetch)
-    refs = versioning_of(request)
     spec = ref_param(ref)
+    if fetch is None and spec.is_plain and services_of(request).local_reads:
+        return _get_reference(request, spec, fetch)
+    return await run_in_threadpool(_get_reference, request, spec, fetch)
+
+
+def _get_reference(request: Request, spec: RefSpec, fetch: str | None) -> Response:
+    refs = versioning_of(request)
     resolved = refs.resolve(spec)
     out = effective_json(resolved)
     if fetch == "ALL":

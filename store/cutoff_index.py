@@ -55,6 +55,14 @@ from store.schema import ANCESTRY, DELETED_REFS, KEEP_ALL, REFLOG, REFS, RETENTI
 _LOCK_ID = 0x5A9_0043
 # A reference that could retain a commit: (name, type, head).
 Candidate = tuple[str, RefType, str]
+# The statements a reference's create and delete run, built once: building
+# them per call cost more than running them (issue 48, the branch rows).
+_POLICIES = (select(RETENTION.c.refs, RETENTION.c.keep, RETENTION.c.keep_commits)
+             .order_by(RETENTION.c.position))
+_DEPTH = select(ANCESTRY.c.depth).where(ANCESTRY.c.hash == bindparam("h"))
+_FORGET_DELETED = delete(DELETED_REFS).where(DELETED_REFS.c.name == bindparam("n"))
+_REF_ROW = (select(REFS.c.type, REFS.c.head, REFS.c.head_depth, REFS.c.keep_commits,
+                   REFS.c.keep_us).where(REFS.c.name == bindparam("n")))
 
 
 def retention_class(items: list[Policy], name: str, ref_type: RefType) -> tuple[int, int | None]:
@@ -80,13 +88,12 @@ def lock(conn: Connection) -> None:
 
 
 def policies_in(conn: Connection) -> list[Policy]:
-    rows = conn.execute(select(RETENTION.c.refs, RETENTION.c.keep, RETENTION.c.keep_commits)
-                        .order_by(RETENTION.c.position)).all()
+    rows = conn.execute(_POLICIES).all()
     return [Policy(r.refs, r.keep, r.keep_commits) for r in rows]
 
 
 def depth_of(conn: Connection, h: str) -> int:
-    depth = conn.execute(select(ANCESTRY.c.depth).where(ANCESTRY.c.hash == h)).scalar()
+    depth = conn.execute(_DEPTH, {"h": h}).scalar()
     return int(depth or 0)
 
 
@@ -96,7 +103,7 @@ def created(conn: Connection, name: str, ref_type: RefType, head: str) -> dict[s
     branch of that name retains nothing any more (it is made again)."""
     lock(conn)
     keep_commits, keep_us = retention_class(policies_in(conn), name, ref_type)
-    conn.execute(delete(DELETED_REFS).where(DELETED_REFS.c.name == name))
+    conn.execute(_FORGET_DELETED, {"n": name})
     return {"head_depth": depth_of(conn, head), "keep_commits": keep_commits,
             "keep_us": keep_us}
 
@@ -109,15 +116,14 @@ def moved(conn: Connection, name: str, head: str) -> None:
 def deleting(conn: Connection, name: str, at_us: int) -> None:
     """Before reference ``name`` is deleted: its row, as it is, is kept for
     gc's grace period."""
-    row = conn.execute(select(REFS.c.type, REFS.c.head, REFS.c.head_depth,
-                              REFS.c.keep_commits, REFS.c.keep_us)
-                       .where(REFS.c.name == name)).first()
+    row = conn.execute(_REF_ROW, {"n": name}).first()
     if row is None:
         return
-    conn.execute(delete(DELETED_REFS).where(DELETED_REFS.c.name == name))
-    conn.execute(insert(DELETED_REFS).values(
-        name=name, type=row.type, head=row.head, deleted_us=at_us, head_depth=row.head_depth,
-        keep_commits=row.keep_commits, keep_us=row.keep_us))
+    conn.execute(_FORGET_DELETED, {"n": name})
+    conn.execute(insert(DELETED_REFS), {
+        "name": name, "type": row.type, "head": row.head, "deleted_us": at_us,
+        "head_depth": row.head_depth, "keep_commits": row.keep_commits,
+        "keep_us": row.keep_us})
 
 
 # -- kept with the policies (store.retention), in the replacing transaction -----------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sqlalchemy import Connection, delete, insert, select, update
+from sqlalchemy import Connection, bindparam, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from core.commits import DEFAULT_BRANCH, Page, Reference, ReflogEntry, RefType
@@ -27,6 +27,12 @@ from store.schema import COMMITS, REFLOG, REFS
 
 _HEADS_KEPT = 4096
 _TYPES = {t.value: t for t in RefType}
+# A reference change's statements, built once (building them per call cost
+# more than running them on SQLite: issue 48's branch rows).
+_COMMIT_EXISTS = select(COMMITS.c.hash).where(COMMITS.c.hash == bindparam("h"))
+_LOCKED_HEAD = (select(REFS.c.type, REFS.c.head).where(REFS.c.name == bindparam("n"))
+                .with_for_update())
+_DELETE_AT = delete(REFS).where(REFS.c.name == bindparam("n"), REFS.c.head == bindparam("h"))
 
 
 class Refs:
@@ -62,8 +68,7 @@ class Refs:
 
     def locked_head(self, conn: Connection, name: str) -> Reference:
         """Read a head inside a write transaction, locking it until the end."""
-        row = conn.execute(select(REFS.c.type, REFS.c.head).where(REFS.c.name == name)
-                           .with_for_update()).first()
+        row = conn.execute(_LOCKED_HEAD, {"n": name}).first()
         if row is None:
             raise no_such_reference(name)
         return Reference(name, RefType(row.type), row.head)
@@ -106,14 +111,13 @@ class Refs:
         now = self.clock()
         made = Reference(name, ref_type, hash_)
         with self.db.write() as conn:
-            exists = conn.execute(select(COMMITS.c.hash).where(COMMITS.c.hash == hash_)).first()
+            exists = conn.execute(_COMMIT_EXISTS, {"h": hash_}).first()
             if exists is None:
                 raise no_such_commit(hash_)
             try:
-                conn.execute(insert(REFS).values(name=name, type=ref_type.value, head=hash_,
-                                                 created_us=now,
-                                                 **cutoff_index.created(conn, name, ref_type,
-                                                                        hash_)))
+                conn.execute(insert(REFS), {
+                    "name": name, "type": ref_type.value, "head": hash_, "created_us": now,
+                    **cutoff_index.created(conn, name, ref_type, hash_)})
             except IntegrityError:  # the name is taken (the transaction rolls back)
                 raise ReferenceAlreadyExistsError(
                     f"reference '{name}' already exists") from None
@@ -147,7 +151,7 @@ class Refs:
         with self.db.write() as conn:
             current = self._check(conn, name, expected, ref_type)
             cutoff_index.deleting(conn, name, now)  # it retains its history for gc's grace
-            conn.execute(delete(REFS).where(REFS.c.name == name, REFS.c.head == expected))
+            conn.execute(_DELETE_AT, {"n": name, "h": expected})
             self.journal(conn, name, current.type, expected, None, now, principal, "delete")
             answer = self._record(conn, once, current, now)
         _landed(once, answer)
@@ -175,9 +179,9 @@ class Refs:
 
     def journal(self, conn: Connection, ref: str, ref_type: RefType, old: str | None,
                 new: str | None, at_us: int, principal: str | None, reason: str) -> None:
-        conn.execute(insert(REFLOG).values(ref=ref, ref_type=ref_type.value, old_hash=old,
-                                           new_hash=new, at_us=at_us, principal=principal,
-                                           reason=reason))
+        conn.execute(insert(REFLOG), {"ref": ref, "ref_type": ref_type.value, "old_hash": old,
+                                      "new_hash": new, "at_us": at_us,
+                                      "principal": principal, "reason": reason})
         if self.events is not None:  # the change feed's event, in the same transaction
             self.events.append_conn(conn, reason, ref, ref_type, old, new, at_us, principal)
 

@@ -23,26 +23,70 @@ from core.refs import RefSpec, parse_ref
 BASE = "/iceberg/"
 # The first segment after /v1/ of every spec route that takes no {prefix}, or
 # whose {prefix} was left out: anything else there is a prefix.
-_RESOURCES = frozenset({"config", "oauth", "namespaces", "tables", "views", "transactions"})
+_RESOURCES = frozenset({"config", "oauth", "namespaces", "tables", "views", "transactions",
+                        "events"})
+# The segments that may follow ``namespaces/{ns}`` (the spec's routes and ours).
+_IN_NAMESPACE = frozenset({"properties", "register", "register-view", "tables", "views"})
+_ACTIONS = {"oauth": "tokens", "tables": "rename", "views": "rename",
+            "transactions": "commit"}
 SCOPE_KEY = "sapwood.ref"
+
+
+def _is_route(rest: list[str]) -> bool:
+    """Whether ``rest`` (the segments after ``/v1/`` and any prefix) is the
+    shape of one of the routes: what tells a ref named ``v1`` or ``config``
+    in the base path or prefix from the API's own segments."""
+    if not rest or rest[0] not in _RESOURCES:
+        return False
+    head = rest[0]
+    if head in ("config", "events"):
+        return len(rest) == 1
+    if head in _ACTIONS:
+        return rest[1:] == [_ACTIONS[head]]
+    # namespaces, namespaces/{ns}, namespaces/{ns}/<what>[/...]
+    return len(rest) <= 2 or rest[2] in _IN_NAMESPACE
 
 
 @lru_cache(maxsize=8192)
 def split_path(path: str) -> tuple[str, bytes, str | None, str | None] | None:
     """(path for routing, its encoded form, ref from the base path, ref from the
     prefix), or None when the path is not an Iceberg route. ``path`` is still
-    percent-encoded. Cached: clients ask for the same few paths over and over."""
+    percent-encoded. Cached: clients ask for the same few paths over and over.
+
+    A ref may be named like a segment of the API (``v1``, ``config``): the
+    ``v1`` that starts the API is the first after which the rest, less an
+    optional prefix, is one of the routes' shapes, so ``/iceberg/v1/v1/v1/
+    namespaces`` is ref ``v1`` in both the base path and the prefix. When the
+    rest reads both with and without a prefix, a prefix that spells the base
+    path's ref (as config hands it out) wins, then the route without one
+    (the unprefixed reading is the older one and stays so)."""
     segments = path[len(BASE):].split("/")
-    try:
-        v1 = segments.index("v1")
-    except ValueError:
+    fallback = None
+    for v1, segment in enumerate(segments):
+        if segment != "v1":
+            continue
+        base = unquote("/".join(segments[:v1])) if v1 else None
+        rest = segments[v1 + 1:]
+        plain = _is_route(rest)
+        prefixed = len(rest) > 1 and _is_route(rest[1:])
+        if prefixed and (not plain or (base is not None and unquote(rest[0]) == base)):
+            return _split(rest[1:], base, unquote(rest[0]))
+        if plain:
+            return _split(rest, base, None)
+        if fallback is None:
+            fallback = (rest, base)
+    if fallback is None:
         return None
-    base = unquote("/".join(segments[:v1])) if v1 else None
-    rest = segments[v1 + 1:]
-    prefix = None
+    # No route's shape: routed as before (the first v1, a prefix unless the
+    # next segment is a resource), so that an unknown path is the router's 404.
+    rest, base = fallback
     if len(rest) > 1 and rest[0] not in _RESOURCES:
-        prefix = unquote(rest[0])
-        rest = rest[1:]
+        return _split(rest[1:], base, unquote(rest[0]))
+    return _split(rest, base, None)
+
+
+def _split(rest: list[str], base: str | None,
+           prefix: str | None) -> tuple[str, bytes, str | None, str | None]:
     raw = "/iceberg/v1/" + "/".join(rest)
     return unquote(raw), raw.encode("latin-1"), base or None, prefix
 

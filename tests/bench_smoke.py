@@ -56,7 +56,7 @@ FIGURES: dict[str, tuple[str, ...]] = {
         "loadtable_raw", "loadtable_pyiceberg", "loadview_raw", "loadview_pyiceberg",
         "list_tables_raw", "list_tables_pyiceberg", "table_commit_raw", "append_pyiceberg",
         "view_replace", "create_table", "branch_create", "branch_delete", "log_by_key",
-        "merge", "getns_rps")), "rss_mb_sapwood", "rss_mb_nessie"),
+        "merge", "view_audit", "getns_rps")), "rss_mb_sapwood", "rss_mb_nessie"),
     "ops_bench": ("export_s", "import_s", "gc_objects_per_s", "gc_files_per_s",
                   "gc_mark_vs_live_objects", "retention_gc_vs_plain_gc"),
     # Its figures are µs per request of each read, with authentication off

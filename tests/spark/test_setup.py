@@ -20,6 +20,7 @@ from spark.lines import LINES, current
 from spark.maven import jar_names, mvn
 from tests.server import sapwood_command
 from tests.spark.conftest import REQUIRE_SPARK
+from tests.zygote_client import run as sapwood
 
 ROOT = Path(__file__).resolve().parents[2]
 SHADED_JACKSON = "org/apache/iceberg/shaded/com/fasterxml/jackson/core/JsonFactoryBuilder.class"
@@ -28,8 +29,15 @@ SHADED_POOL_BUILDER = ("org/apache/iceberg/shaded/org/apache/hc/client5/http/imp
 
 
 def _setup(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*sapwood_command(), "spark-setup"], capture_output=True, text=True,
-                          timeout=600, env={**os.environ, **env})
+    """``sapwood spark-setup`` with ``env`` added, forked from the worker's
+    zygote (tests/zygote.py: the real command in a process of its own, which
+    reads its settings when it runs, without a second of imports per call);
+    with a stand-in pyspark on PYTHONPATH, a new process, as the zygote has
+    imported the installed one."""
+    if "PYTHONPATH" in env:
+        return subprocess.run([*sapwood_command(), "spark-setup"], capture_output=True,
+                              text=True, timeout=600, env={**os.environ, **env})
+    return sapwood(["spark-setup"], env=env, timeout=600)
 
 
 def _require_maven() -> None:

@@ -19,6 +19,7 @@ from core.commits import DEFAULT_BRANCH
 from core.errors import bad_request
 from core.keys import ContentKey
 from core.refs import RefSpec, parse_ref
+from core.sql.catalog_names import CATALOG_NAME
 
 BASE = "/iceberg/"
 # The first segment after /v1/ of every spec route that takes no {prefix}, or
@@ -69,7 +70,8 @@ def split_path(path: str) -> tuple[str, bytes, str | None, str | None] | None:
         rest = segments[v1 + 1:]
         plain = _is_route(rest)
         prefixed = len(rest) > 1 and _is_route(rest[1:])
-        if prefixed and (not plain or (base is not None and unquote(rest[0]) == base)):
+        if prefixed and (not plain or (base is not None
+                                      and unquote(rest[0]).split(CATALOG_SEPARATOR)[0] == base)):
             return _split(rest[1:], base, unquote(rest[0]))
         if plain:
             return _split(rest, base, None)
@@ -130,11 +132,39 @@ def fold_path(scope: Scope, path: str) -> None:
         scope["path"], scope["raw_path"] = split_trees_path(path)
 
 
+# Between the ref and the engine's catalog name in a prefix config hands out
+# (``dev|iceberg_dev``): no ref spec holds it (core.refs).
+CATALOG_SEPARATOR = "|"
+
+
+def _prefix_parts(prefix: str | None) -> tuple[str | None, str | None]:
+    if prefix is None or CATALOG_SEPARATOR not in prefix:
+        return prefix, None
+    ref, catalog = prefix.split(CATALOG_SEPARATOR, 1)
+    if not CATALOG_NAME.fullmatch(catalog):
+        raise bad_request(f"The prefix {prefix!r} names catalog {catalog!r}, which is not a "
+                          f"catalog name (letters, digits and '_', not starting with a digit)")
+    return ref or None, catalog
+
+
+def request_catalog(scope: Scope) -> str | None:
+    """The engine's name for the catalog a request comes through, when its
+    configuration said it (``warehouse``, handed back in the prefix by
+    config: api/routes/config.py), else None."""
+    return _prefix_parts(scope.get(SCOPE_KEY, (None, None))[1])[1]
+
+
+def config_prefix(ref: RefSpec, catalog: str | None) -> str:
+    """The prefix config hands out: the ref, and the engine's catalog name."""
+    return quote_ref(f"{ref}{CATALOG_SEPARATOR}{catalog}" if catalog else ref)
+
+
 def request_ref(scope: Scope, fallback: str | None = None) -> RefSpec:
     """The ref spec a request addresses, parsed once here at the edge (bad
     grammar is a 400 before anything is looked up): base path and prefix
     must agree."""
     base, prefix = scope.get(SCOPE_KEY, (None, None))
+    prefix = _prefix_parts(prefix)[0]
     # Compared as specs: config hands out the canonical spelling as the prefix
     # (an epoch-ms instant in the URI comes back in ISO form).
     if base and prefix and base != prefix and parse_ref(base) != parse_ref(prefix):

@@ -5,8 +5,11 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, Response
 
 from api.deps import Call, json_response
-from api.paths import quote_ref
+from api.paths import SCOPE_KEY, config_prefix
 from catalog.delegation.service import NOTE_KEY
+from core.errors import bad_request
+from core.refs import RefSpec
+from core.sql.catalog_names import CATALOG_NAME
 
 router = APIRouter()
 
@@ -63,12 +66,32 @@ async def get_config(request: Request, warehouse: str | None = None) -> Response
     the default branch); the client puts it into every later path."""
     c = Call(request, fallback=warehouse or None)
     await c.read(c.svc.catalog.resolve, c.ref)  # a bad ref fails here, early
+    catalog = engine_catalog(request, c.ref, warehouse)
     defaults = {**config_defaults(c.svc.catalog.locations.warehouse),
                 # What storage access this catalog delegates (docs/security.md).
                 NOTE_KEY: c.svc.storage.note()}
-    return json_response({"defaults": defaults, "overrides": {"prefix": quote_ref(c.ref)},
+    return json_response({"defaults": defaults,
+                          "overrides": {"prefix": config_prefix(c.ref, catalog)},
                           "endpoints": ENDPOINTS, "idempotency-key-lifetime": iso_duration(
                               request.app.state.idempotency_lifetime_s)})
+
+
+def engine_catalog(request: Request, ref: RefSpec, warehouse: str | None) -> str | None:
+    """The engine's name for this catalog: ``warehouse`` when the base path
+    names the ref (docs/trino/iceberg.properties sets it to the Trino
+    catalog's name), so that every later call, loadView among them, knows it
+    through the prefix (core/sql/catalog_names.py). Without a ref in the base
+    path, ``warehouse`` is the ref, as before; the ref itself named again is
+    no catalog name."""
+    base = request.scope.get(SCOPE_KEY, (None, None))[0]
+    if not warehouse or base is None or warehouse == base or warehouse == str(ref):
+        return None
+    if not CATALOG_NAME.fullmatch(warehouse):
+        raise bad_request(f"warehouse {warehouse!r} is neither the reference the base path "
+                          f"names ({base!r}) nor a catalog name (letters, digits and '_', "
+                          f"not starting with a digit): name the engine's catalog, as "
+                          f"docs/trino.md shows")
+    return warehouse
 
 
 def iso_duration(seconds: int) -> str:

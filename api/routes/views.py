@@ -4,17 +4,21 @@ rename, register."""
 from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
+from starlette.concurrency import run_in_threadpool
 
 from api.answers import ANSWERS, loaded_json, loaded_or_not_modified
 from api.deps import Call, PageSize, PageToken, identifiers_response, no_content
 from api.models import CommitViewRequest, CreateViewRequest, RegisterViewRequest, RenameTableRequest
 from api.paging import iceberg_listing
-from api.paths import namespace_key
+from api.paths import namespace_key, request_catalog
 from api.routes.tables import check_identifier, renamed
+from api.view_catalogs import served_for, stamped_commit, stamped_create
+from catalog.commands import Loaded
 from catalog.targets import target
 from catalog.views.lifecycle import drop
 from core.auth import Privilege
 from core.content import ContentType
+from core.sql.catalog_names import needs_serving
 
 router = APIRouter(prefix="/iceberg/v1")
 # A materialized view is one entry, listed among the views: it always loads
@@ -36,22 +40,32 @@ async def list_views(request: Request, namespace: str, page_token: PageToken = N
 def create_view(request: Request, namespace: str, body: CreateViewRequest,
                 ) -> Response:
     c = Call(request)
+    command = stamped_create(body.command(), request_catalog(request.scope))
     return c.answering(loaded_json)(c.svc.views.create(c.ref, namespace_key(namespace),
-                                                       body.command(), c.who))
+                                                       command, c.who))
 
 
 @router.get("/namespaces/{namespace}/views/{view}")
 async def load_view(request: Request, namespace: str, view: str) -> Response:
     c = Call(request)
     t = target(c.ref, namespace_key(namespace), view)
-    return loaded_or_not_modified(await c.read(c.svc.views.load, t), request)
+    return loaded_or_not_modified(await _served(request, await c.read(c.svc.views.load, t)),
+                                  request)
+
+
+async def _served(request: Request, loaded: Loaded) -> Loaded:
+    """The view as the catalog that loads it reads it (api/view_catalogs.py)."""
+    catalog = request_catalog(request.scope)
+    if needs_serving(loaded.metadata, catalog):  # sqlglot's work: off the event loop
+        return await run_in_threadpool(served_for, loaded, catalog)
+    return loaded
 
 
 @router.head("/namespaces/{namespace}/views/{view}", status_code=204)
 async def view_exists(request: Request, namespace: str, view: str) -> Response:
     c = Call(request)
-    _, etag = ANSWERS.body(await c.read(c.svc.views.load,
-                                        target(c.ref, namespace_key(namespace), view)))
+    _, etag = ANSWERS.body(await _served(request, await c.read(
+        c.svc.views.load, target(c.ref, namespace_key(namespace), view))))
     return Response(status_code=204, headers={"ETag": etag})
 
 
@@ -61,7 +75,8 @@ def replace_view(request: Request, namespace: str, view: str,
     c = Call(request)
     t = target(c.ref, namespace_key(namespace), view)
     check_identifier(body.identifier, t)
-    return c.answering(loaded_json)(c.svc.views.replace(t, body.command(), c.who))
+    command = stamped_commit(body.command(), request_catalog(request.scope))
+    return c.answering(loaded_json)(c.svc.views.replace(t, command, c.who))
 
 
 @router.delete("/namespaces/{namespace}/views/{view}", status_code=204)

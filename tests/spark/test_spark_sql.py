@@ -188,3 +188,42 @@ def test_spark_sends_an_idempotency_key_on_every_write(spark, server: Server):
     assert len(set(keys)) == len(keys)
     assert not any("idempotency-key" in h for m, _, h in proxy.received
                    if m in ("GET", "HEAD"))
+
+
+def test_a_view_trino_made_on_a_branch_reads_in_spark_with_the_branchs_rows(
+        spark, server: Server, http: httpx.Client):
+    """Trino 476 with docs/trino/iceberg.properties (catalog iceberg_dev on
+    the branch) creates a view as captured from it: config asked with the
+    catalog's name as warehouse, its prefix used, the catalog's name in the
+    SQL, no default-catalog, Trino SQL only. Spark, whose catalog for the
+    branch has another name, reads the branch's rows, and Sapwood analyses
+    the view ok (issue 49, defect 3: TABLE_OR_VIEW_NOT_FOUND iceberg_dev.tr.orders,
+    and 'does not exist')."""
+    sql = spark.sql
+    sql("CREATE NAMESPACE IF NOT EXISTS sapwood.tr")
+    sql("CREATE TABLE sapwood.tr.orders (id BIGINT, src STRING) USING iceberg")
+    sql("INSERT INTO sapwood.tr.orders VALUES (1, 'main')")
+    sw.create_branch(spark, "tdev")
+    sw.add_catalog(spark, "tdev", server.base, "tdev")
+    sql("INSERT INTO tdev.tr.orders VALUES (2, 'dev')")
+
+    config = http.get("/iceberg/tdev/v1/config", params={"warehouse": "iceberg_dev"})
+    assert config.status_code == 200, config.text
+    prefix = config.json()["overrides"]["prefix"]
+    r = http.post(f"/iceberg/tdev/v1/{prefix}/namespaces/tr/views", json={
+        "name": "by_trino",
+        "schema": {"type": "struct", "schema-id": 0, "fields": [
+            {"id": 1, "name": "id", "required": True, "type": "long"},
+            {"id": 2, "name": "src", "required": True, "type": "string"}]},
+        "view-version": {
+            "version-id": 1, "schema-id": 0, "timestamp-ms": 1795832034760,
+            "summary": {"engine-version": "476", "engine-name": "trino",
+                        "iceberg-version": "Apache Iceberg 1.9.1"},
+            "default-namespace": ["tr"],
+            "representations": [{"type": "sql", "dialect": "trino",
+                                 "sql": "SELECT\n  id\n, src\nFROM\n  iceberg_dev.tr.orders\n"}]},
+        "properties": {}})
+    assert r.status_code == 200, r.text
+    assert rows(spark, "SELECT * FROM tdev.tr.by_trino") == [(1, "main"), (2, "dev")]
+    status = http.get("/api/v2/trees/tdev/views", params={"status": "all", "key": "tr.by_trino"})
+    assert [v["status"] for v in status.json()["views"]] == ["ok"], status.text

@@ -94,6 +94,7 @@ LONGEST_FIRST = (
     "spark/test_spark41.py",
     "api/test_gc_inflight.py", "api/test_schemathesis.py", "api/test_gc_warehouse.py",
     "nessie/test_nessie_import.py", "spark/test_setup.py", "api/test_webhooks.py",
+    "trino/test_trino_views.py",
     "test_bench_smoke.py", "nessie/test_nessie_spark.py",
     "spark/test_spark_mviews.py",
     "spark/test_spark_auth.py", "api/test_hidden_as_missing.py",

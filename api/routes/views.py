@@ -12,13 +12,12 @@ from api.models import CommitViewRequest, CreateViewRequest, RegisterViewRequest
 from api.paging import iceberg_listing
 from api.paths import namespace_key, request_catalog
 from api.routes.tables import check_identifier, renamed
-from api.view_catalogs import served_for, stamped_commit, stamped_create
+from api.view_catalogs import kept, may_differ, served_for, stamped_commit, stamped_create
 from catalog.commands import Loaded
 from catalog.targets import target
 from catalog.views.lifecycle import drop
 from core.auth import Privilege
 from core.content import ContentType
-from core.sql.catalog_names import needs_serving
 
 router = APIRouter(prefix="/iceberg/v1")
 # A materialized view is one entry, listed among the views: it always loads
@@ -56,7 +55,10 @@ async def load_view(request: Request, namespace: str, view: str) -> Response:
 async def _served(request: Request, loaded: Loaded) -> Loaded:
     """The view as the catalog that loads it reads it (api/view_catalogs.py)."""
     catalog = request_catalog(request.scope)
-    if needs_serving(loaded.metadata, catalog):  # sqlglot's work: off the event loop
+    hit = kept(loaded, catalog)
+    if hit is not None:
+        return hit
+    if may_differ(loaded, catalog):  # sqlglot's work: off the event loop
         return await run_in_threadpool(served_for, loaded, catalog)
     return loaded
 

@@ -3,7 +3,8 @@ of each per module, Trino's catalogs made from docs/trino/iceberg.properties
 (``iceberg`` on main, ``iceberg_dev`` on branch dev, ``iceberg_v1`` on a
 branch named ``v1``, ``iceberg_then`` on main pinned at an instant). Views
 are written the way Spark writes them (plain HTTP: Spark SQL, no
-``default-catalog``) and by Trino itself (issue 49).
+``default-catalog``; Spark SQL alone, Trino's derived as it is served) and by
+Trino itself (issue 49).
 
 Skips without Maven, a cached Trino or a Java 24+, or fails under
 SAPWOOD_REQUIRE_SPARK=1 (CI), as the Spark and Nessie tests do.
@@ -95,12 +96,17 @@ def world(server: Server) -> str:
         old = create_view(http, "main", "replaced", {
             "spark": "SELECT id, 'old' AS src FROM orders",
             "trino": "SELECT id, 'old' AS src FROM orders"})
+        # Spark SQL alone, as Spark writes it: Trino's is derived when served.
+        old_spark = create_view(http, "main", "replaced_in_spark", {
+            "spark": "SELECT id, concat('old', '') AS src FROM orders"})
         time.sleep(0.01)
         instant = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         time.sleep(0.01)
         replace_view(http, "main", "replaced", old, {
             "spark": "SELECT id, 'new' AS src FROM orders",
             "trino": "SELECT id, 'new' AS src FROM orders"})
+        replace_view(http, "main", "replaced_in_spark", old_spark, {
+            "spark": "SELECT id, concat('new', '') AS src FROM orders"})
     return instant
 
 
@@ -185,3 +191,25 @@ def test_a_catalog_pinned_at_an_instant_reads_the_view_as_it_was(trino: TrinoSer
     assert rows(trino, "SELECT src FROM iceberg_then.sales.replaced") == [("old",)]
     with pytest.raises(TrinoError):
         trino.query("CREATE VIEW iceberg_then.sales.nope AS SELECT 1 AS x")
+
+
+def test_a_view_with_spark_sql_alone_reads_in_trino_with_its_refs_rows(
+        trino: TrinoServer, http: httpx.Client) -> None:
+    """Spark SQL only, no default-catalog (Spark's CREATE VIEW): Trino's SQL
+    is derived by sqlglot as the view is served (core/sql/derived.py), and
+    each catalog reads the view at its own ref (acceptance 1)."""
+    for ref in ("main", "dev"):
+        create_view(http, ref, "spark_only",
+                    {"spark": "SELECT id, `src` FROM orders WHERE id IS NOT NULL"})
+    assert rows(trino, "SELECT id, src FROM iceberg.sales.spark_only") == MAIN
+    assert rows(trino, "SELECT id, src FROM iceberg_dev.sales.spark_only") == DEV
+
+
+def test_a_view_replaced_in_spark_reads_anew_in_trino_and_as_it_was_when_pinned(
+        trino: TrinoServer) -> None:
+    """Replaced with new Spark SQL (as Spark sends a replace): Trino reads
+    the new definition, no manual step; a catalog pinned before the replace
+    reads the old one (acceptance 2)."""
+    assert rows(trino, "SELECT id, src FROM iceberg.sales.replaced_in_spark") == [(1, "new")]
+    assert rows(trino, "SELECT id, src FROM iceberg_then.sales.replaced_in_spark") == [
+        (1, "old")]

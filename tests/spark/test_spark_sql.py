@@ -3,6 +3,9 @@ views read across refs; a view with several dialects; the helpers."""
 
 from __future__ import annotations
 
+import time
+from datetime import UTC, datetime
+
 import httpx
 import pytest
 from pyspark.errors import AnalysisException
@@ -227,3 +230,33 @@ def test_a_view_trino_made_on_a_branch_reads_in_spark_with_the_branchs_rows(
     assert rows(spark, "SELECT * FROM tdev.tr.by_trino") == [(1, "main"), (2, "dev")]
     status = http.get("/api/v2/trees/tdev/views", params={"status": "all", "key": "tr.by_trino"})
     assert [v["status"] for v in status.json()["views"]] == ["ok"], status.text
+
+
+def test_a_view_served_with_derived_trino_sql_is_replaced_in_spark_and_pinned_reads_the_old(
+        spark, server: Server, http: httpx.Client):
+    """A view Spark made is served with Trino and DuckDB SQL derived from its
+    Spark SQL (core/sql/derived.py) and replace.drop-dialect.allowed=true:
+    Spark's CREATE OR REPLACE VIEW (Spark SQL alone) works, twice, as the
+    derived SQL is served, never stored; a catalog pinned at an instant
+    before the replaces reads the old definition (issue 49, acceptance 2)."""
+    sql = spark.sql
+    sql("CREATE NAMESPACE IF NOT EXISTS sapwood.derived")
+    sql("USE sapwood.derived")
+    sql("CREATE TABLE t (id BIGINT) USING iceberg")
+    sql("INSERT INTO t VALUES (1)")
+    sql("CREATE VIEW v AS SELECT id FROM t")
+    served = http.get("/iceberg/v1/namespaces/derived/views/v").json()["metadata"]
+    [current] = [v for v in served["versions"]
+                 if v["version-id"] == served["current-version-id"]]
+    assert sorted(r["dialect"] for r in current["representations"]) == [
+        "duckdb", "spark", "trino"]
+    assert served["properties"]["replace.drop-dialect.allowed"] == "true"
+    time.sleep(0.01)
+    instant = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    time.sleep(0.01)
+    sql("CREATE OR REPLACE VIEW v AS SELECT id + 1 AS id FROM t")
+    sql("CREATE OR REPLACE VIEW v AS SELECT id + 2 AS id FROM t")
+    sql("USE sapwood")
+    assert rows(spark, "SELECT * FROM sapwood.derived.v") == [(3,)]
+    sw.add_catalog(spark, "derived_then", server.base, "main", as_of=instant)
+    assert rows(spark, "SELECT * FROM derived_then.derived.v") == [(1,)]

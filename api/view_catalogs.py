@@ -20,10 +20,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import threading
+from collections.abc import Callable
 from functools import lru_cache
 
+from fastapi import Response
 from pyiceberg.view.metadata import ViewVersion
 
+from api.answers import loaded_json
 from catalog.commands import Loaded, NewView, ViewCommit
 from core.sql.catalog_names import metadata_for, needs_serving
 from core.sql.derived import SQLGLOT, as_written, metadata_with_derived
@@ -77,6 +80,12 @@ def served_for(loaded: Loaded, catalog: str | None) -> Loaded:
                 _KEPT.pop(next(iter(_KEPT)), None)
             _KEPT[(loaded.cache_key, catalog)] = out
     return out
+
+
+def served_json(catalog: str | None) -> Callable[[Loaded], Response]:
+    """How a create, replace or register answers: with the view as a load
+    through the same catalog serves it (same body, same ETag)."""
+    return lambda loaded: loaded_json(served_for(loaded, catalog))
 
 
 def stamped_create(command: NewView, catalog: str | None) -> NewView:

@@ -6,13 +6,20 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
 
-from api.answers import ANSWERS, loaded_json, loaded_or_not_modified
+from api.answers import ANSWERS, loaded_or_not_modified
 from api.deps import Call, PageSize, PageToken, identifiers_response, no_content
 from api.models import CommitViewRequest, CreateViewRequest, RegisterViewRequest, RenameTableRequest
 from api.paging import iceberg_listing
 from api.paths import namespace_key, request_catalog
 from api.routes.tables import check_identifier, renamed
-from api.view_catalogs import kept, may_differ, served_for, stamped_commit, stamped_create
+from api.view_catalogs import (
+    kept,
+    may_differ,
+    served_for,
+    served_json,
+    stamped_commit,
+    stamped_create,
+)
 from catalog.commands import Loaded
 from catalog.targets import target
 from catalog.views.lifecycle import drop
@@ -39,8 +46,9 @@ async def list_views(request: Request, namespace: str, page_token: PageToken = N
 def create_view(request: Request, namespace: str, body: CreateViewRequest,
                 ) -> Response:
     c = Call(request)
-    command = stamped_create(body.command(), request_catalog(request.scope))
-    return c.answering(loaded_json)(c.svc.views.create(c.ref, namespace_key(namespace),
+    catalog = request_catalog(request.scope)
+    command = stamped_create(body.command(), catalog)
+    return c.answering(served_json(catalog))(c.svc.views.create(c.ref, namespace_key(namespace),
                                                        command, c.who))
 
 
@@ -77,8 +85,9 @@ def replace_view(request: Request, namespace: str, view: str,
     c = Call(request)
     t = target(c.ref, namespace_key(namespace), view)
     check_identifier(body.identifier, t)
-    command = stamped_commit(body.command(), request_catalog(request.scope))
-    return c.answering(loaded_json)(c.svc.views.replace(t, command, c.who))
+    catalog = request_catalog(request.scope)
+    command = stamped_commit(body.command(), catalog)
+    return c.answering(served_json(catalog))(c.svc.views.replace(t, command, c.who))
 
 
 @router.delete("/namespaces/{namespace}/views/{view}", status_code=204)
@@ -96,8 +105,8 @@ def drop_view(request: Request, namespace: str, view: str, cascade: bool = False
 def register_view(request: Request, namespace: str, body: RegisterViewRequest,
                   ) -> Response:
     c = Call(request)
-    return c.answering(loaded_json)(c.svc.views.register(c.ref, namespace_key(namespace),
-                                                         body.command(), c.who))
+    answer = c.answering(served_json(request_catalog(request.scope)))
+    return answer(c.svc.views.register(c.ref, namespace_key(namespace), body.command(), c.who))
 
 
 @router.post("/views/rename", status_code=204)

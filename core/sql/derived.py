@@ -29,7 +29,7 @@ from functools import lru_cache
 from importlib.metadata import version as package_version
 from typing import Any
 
-from pyiceberg.view.metadata import ViewVersion
+from pyiceberg.view.metadata import SQLViewRepresentation, ViewVersion
 
 from core.errors import InvalidInputError
 from core.sql.transpile import transpile
@@ -114,7 +114,7 @@ def as_written(version: ViewVersion) -> ViewVersion:
     for target in marked:
         derived = derived_sql(spark.sql, target)[0] if spark is not None else None
         at = next((i for i, r in enumerate(reps)
-                   if (inner := getattr(r, "root", r)) in sqls
+                   if isinstance(inner := getattr(r, "root", r), SQLViewRepresentation)
                    and inner.dialect.lower() == target and inner.sql == derived), None)
         if at is not None:
             del reps[at]

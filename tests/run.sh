@@ -183,9 +183,20 @@ fi
 # SAPWOOD_TEST_WORKERS=0 runs in one process. In collection order, which puts
 # the longest modules first (tests/conftest.py), so that the workers end on
 # short ones. --durations: the slowest stay in sight at the end of every run.
+# The machine's CPU over the run (every process: workers, servers, JVMs) is
+# printed after it: whether the run was bound by the cores or by waiting.
+cpu_ticks() { awk '/^cpu /{print $2+$3+$4, $2+$3+$4+$5+$6+$7+$8}' /proc/stat 2>/dev/null; }
+cpu_before=$(cpu_ticks); pytest_start=$SECONDS
 "$PY" -m pytest -q -n "${SAPWOOD_TEST_WORKERS:-3}" --dist loadfile --no-loadscope-reorder \
   --durations=25 "$@"
 rc=$?
+cpu_after=$(cpu_ticks)
+if [ -n "$cpu_before" ] && [ -n "$cpu_after" ]; then
+  echo "$cpu_before $cpu_after $((SECONDS - pytest_start)) $(nproc 2>/dev/null || echo '?')" |
+    awk '{busy = $3 - $1; all = $4 - $2;
+          printf "pytest: %d s on %s cores, the cores %.0f%% busy (%.0f CPU-s)\n",
+                 $5, $6, all ? 100 * busy / all : 0, busy / 100}'
+fi
 if [ "$rc" = 5 ]; then
   echo "pytest collected no tests: that is a failure here" >&2
   exit 1

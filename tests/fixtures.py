@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -41,15 +43,54 @@ def started_postgres() -> TempPostgres:
 
 
 def database_url(request: pytest.FixtureRequest, backend: str, base: Path,
-                 prefix: str = "t") -> str:
+                 prefix: str = "t", migrated: bool = True) -> str:
     """A new, empty catalog database: a SQLite file in ``base``, or a
     database of its own on the session's PostgreSQL (an S3 warehouse's
-    catalog is SQLite)."""
+    catalog is SQLite). ``migrated``: its schema already made (a copy of
+    one this process migrated once; no rows, not even ``main``, which the
+    first Store or server makes with its own clock), so that a thousand
+    tests do not each run the migrations; False: nothing in it (the
+    migrations' own tests)."""
     if backend in ("sqlite", "s3"):
         base.mkdir(parents=True, exist_ok=True)
+        if migrated:
+            shutil.copyfile(_sqlite_template(), base / "sapwood.db")
         return f"sqlite:///{base / 'sapwood.db'}"
     pg: TempPostgres = request.getfixturevalue("postgres")
-    return pg.create_database(f"{prefix}{os.getpid()}_{next(_names)}"[:60])
+    name = f"{prefix}{os.getpid()}_{next(_names)}"[:60]
+    if not migrated:
+        return pg.create_database(name)
+    if pg not in _pg_templates:
+        template = f"migrated_{os.getpid()}"
+        _migrate(pg.create_database(template))
+        _pg_templates[pg] = template
+    return pg.create_database(name, template=_pg_templates[pg])
+
+
+_pg_templates: dict[TempPostgres, str] = {}
+_sqlite_file: list[Path] = []
+
+
+def _migrate(url: str) -> None:
+    from store.db import Database
+    from store.migrate import upgrade
+
+    db = Database(url)
+    try:
+        upgrade(db)
+    finally:
+        db.dispose()
+
+
+def _sqlite_template() -> Path:
+    """This process's migrated SQLite file (its WAL checkpointed into it as
+    the last connection closed, so the one file is the whole database)."""
+    if not _sqlite_file:
+        path = Path(tempfile.mkdtemp(prefix="sapwood-template-")) / "sapwood.db"
+        _migrate(f"sqlite:///{path}")
+        assert not path.with_name("sapwood.db-wal").exists(), "the template's WAL remained"
+        _sqlite_file.append(path)
+    return _sqlite_file[0]
 
 
 # Called with the new catalog's URL before its server starts (principals,

@@ -13,7 +13,15 @@ from core.commits import NO_ANCESTOR
 from core.errors import IncompatibleStoreError
 from store import Store
 from store.db import Database
+from tests.fixtures import database_url
 from tests.store.helpers import K, put_new, table, with_ns
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Nothing in it: these tests make the older schemas themselves (the
+    suite's other databases start migrated, tests/fixtures.py)."""
+    return database_url(request, request.param, tmp_path, migrated=False)
 
 
 def _format_1(url: str, with_history: bool) -> None:

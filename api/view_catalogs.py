@@ -4,9 +4,9 @@ core/sql/catalog_names.py; how the server learns the name: the prefix config
 hands out, api/routes/config.py).
 
 * loadView serves each version with ``default-catalog`` the loading catalog's
-  name (or none), its own-catalog names requalified, and the Trino and
-  DuckDB SQL it lacks derived from its Spark SQL (core/sql/derived.py:
-  served, never stored);
+  name (or none), its own-catalog names requalified, and, to a catalog that
+  named itself, the Trino and DuckDB SQL it lacks derived from its Spark SQL
+  (core/sql/derived.py: served, never stored);
 * a create or replace through a catalog whose name the engine said records
   that name as the ``default-catalog`` of a version that has none (what the
   engine's names in the SQL are relative to: Trino writes
@@ -40,7 +40,7 @@ _KEPT_SIZE = 2_000
 _LOCK = threading.Lock()
 # In the served answer's key (its ETag): a rule or sqlglot that serves
 # otherwise must not answer 304 to what an earlier one served.
-_RULE = f"served-2:sqlglot-{SQLGLOT}"
+_RULE = f"served-3:sqlglot-{SQLGLOT}"
 
 
 def kept(loaded: Loaded, catalog: str | None) -> Loaded | None:
@@ -51,13 +51,21 @@ def kept(loaded: Loaded, catalog: str | None) -> Loaded | None:
 def may_differ(loaded: Loaded, catalog: str | None) -> bool:
     """Whether serving may change the stored metadata (cheap, may say yes
     when it does not): a named catalog, a stamped version, Spark SQL."""
-    return needs_serving(loaded.metadata, catalog) or b'"spark"' in loaded.metadata
+    return needs_serving(loaded.metadata, catalog) or (
+        catalog is not None and b'"spark"' in loaded.metadata)
 
 
 @lru_cache(maxsize=1024)
 def _served(metadata: bytes, catalog: str | None) -> bytes | None:
     stored = json.loads(metadata)
-    served = metadata_with_derived(metadata_for(stored, catalog))
+    served = metadata_for(stored, catalog)
+    # Derived dialects go only to a catalog that named itself (the documented
+    # engine configuration, docs/trino/iceberg.properties): any other client
+    # (Spark, PyIceberg, the REST Compatibility Kit) is served the view's
+    # representations exactly as they were written, as the REST spec has a
+    # load return what a create or replace sent (the kit checks it).
+    if catalog is not None:
+        served = metadata_with_derived(served)
     if served == stored:
         return None
     return json.dumps(served, separators=(",", ":")).encode()

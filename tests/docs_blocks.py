@@ -20,7 +20,8 @@ from spark.embedded import sapwood_command
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNNABLE = frozenset({"bash", "sh", "python"})
-NOT_COMMANDS = frozenset({"text", "console", "http", "json", "nginx", "yaml", "sql"})
+NOT_COMMANDS = frozenset({"text", "console", "http", "json", "nginx", "yaml", "sql",
+                          "properties"})
 NOT_RUNNABLE = re.compile(r"^<!--\s*not runnable:\s*(\S.*?)\s*-->$")
 FENCE = re.compile(r"^(`{3,}|~{3,})\s*(\S*)\s*$")
 SPARK_IMPORT = re.compile(r"^\s*(?:import spark\b|from spark(?:\.\w+)* import )", re.M)

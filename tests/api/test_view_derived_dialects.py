@@ -1,10 +1,13 @@
 """Representations served, not stored (issue 49, core/sql/derived.py): a
-view version with Spark SQL and no Trino or DuckDB SQL is served with both
-derived by sqlglot, its catalog names as the loading catalog reads them, and
-``replace.drop-dialect.allowed=true`` beside them; the stored metadata (the
-metadata file the versioning API names) never holds them; an engine's own
-representation wins; SQL sqlglot cannot read is served without them, saying
-why. Plain HTTP against a real server, SQLite and PostgreSQL."""
+view version with Spark SQL and no Trino or DuckDB SQL is served, to a
+catalog that named itself (docs/trino/iceberg.properties: Trino's), with
+both derived by sqlglot, its catalog names as that catalog reads them, and
+``replace.drop-dialect.allowed=true`` beside them; any other client (Spark,
+PyIceberg, the REST Compatibility Kit) is served the representations as
+written; the stored metadata (the metadata file the versioning API names)
+never holds them; an engine's own representation wins; SQL sqlglot cannot
+read is served without them, saying why. Plain HTTP against a real server,
+SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -92,10 +95,17 @@ def test_a_spark_view_is_served_with_derived_dialects_that_are_never_stored(
         "view-version": spark_version("SELECT id FROM orders WHERE id > 0")})
     assert r.status_code == 200, r.text
     created = r.json()["metadata"]
-    # The create answers with the view as a load serves it: same body, same ETag.
+    # The create answers with the view as a load serves it: same body, same
+    # ETag; to a catalog that did not name itself, as it was written.
     loaded = load(http, "sv")
     assert (loaded.content, loaded.headers["etag"]) == (r.content, r.headers["etag"])
-    served = loaded.json()["metadata"]
+    assert sql_of(current(loaded.json()["metadata"])) == {
+        "spark": "SELECT id FROM orders WHERE id > 0"}
+    assert ALLOWED not in loaded.json()["metadata"]["properties"]
+    assert "sapwood.derived-representations" not in current(loaded.json()["metadata"])[
+        "summary"]
+    # To a catalog that named itself (as Trino's does), with the dialects derived.
+    served = load(http, "sv", "lake").json()["metadata"]
     assert sql_of(current(served)) == {"spark": "SELECT id FROM orders WHERE id > 0",
                                        "trino": "SELECT id FROM orders WHERE id > 0",
                                        "duckdb": "SELECT id FROM orders WHERE id > 0"}
@@ -113,7 +123,7 @@ def test_a_spark_view_is_served_with_derived_dialects_that_are_never_stored(
                      "view-version": spark_version("SELECT id + 1 AS id FROM orders", -1)},
                     {"action": "set-current-view-version", "view-version-id": -1}]})
     assert r.status_code == 200, r.text
-    assert sql_of(current(load(http, "sv").json()["metadata"]))["trino"] == (
+    assert sql_of(current(load(http, "sv", "lake").json()["metadata"]))["trino"] == (
         "SELECT id + 1 AS id FROM orders")
     assert set(sql_of(current(stored(http, "sv")))) == {"spark"}
 
@@ -124,9 +134,11 @@ def test_derived_sql_names_the_loading_catalog_and_the_etag_follows_what_is_serv
         "SELECT `id` FROM sw.sales.orders", default_catalog="sw"))
     plain = load(http, "named")
     lake = load(http, "named", "lake")
-    assert sql_of(current(plain.json()["metadata"]))["trino"] == 'SELECT "id" FROM sales.orders'
+    assert set(sql_of(current(plain.json()["metadata"]))) == {"spark"}
     assert sql_of(current(lake.json()["metadata"]))["trino"] == (
         'SELECT "id" FROM lake.sales.orders')
+    assert sql_of(current(load(http, "named", "sw").json()["metadata"]))["trino"] == (
+        'SELECT "id" FROM sw.sales.orders')
     assert plain.headers["etag"] != lake.headers["etag"]
     again = http.get(f"{base('main')}/namespaces/sales/views/named",
                      headers={"If-None-Match": plain.headers["etag"]})
@@ -138,12 +150,12 @@ def test_an_engines_own_representation_wins_and_underivable_sql_says_why(
         orders: None, http: httpx.Client) -> None:
     create(http, "own", spark_version("SELECT id FROM orders",
                                       trino="SELECT id AS id FROM sales.orders"))
-    served = current(load(http, "own").json()["metadata"])
+    served = current(load(http, "own", "lake").json()["metadata"])
     assert sql_of(served) == {"spark": "SELECT id FROM orders",
                               "trino": "SELECT id AS id FROM sales.orders",
                               "duckdb": "SELECT id FROM orders"}
     create(http, "broken", spark_version("SELECT id FROM orders WHERE"))
-    metadata = load(http, "broken").json()["metadata"]
+    metadata = load(http, "broken", "lake").json()["metadata"]
     served = current(metadata)
     assert set(sql_of(served)) == {"spark"}
     assert served["summary"]["sapwood.underived-dialects"].startswith(
@@ -158,7 +170,7 @@ def test_a_served_version_sent_back_stores_only_what_the_engine_wrote(
     """A client that copies the loaded version and adds its own DuckDB SQL:
     the derived Trino and DuckDB copies and the marker are not stored."""
     created = create(http, "copied", spark_version("SELECT id FROM orders"))
-    served = current(load(http, "copied").json()["metadata"])
+    served = current(load(http, "copied", "lake").json()["metadata"])
     mine = {"type": "sql", "sql": "SELECT id FROM sales.orders", "dialect": "duckdb"}
     r = http.post(f"{base('main')}/namespaces/sales/views/copied", json={
         "requirements": [{"type": "assert-view-uuid", "uuid": created["view-uuid"]}],
@@ -170,5 +182,5 @@ def test_a_served_version_sent_back_stores_only_what_the_engine_wrote(
     assert sql_of(on_disk) == {"spark": "SELECT id FROM orders",
                                "duckdb": "SELECT id FROM sales.orders"}
     assert "sapwood.derived-representations" not in on_disk["summary"]
-    assert sql_of(current(load(http, "copied").json()["metadata"]))["trino"] == (
+    assert sql_of(current(load(http, "copied", "lake").json()["metadata"]))["trino"] == (
         "SELECT id FROM orders")

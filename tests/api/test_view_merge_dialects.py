@@ -119,11 +119,11 @@ def test_dialects_added_on_each_side_merge_into_one_version(http, ns: str) -> No
     content = http.get(f"/api/v2/trees/main/contents/{ns}.v").json()["content"]
     assert sorted(a["dialect"] for a in content["analysis"]) == ["duckdb", "spark", "trino"]
     assert {a["status"] for a in content["analysis"]} == {"ok"}
-    # The branch keeps its own version (served with Trino SQL derived from
-    # its Spark SQL: core/sql/derived.py).
+    # The branch keeps its own version, served as written (derived dialects go
+    # only to a catalog that named itself: core/sql/derived.py).
     kept = _current(_metadata(http, dev, ns, "v"))
-    assert [r["dialect"] for r in kept["representations"]] == ["spark", "duckdb", "trino"]
-    assert kept["summary"]["sapwood.derived-representations"].startswith("trino derived")
+    assert [r["dialect"] for r in kept["representations"]] == ["spark", "duckdb"]
+    assert "sapwood.derived-representations" not in kept["summary"]
 
 
 def _clash(http: httpx.Client, ns: str) -> str:

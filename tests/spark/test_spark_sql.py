@@ -234,23 +234,27 @@ def test_a_view_trino_made_on_a_branch_reads_in_spark_with_the_branchs_rows(
 
 def test_a_view_served_with_derived_trino_sql_is_replaced_in_spark_and_pinned_reads_the_old(
         spark, server: Server, http: httpx.Client):
-    """A view Spark made is served with Trino and DuckDB SQL derived from its
-    Spark SQL (core/sql/derived.py) and replace.drop-dialect.allowed=true:
-    Spark's CREATE OR REPLACE VIEW (Spark SQL alone) works, twice, as the
-    derived SQL is served, never stored; a catalog pinned at an instant
-    before the replaces reads the old definition (issue 49, acceptance 2)."""
+    """A view Spark made is served, to a catalog that named itself (as
+    Trino's does: docs/trino/iceberg.properties), with Trino and DuckDB SQL
+    derived from its Spark SQL (core/sql/derived.py) and
+    replace.drop-dialect.allowed=true, and to Spark as written: Spark's
+    CREATE OR REPLACE VIEW (Spark SQL alone) works, twice, as the derived
+    SQL is never stored; a catalog pinned at an instant before the replaces
+    reads the old definition (issue 49, acceptance 2)."""
     sql = spark.sql
     sql("CREATE NAMESPACE IF NOT EXISTS sapwood.derived")
     sql("USE sapwood.derived")
     sql("CREATE TABLE t (id BIGINT) USING iceberg")
     sql("INSERT INTO t VALUES (1)")
     sql("CREATE VIEW v AS SELECT id FROM t")
-    served = http.get("/iceberg/v1/namespaces/derived/views/v").json()["metadata"]
-    [current] = [v for v in served["versions"]
-                 if v["version-id"] == served["current-version-id"]]
-    assert sorted(r["dialect"] for r in current["representations"]) == [
-        "duckdb", "spark", "trino"]
-    assert served["properties"]["replace.drop-dialect.allowed"] == "true"
+    for path, dialects in (("/iceberg/main/v1/main%7Ctrino/namespaces/derived/views/v",
+                            ["duckdb", "spark", "trino"]),
+                           ("/iceberg/v1/namespaces/derived/views/v", ["spark"])):
+        served = http.get(path).json()["metadata"]
+        [current] = [v for v in served["versions"]
+                     if v["version-id"] == served["current-version-id"]]
+        assert sorted(r["dialect"] for r in current["representations"]) == dialects
+        assert ("replace.drop-dialect.allowed" in served["properties"]) == (len(dialects) > 1)
     time.sleep(0.01)
     instant = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     time.sleep(0.01)

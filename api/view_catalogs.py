@@ -28,7 +28,7 @@ from pyiceberg.view.metadata import ViewVersion
 
 from api.answers import loaded_json
 from catalog.commands import Loaded, NewView, ViewCommit
-from core.sql.catalog_names import metadata_for, needs_serving
+from core.sql.catalog_names import ENGINE_CATALOG, metadata_for, needs_serving
 from core.sql.derived import SQLGLOT, as_written, metadata_with_derived
 from core.views import AddViewVersion
 
@@ -40,7 +40,7 @@ _KEPT_SIZE = 2_000
 _LOCK = threading.Lock()
 # In the served answer's key (its ETag): a rule or sqlglot that serves
 # otherwise must not answer 304 to what an earlier one served.
-_RULE = f"served-3:sqlglot-{SQLGLOT}"
+_RULE = f"served-4:sqlglot-{SQLGLOT}"
 
 
 def kept(loaded: Loaded, catalog: str | None) -> Loaded | None:
@@ -113,5 +113,7 @@ def stamped_commit(command: ViewCommit, catalog: str | None) -> ViewCommit:
 def stamped_version(version: ViewVersion, catalog: str | None) -> ViewVersion:
     version = as_written(version)
     if catalog is not None and not version.default_catalog:
-        version = version.model_copy(update={"default_catalog": catalog})
+        version = version.model_copy(update={
+            "default_catalog": catalog,
+            "summary": {**(version.summary or {}), ENGINE_CATALOG: catalog}})
     return version

@@ -9,9 +9,10 @@ view through the catalog named in it, that is another reference's tables
 (issue 49). So a loaded view is served for the catalog that loads it:
 
 * its ``default-catalog`` is the loading catalog's name when the engine said
-  it (``warehouse`` in its configuration: api/routes/config.py), and is left
-  out otherwise (Iceberg's Spark then resolves in the catalog it loaded the
-  view from);
+  it (``warehouse`` in its configuration: api/routes/config.py); otherwise
+  a name the server recorded (``ENGINE_CATALOG``) is left out (Iceberg's
+  Spark then resolves in the catalog it loaded the view from), and a name a
+  client wrote itself is served as written;
 * a table name whose catalog part is the stored ``default-catalog`` (the
   writer's "this catalog") names the loading catalog instead, or loses its
   catalog part; any other catalog part is kept (an explicit other catalog).
@@ -30,6 +31,9 @@ from sqlglot.errors import SqlglotError
 
 # A catalog name an engine may send (Trino's and Spark's identifiers).
 CATALOG_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+# In a version's summary: the ``default-catalog`` the server recorded for an
+# engine that named its catalog and wrote the version with none (Trino).
+ENGINE_CATALOG = "sapwood.engine-catalog"
 
 
 @lru_cache(maxsize=4096)
@@ -53,8 +57,15 @@ def requalify(sql: str, dialect: str, stored: str, loading: str | None) -> str:
 
 def version_for(version: dict[str, Any], loading: str | None) -> dict[str, Any]:
     """One view version as the catalog named ``loading`` (None: unknown)
-    should read it."""
+    should read it. To a catalog that did not name itself, a version is
+    served as written unless its ``default-catalog`` is one the server
+    recorded (ENGINE_CATALOG: an engine that named its catalog wrote it
+    with none): the REST spec has a load return what was sent, and the
+    compatibility kit checks a client's own ``default-catalog`` comes back."""
     stored = version.get("default-catalog")
+    if loading is None and (not stored or (version.get("summary") or {}).get(
+            ENGINE_CATALOG) != stored):
+        return version
     out = dict(version)
     if stored:
         out["representations"] = [
@@ -78,4 +89,4 @@ def needs_serving(metadata: bytes, loading: str | None) -> bool:
     """Whether the stored metadata differs from what ``loading`` should read
     (a view no version of which names a catalog, loaded by an engine that
     did not name its own, is served as stored: Spark's usual case)."""
-    return loading is not None or b'"default-catalog"' in metadata
+    return loading is not None or ENGINE_CATALOG.encode() in metadata

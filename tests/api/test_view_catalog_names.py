@@ -126,16 +126,20 @@ def test_names_in_another_catalog_are_kept_and_a_stamped_view_is_served_unstampe
         orders: None, http: httpx.Client) -> None:
     """A view whose default-catalog an engine stamped (``iceberg``), written
     by a client that did not say its catalog: a reader that does not say its
-    own gets no default-catalog; a name in another catalog stays as written
-    (an explicit other catalog)."""
+    own gets it as written (the REST spec's load returns what was sent; the
+    compatibility kit checks it); a reader that says its own gets its name,
+    and a name in another catalog stays as written (an explicit other
+    catalog)."""
+    sql = ("SELECT a.id FROM iceberg.sales.orders AS a JOIN elsewhere.sales.orders AS b "
+           "ON a.id = b.id")
     r = http.post(f"{base('main')}/namespaces/sales/views", json={
         "name": "mixed", "schema": SCHEMA, "view-version": version(
-            "SELECT a.id FROM iceberg.sales.orders AS a JOIN elsewhere.sales.orders AS b "
-            "ON a.id = b.id", default_catalog="iceberg")})
+            sql, default_catalog="iceberg")})
     assert r.status_code == 200, r.text
     plain = load(http, "main", None, "mixed")
-    assert "default-catalog" not in plain
-    assert plain["representations"][0]["sql"] == (
-        "SELECT a.id FROM sales.orders AS a JOIN elsewhere.sales.orders AS b ON a.id = b.id")
+    assert plain["default-catalog"] == "iceberg"
+    assert plain["representations"][0]["sql"] == sql
+    assert "sapwood.engine-catalog" not in plain["summary"]
     named = load(http, "main", "lake", "mixed")
+    assert named["default-catalog"] == "lake"
     assert named["representations"][0]["sql"].startswith("SELECT a.id FROM lake.sales.orders")

@@ -16,7 +16,7 @@ import os
 import stat
 import zlib
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, TypeVar
 
@@ -72,12 +72,27 @@ class MetadataReader:
     def head(self, location: str, size: int | None) -> bytes:
         """The first ``size`` bytes of a file (all of it, when shorter), read
         as ``read`` reads; ``None``: the whole file, up to the limit."""
+        return self.start(location, size)()
+
+    def start(self, location: str, size: int | None) -> Callable[[], bytes]:
+        """``head``, begun now and finished by the call it returns (which
+        gives the bytes or raises what ``head`` would): a remote read runs
+        in the readers' pool meanwhile, so several can be in flight; a
+        local one is read when asked for."""
         # where(): in a file warehouse, a link inside it that leads out is
         # refused as any location outside is (without saying where it leads).
-        where = self.locations.where(location)
+        try:
+            where = self.locations.where(location)
+        except SapwoodError as e:
+            refused = e
+
+            def fail() -> bytes:
+                raise refused
+            return fail
         if where.local:
-            return self._local(where, size)
-        return self._within_timeout(lambda: self._remote(where, size), f"Reading {where.uri}")
+            return lambda: self._local(where, size)
+        future = _REMOTE.submit(self._remote, where, size)
+        return lambda: self._wait(future, f"Reading {where.uri}")
 
     def exists(self, location: str) -> bool:
         """Whether a file is at ``location``; checked as a read is (outside
@@ -89,7 +104,9 @@ class MetadataReader:
                                     f"Looking up {where.uri}")
 
     def _within_timeout(self, call: Callable[[], T], doing: str) -> T:
-        future = _REMOTE.submit(call)
+        return self._wait(_REMOTE.submit(call), doing)
+
+    def _wait(self, future: Future[T], doing: str) -> T:
         try:
             return future.result(timeout=self.timeout_s)
         except FutureTimeout:

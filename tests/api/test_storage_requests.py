@@ -117,6 +117,65 @@ def test_a_table_commit_is_one_exclusive_put(world: World) -> None:
     assert catalog.load_table(f"{ns}.t").scan().to_arrow().num_rows == 1
 
 
+def avro_gets(requests: list[Request]) -> list[str]:
+    return sorted(r[1].split("?")[0].rsplit("/", 1)[-1] for r in requests
+                  if r[0] == "GET" and r[1].split("?")[0].endswith(".avro"))
+
+
+def test_an_append_reads_its_manifest_list_and_manifest_at_once(world: World) -> None:
+    """The new manifest's header is read alongside the manifest list (its
+    name follows from the list's: PyIceberg's and Iceberg Java's
+    <uuid>-m0.avro beside snap-<id>-<attempt>-<uuid>.avro), not after it:
+    with the list's GET held at the proxy, the manifest's GET arrives. Each
+    file is still read once, and nothing else is read."""
+    catalog = world.server.catalog()
+    ns = f"c{uuid.uuid4().hex[:8]}"
+    catalog.create_namespace(ns)
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False)])
+    table = catalog.create_table(f"{ns}.t", schema)
+    proxy = world.proxy
+    proxy.holding.clear()
+    proxy.release.clear()
+    proxy.hold = lambda m, p: m == "GET" and p.split("?")[0].rsplit("/", 1)[-1] \
+        .startswith("snap-")
+    before = len(proxy.received)
+    failed: list[BaseException] = []
+
+    def append() -> None:
+        try:
+            table.append(pa.table({"id": [1]}, schema=schema))
+        except BaseException as e:  # shown by the assertion below
+            failed.append(e)
+
+    worker = threading.Thread(target=append)
+    worker.start()
+    try:
+        assert proxy.holding.wait(30), "the manifest list was never read"
+        seen: list[str] = []
+        for _ in range(100):  # up to 10 s while the list's GET is held
+            seen = avro_gets(proxy.received[before:])
+            if any(name.endswith("-m0.avro") for name in seen):
+                break
+            threading.Event().wait(0.1)
+        assert any(name.endswith("-m0.avro") for name in seen), seen
+    finally:
+        proxy.hold = None
+        proxy.release.set()
+        worker.join(60)
+    assert not failed, failed
+    sent = list(proxy.received[before:])
+    names = avro_gets(sent)
+    assert len(names) == 2 and names[0].endswith("-m0.avro") and \
+        names[1].startswith("snap-"), [r[:2] for r in sent]
+    assert not lookups(sent), [r[:2] for r in sent]
+    # The next append (its parent's list known here): the same two reads.
+    sent = world.during(lambda: table.append(pa.table({"id": [2]}, schema=schema)))
+    names = avro_gets(sent)
+    assert len(names) == 2 and names[0].endswith("-m0.avro") and \
+        names[1].startswith("snap-"), [r[:2] for r in sent]
+    assert catalog.load_table(f"{ns}.t").scan().to_arrow().num_rows == 2
+
+
 def test_a_view_replace_is_one_exclusive_put(world: World) -> None:
     ns = f"v{uuid.uuid4().hex[:8]}"
     with http_client(base_url=world.server.base, timeout=30) as http:

@@ -84,11 +84,11 @@ def official_jars(folder: Path, line: SparkLine, log: Callable[[str], None] = pr
     return paths, True
 
 
-def run(exe: str, args: list[str], cwd: Path, failed: str) -> None:
+def run(exe: str, args: list[str], cwd: Path, failed: str, timeout: float = 900) -> None:
     """``mvn -B -q ARGS`` in ``cwd``; SetupError ``failed`` with Maven's
     first error lines when it fails."""
     done = subprocess.run([exe, "-B", "-q", "-C", *args], capture_output=True, text=True,
-                          check=False, timeout=900, cwd=cwd, env=_maven_env())
+                          check=False, timeout=timeout, cwd=cwd, env=_maven_env())
     if done.returncode != 0:
         said = [line for line in (done.stdout + done.stderr).splitlines()
                 if "ERROR" in line][:4]

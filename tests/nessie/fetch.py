@@ -31,8 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spark.errors import SetupError
-from spark.maven import PLUGIN, _maven_env, mvn
-from tests.rck.fetch import _ANSI, _errors
+from spark.maven import PLUGIN, mvn, run
 
 VERSION = "0.99.0"
 # (group, artifact, classifier): the server runs from its runner jar alone.
@@ -98,13 +97,8 @@ def jars(version: str = VERSION, log: Callable[[str], None] = print) -> Jars | N
             coordinate = f"{group}:{artifact}:{version}" + (f":jar:{classifier}"
                                                             if classifier else "")
             log(f"fetching {coordinate} with Maven")
-            done = subprocess.run([exe, "-B", "-q", "-C", f"{PLUGIN}:copy",
-                                   f"-Dartifact={coordinate}", f"-DoutputDirectory={tmp}"],
-                                  capture_output=True, text=True, check=False, timeout=900,
-                                  cwd=tmp, env=_maven_env())
-            if done.returncode != 0:
-                raise SetupError(f"Maven could not fetch {coordinate}: "
-                                 + _ANSI.sub("", _errors(done)))
+            run(exe, [f"{PLUGIN}:copy", f"-Dartifact={coordinate}", f"-DoutputDirectory={tmp}"],
+                Path(tmp), f"Maven could not fetch {coordinate}")
             os.replace(Path(tmp) / name, folder / name)
     return cached(version)
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 import tarfile
 import tempfile
@@ -30,9 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from spark.errors import SetupError
-from spark.maven import PLUGIN, _maven_env, mvn
+from spark.maven import PLUGIN, mvn, run
 from tests.nessie.fetch import Java, _candidates, java_major
-from tests.rck.fetch import _ANSI, _errors
 
 VERSION = "476"
 GROUP = "io.trino"
@@ -73,13 +71,8 @@ def server_home(version: str = VERSION, log: Callable[[str], None] = print) -> P
         for artifact, packaging in (SERVER, ICEBERG):
             coordinate = f"{GROUP}:{artifact}:{version}:{packaging}"
             log(f"fetching {coordinate} with Maven")
-            done = subprocess.run([exe, "-B", "-q", "-C", f"{PLUGIN}:copy",
-                                   f"-Dartifact={coordinate}", f"-DoutputDirectory={tmp}"],
-                                  capture_output=True, text=True, check=False, timeout=1800,
-                                  cwd=tmp, env=_maven_env())
-            if done.returncode != 0:
-                raise SetupError(f"Maven could not fetch {coordinate}: "
-                                 + _ANSI.sub("", _errors(done)))
+            run(exe, [f"{PLUGIN}:copy", f"-Dartifact={coordinate}", f"-DoutputDirectory={tmp}"],
+                Path(tmp), f"Maven could not fetch {coordinate}", timeout=1800)
             archives[artifact] = Path(tmp) / f"{artifact}-{version}.{packaging}"
         unpacked = Path(tmp) / "unpacked"
         with tarfile.open(archives[SERVER[0]]) as tar:

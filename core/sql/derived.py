@@ -32,6 +32,7 @@ from typing import Any
 from pyiceberg.view.metadata import SQLViewRepresentation, ViewVersion
 
 from core.errors import InvalidInputError
+from core.sql.catalog_names import ENGINE_CATALOG
 from core.sql.transpile import transpile
 from core.views import DROP_DIALECT_ALLOWED, sql_representations
 
@@ -101,10 +102,14 @@ def metadata_with_derived(metadata: dict[str, Any]) -> dict[str, Any]:
 
 def as_written(version: ViewVersion) -> ViewVersion:
     """An incoming version without what the server derived and served (see
-    the module's docstring); the version itself when it carries no marker."""
+    the module's docstring), nor the server's record of an engine's catalog
+    name (``ENGINE_CATALOG``: only the server stamps it, from the name the
+    engine gave in config, never from a client's summary); the version
+    itself when it carries no marker."""
     summary = dict(version.summary or {})
     marker = summary.pop(DERIVED, None)
     summary.pop(UNDERIVED, None)
+    summary.pop(ENGINE_CATALOG, None)
     if marker is None and summary == (version.summary or {}):
         return version
     marked = marker.split(" derived from ")[0].split(", ") if marker else []

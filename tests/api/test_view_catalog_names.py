@@ -143,3 +143,20 @@ def test_names_in_another_catalog_are_kept_and_a_stamped_view_is_served_unstampe
     named = load(http, "main", "lake", "mixed")
     assert named["default-catalog"] == "lake"
     assert named["representations"][0]["sql"].startswith("SELECT a.id FROM lake.sales.orders")
+
+
+def test_a_clients_own_engine_catalog_mark_is_not_taken(orders: None,
+                                                       http: httpx.Client) -> None:
+    """``sapwood.engine-catalog`` is the server's record of a name an engine
+    gave in config; a client that writes it in its summary (to have its own
+    ``default-catalog`` dropped for other readers) has it left out, and its
+    ``default-catalog`` comes back as written."""
+    v = version("SELECT id FROM iceberg.sales.orders", default_catalog="iceberg")
+    v["summary"] = {**v.get("summary", {}), "sapwood.engine-catalog": "iceberg"}
+    r = http.post(f"{base('main')}/namespaces/sales/views", json={
+        "name": "forged", "schema": SCHEMA, "view-version": v})
+    assert r.status_code == 200, r.text
+    plain = load(http, "main", None, "forged")
+    assert "sapwood.engine-catalog" not in plain["summary"]
+    assert plain["default-catalog"] == "iceberg"
+    assert plain["representations"][0]["sql"] == "SELECT id FROM iceberg.sales.orders"

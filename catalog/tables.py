@@ -33,6 +33,7 @@ from catalog.metadata.engine_gc import (
     served,
 )
 from catalog.metadata.locations import spelled
+from catalog.metadata.referenced_snapshots import referenced_only
 from catalog.metadata.table_updates import apply, check_requirements, fresh
 from catalog.metadata.update_values import refuse_server_summaries
 from catalog.targets import Target, dotted, target
@@ -86,7 +87,8 @@ class Tables:
 
     def load(self, t: Target, snapshots: str | None = None,
              options: ReadOptions | None = None) -> Loaded:
-        """``snapshots="refs"``: only the snapshots a ref names."""
+        """``snapshots="refs"``: only the snapshots a ref names
+        (catalog.metadata.referenced_snapshots)."""
         resolved, found = self.catalog.read(t.ref, [t.key])
         c = found.get(t.key)
         if isinstance(c, MaterializedView) and self.materialized is not None:
@@ -96,9 +98,9 @@ class Tables:
         loc = c.metadata_location
         meta, data = self.files.table(loc)
         if snapshots == "refs":
-            wanted = {r.snapshot_id for r in meta.refs.values()}
-            return Loaded(loc, dump(meta.model_copy(update={"snapshots": [
-                s for s in meta.snapshots if s.snapshot_id in wanted]}), data))
+            kept = referenced_only(meta)
+            if kept is not meta:  # else the same answer as all of them
+                return Loaded(loc, dump(kept), cache_key=f"{answer_key(loc)}#snapshots=refs")
         return Loaded(loc, data, cache_key=answer_key(loc))
 
     # -- writes -------------------------------------------------------------------

@@ -2,7 +2,8 @@
 safely (reading, fileio), writing metadata once and reading it cached
 (files, local_files, still_there), the one location check and the claims a
 table or view takes (locations, claims), the files a new snapshot names
-(snapshot_files), a table commit's requirements and updates (table_updates),
+(snapshot_files), the metadata with only the snapshots a ref names
+(referenced_snapshots), a table commit's requirements and updates (table_updates),
 and ``gc.enabled=false`` on every table (engine_gc).
 
 Imports of catalog/: iceberg_v3/ and the kernel's plain settings (settings,

@@ -55,6 +55,7 @@ FIGURES: dict[str, tuple[str, ...]] = {
     "nessie_bench": (*(f"vs_nessie_{row}" for row in (
         "loadtable_raw", "loadtable_pyiceberg", "loadview_raw", "loadview_pyiceberg",
         "list_tables_raw", "list_tables_pyiceberg", "table_commit_raw", "append_pyiceberg",
+        "append_commit",
         "view_replace", "create_table", "branch_create", "branch_delete", "log_by_key",
         "merge", "view_audit", "getns_rps")), "rss_mb_sapwood", "rss_mb_nessie"),
     "ops_bench": ("export_s", "import_s", "gc_objects_per_s", "gc_files_per_s",

@@ -48,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import httpx
 
 from tests.nessie.server import NessieServer, environment_ready
+from tests.processes import rss_mb
 from tests.s3 import BUCKET, LocalS3
 from tests.server import Server
 
@@ -195,10 +196,7 @@ class Target:
                 return n
 
     def rss_mb(self) -> float:
-        for line in Path(f"/proc/{self.pid()}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-        return 0.0
+        return rss_mb(self.pid()) or 0.0
 
 
 def populate(t: Target, tables: int, versions: int) -> dict[str, Any]:

@@ -41,6 +41,7 @@ from core.keys import ContentKey
 from store import Store
 from tests.api import spark_bodies as sb
 from tests.peak_memory import run_measured
+from tests.processes import rss_mb as resident_mb
 from tests.server import Server, sapwood_command
 
 PER_COMMIT = 10_000
@@ -159,10 +160,8 @@ def timings(server: Server, runs: int = RUNS, warm: int = WARM) -> dict[str, flo
 
 
 def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+    found = resident_mb(pid)
+    return float("nan") if found is None else found
 
 
 def fsck_rss_mb(url: str, *args: str) -> tuple[float, float, str]:

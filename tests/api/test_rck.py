@@ -27,8 +27,9 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures import database_url
+from tests.processes import cpu_seconds
 from tests.rck import fetch
-from tests.rck.kit import CLASSES, cpu_seconds, run
+from tests.rck.kit import CLASSES, run
 from tests.server import serving
 
 REQUIRE = os.environ.get("SAPWOOD_REQUIRE_SPARK") == "1"

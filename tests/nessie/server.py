@@ -17,7 +17,6 @@ parallel collector's threads only add to its start on two cores.
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -25,8 +24,8 @@ from pathlib import Path
 
 import httpx
 
-from spark.embedded import stop_process
 from tests.http import http_request
+from tests.jvm_server import JvmServer
 from tests.nessie.fetch import Jars, Java
 from tests.pg import free_port
 
@@ -36,23 +35,20 @@ JVM_OPTIONS = ("-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                "--enable-native-access=ALL-UNNAMED")
 
 
-class NessieServer:
+class NessieServer(JvmServer):
+    name = "Nessie"
+
     def __init__(self, jars: Jars, java: Java, data_dir: Path, store: str = "IN_MEMORY",
                  properties: Mapping[str, str] | None = None) -> None:
         if store not in STORES:
             raise ValueError(f"store must be one of {', '.join(STORES)}, not {store!r}")
+        super().__init__(java, data_dir, data_dir / "nessie.log")
         self.jars = jars
-        self.java = java
-        self.data_dir = data_dir
         self.store = store
         self.properties = dict(properties or {})
         self.port = free_port()
         self.management_port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        self.log = data_dir / "nessie.log"
-        self.proc: subprocess.Popen[bytes] | None = None
-        # Seconds from the process's start to its first answer of /api/v2/config.
-        self.started_in: float | None = None
 
     @property
     def api(self) -> str:
@@ -81,55 +77,12 @@ class NessieServer:
                 *(f"-D{k}={v}" for k, v in self.settings().items()),
                 "-jar", str(self.jars.server)]
 
-    def start(self, timeout: float = 120) -> NessieServer:
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        began = time.monotonic()
-        with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, cwd=self.data_dir)
+    def ready(self) -> bool:
+        """/api/v2/config answers 200."""
         try:
-            self._wait(began + timeout)
-        except RuntimeError:
-            self.stop()
-            raise
-        self.started_in = time.monotonic() - began
-        return self
-
-    def _wait(self, deadline: float) -> None:
-        """Until /api/v2/config answers 200; RuntimeError (with the log's
-        tail) when the process exits or the deadline passes."""
-        assert self.proc is not None
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"Nessie exited ({self.proc.returncode}): {self._tail()}")
-            try:
-                if http_request("GET", f"{self.api}/config", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        raise RuntimeError(f"Nessie did not answer /api/v2/config in time: {self._tail()}")
-
-    def _tail(self, lines: int = 30) -> str:
-        text = self.log.read_text(errors="replace") if self.log.exists() else ""
-        return "\n".join(text.splitlines()[-lines:])
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            stop_process(self.proc)
-
-    def rss_mb(self) -> float:
-        """The server's resident memory now (0 when it is not running)."""
-        if self.proc is None or self.proc.poll() is not None:
-            return 0.0
-        try:
-            status = Path(f"/proc/{self.proc.pid}/status").read_text()
-        except OSError:
-            return 0.0
-        for line in status.splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-        return 0.0
+            return http_request("GET", f"{self.api}/config", timeout=2).status_code == 200
+        except httpx.HTTPError:
+            return False
 
     def server_errors(self) -> list[str]:
         """Access-log lines of a 5xx answer (Quarkus's format: ``"GET /p HTTP/1.1" 500 n``)."""

@@ -147,15 +147,6 @@ def _short(message: str, limit: int = 600) -> str:
     return text if len(text) <= limit else text[:limit] + " …"
 
 
-def cpu_seconds(pid: int) -> float | None:
-    """A process's CPU time so far (Linux' /proc; None elsewhere)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def summary(results: list[dict[str, object]]) -> str:
     """The suite's closing line, from what each class's test recorded."""
     parts, refused, wall, cpu = [], Counter[str](), 0.0, 0.0

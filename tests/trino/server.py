@@ -18,7 +18,6 @@ on two cores.
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 import uuid
 from collections.abc import Iterator, Mapping
@@ -28,8 +27,8 @@ from typing import Any
 
 import httpx
 
-from spark.embedded import stop_process
 from tests.http import http_client
+from tests.jvm_server import JvmServer
 from tests.nessie.fetch import Java
 from tests.pg import free_port
 
@@ -56,23 +55,22 @@ def catalog_properties(uri: str, catalog: str) -> str:
     return CATALOG_TEMPLATE.read_text().replace("{uri}", uri).replace("{catalog}", catalog)
 
 
-class TrinoServer:
+class TrinoServer(JvmServer):
+    name = "Trino"
+    poll_s = 0.25
+    tail_lines = 40
+
     def __init__(self, home: Path, java: Java, data_dir: Path,
                  catalogs: Mapping[str, str]) -> None:
         """``catalogs``: Trino catalog name → the Iceberg REST URI it reads."""
+        super().__init__(java, data_dir, data_dir / "trino.log")
         self.home = home
-        self.java = java
-        self.data_dir = data_dir
         self.catalogs = dict(catalogs)
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        self.log = data_dir / "trino.log"
-        self.proc: subprocess.Popen[bytes] | None = None
-        # Seconds from the process's start to its first answer of a query.
-        self.started_in: float | None = None
         self.client = http_client(timeout=60)
 
-    def _write_config(self) -> Path:
+    def prepare(self) -> None:
         etc = self.data_dir / "etc"
         (etc / "catalog").mkdir(parents=True, exist_ok=True)
         for name, uri in self.catalogs.items():
@@ -93,7 +91,6 @@ class TrinoServer:
             "query.max-memory-per-node=256MB",
             "task.concurrency=2",
             ""]))
-        return etc
 
     def node_settings(self) -> dict[str, str]:
         """The node's settings (system properties, as Trino's launcher passes
@@ -111,43 +108,21 @@ class TrinoServer:
                 "-cp", str(self.home / "lib" / "*"), "io.trino.server.TrinoServer"]
 
     def start(self, timeout: float = 180) -> TrinoServer:
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        self._write_config()
-        began = time.monotonic()
-        with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, cwd=self.data_dir)
+        return super().start(timeout)
+
+    def ready(self) -> bool:
+        """The node says it has started, and answers a query."""
         try:
-            self._wait(began + timeout)
-        except RuntimeError:
-            self.stop()
-            raise
-        self.started_in = time.monotonic() - began
-        return self
+            info = self.client.get(f"{self.base}/v1/info", timeout=2)
+            if info.status_code == 200 and not info.json().get("starting", True):
+                self._query("SELECT 1", None, None)
+                return True
+        except (httpx.HTTPError, TrinoError, ValueError):
+            pass
+        return False
 
-    def _wait(self, deadline: float) -> None:
-        """Until the node says it has started and answers a query;
-        RuntimeError (with the log's tail) when it exits or the deadline passes."""
-        assert self.proc is not None
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"Trino exited ({self.proc.returncode}): {self._tail()}")
-            try:
-                info = self.client.get(f"{self.base}/v1/info", timeout=2)
-                if info.status_code == 200 and not info.json().get("starting", True):
-                    self._query("SELECT 1", None, None)
-                    return
-            except (httpx.HTTPError, TrinoError, ValueError):
-                pass
-            time.sleep(0.25)
-        raise RuntimeError(f"Trino did not start in time: {self._tail()}")
-
-    def _tail(self, lines: int = 40) -> str:
-        text = ""
-        for f in (self.log, self.data_dir / "server.log"):
-            if f.exists():
-                text += f.read_text(errors="replace")
-        return "\n".join(text.splitlines()[-lines:])
+    def logs(self) -> list[Path]:
+        return [self.log, self.data_dir / "server.log"]
 
     def query(self, sql: str, catalog: str | None = None,
               schema: str | None = None) -> list[list[Any]]:
@@ -192,20 +167,7 @@ class TrinoServer:
 
     def stop(self) -> None:
         self.client.close()
-        if self.proc is not None:
-            stop_process(self.proc)
-
-    def cpu_seconds(self) -> float:
-        """User and system CPU the JVM has used so far (0 when not running)."""
-        if self.proc is None or self.proc.poll() is not None:
-            return 0.0
-        try:
-            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            return 0.0
-        import os
-
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        super().stop()
 
 
 @contextmanager

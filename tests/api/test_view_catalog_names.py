@@ -13,22 +13,14 @@ from __future__ import annotations
 
 import time
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 import pytest
 
+from tests.api.engine_catalogs import SCHEMA, base, create_orders
 from tests.fixtures import BACKENDS, server_fixture
 
 server = server_fixture(BACKENDS)
-SCHEMA = {"type": "struct", "schema-id": 0, "fields": [
-    {"id": 1, "name": "id", "required": False, "type": "long"}]}
-
-
-def base(ref: str, catalog: str | None = None) -> str:
-    """The Iceberg base a client uses after config: base path and prefix."""
-    prefix = quote(f"{ref}|{catalog}" if catalog else ref, safe="")
-    return f"/iceberg/{ref}/v1/{prefix}"
 
 
 def version(sql: str, dialect: str = "trino", default_catalog: str | None = None,
@@ -55,12 +47,7 @@ def load(http: httpx.Client, ref: str, catalog: str | None, name: str) -> dict[s
 
 @pytest.fixture(scope="module")
 def orders(server: Any) -> None:
-    with httpx.Client(base_url=server.base) as http:
-        assert http.post("/iceberg/v1/namespaces", json={"namespace": ["sales"]}
-                         ).status_code == 200
-        r = http.post("/iceberg/v1/namespaces/sales/tables", json={
-            "name": "orders", "schema": SCHEMA})
-        assert r.status_code == 200, r.text
+    create_orders(server.base)
 
 
 def test_config_hands_the_engines_catalog_name_back_in_the_prefix(

@@ -15,22 +15,16 @@ import json
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlparse
+from urllib.parse import urlparse
 
 import httpx
 import pytest
 
+from tests.api.engine_catalogs import SCHEMA, base, create_orders
 from tests.fixtures import BACKENDS, server_fixture
 
 server = server_fixture(BACKENDS)
-SCHEMA = {"type": "struct", "schema-id": 0, "fields": [
-    {"id": 1, "name": "id", "required": False, "type": "long"}]}
 ALLOWED = "replace.drop-dialect.allowed"
-
-
-def base(ref: str, catalog: str | None = None) -> str:
-    prefix = quote(f"{ref}|{catalog}" if catalog else ref, safe="")
-    return f"/iceberg/{ref}/v1/{prefix}"
 
 
 def spark_version(sql: str, version_id: int = 1, default_catalog: str | None = None,
@@ -80,12 +74,7 @@ def stored(http: httpx.Client, name: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def orders(server: Any) -> None:
-    with httpx.Client(base_url=server.base) as http:
-        assert http.post("/iceberg/v1/namespaces", json={"namespace": ["sales"]}
-                         ).status_code == 200
-        r = http.post("/iceberg/v1/namespaces/sales/tables", json={
-            "name": "orders", "schema": SCHEMA})
-        assert r.status_code == 200, r.text
+    create_orders(server.base)
 
 
 def test_a_spark_view_is_served_with_derived_dialects_that_are_never_stored(

@@ -25,6 +25,19 @@ server = server_fixture(WITH_S3)
 V1 = "/iceberg/v1"
 
 
+def _appended(server: Any, http: httpx.Client, ns: str) -> tuple[dict[str, Any], Any, list[Any]]:
+    """A table ``t`` appended to once: its metadata as served, its current
+    snapshot (PyIceberg's) and that snapshot's manifests."""
+    cat = server.catalog()
+    t = cat.create_table(f"{ns}.t", SCHEMA)
+    t.append(rows(3))
+    t = cat.load_table(f"{ns}.t")
+    meta = http.get(f"{V1}/namespaces/{ns}/tables/t").json()["metadata"]
+    current = t.current_snapshot()
+    assert current is not None
+    return meta, current, current.manifests(t.io)
+
+
 def _add(http: httpx.Client, ns: str, name: str, meta: dict[str, Any], mlist: str,
          snapshot_id: int) -> httpx.Response:
     """Append one snapshot naming ``mlist`` on top of the current one."""
@@ -55,14 +68,9 @@ def _metadata_files(server: Any) -> set[str]:
 
 def test_a_snapshot_must_name_a_manifest_list_that_is_one(server, http, store, ns: str,
                                                         tmp_path: Path) -> None:
+    meta, current, manifests = _appended(server, http, ns)
+    loc = meta["location"]
     cat = server.catalog()
-    t = cat.create_table(f"{ns}.t", SCHEMA)
-    t.append(rows(3))
-    t = cat.load_table(f"{ns}.t")
-    meta = http.get(f"{V1}/namespaces/{ns}/tables/t").json()["metadata"]
-    loc, current = meta["location"], t.current_snapshot()
-    assert current is not None
-    manifests = current.manifests(t.io)
     seq = meta["last-sequence-number"] + 1
     head, written = store.get_reference("main").hash, _metadata_files(server)
 

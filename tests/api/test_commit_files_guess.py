@@ -18,8 +18,7 @@ from typing import Any
 
 import httpx
 
-from tests.api.test_commit_files import _add, _refused
-from tests.api.test_pyiceberg import SCHEMA, rows
+from tests.api.test_commit_files import _add, _appended, _refused
 from tests.api.warehouse_files import GARBAGE, get, manifest_list, moved, put
 from tests.fixtures import WITH_S3, server_fixture
 
@@ -29,14 +28,8 @@ V1 = "/iceberg/v1"
 
 def test_a_list_named_as_iceberg_names_it_is_checked_as_any_other(
         server: Any, http: httpx.Client, ns: str, tmp_path: Path) -> None:
-    cat = server.catalog()
-    t = cat.create_table(f"{ns}.t", SCHEMA)
-    t.append(rows(3))
-    t = cat.load_table(f"{ns}.t")
-    meta = http.get(f"{V1}/namespaces/{ns}/tables/t").json()["metadata"]
-    loc, current = meta["location"], t.current_snapshot()
-    assert current is not None
-    manifests = current.manifests(t.io)
+    meta, current, manifests = _appended(server, http, ns)
+    loc = meta["location"]
     good = get(server, manifests[0].manifest_path)
     seq = meta["last-sequence-number"] + 1
     folder = f"{loc}/metadata"

@@ -210,18 +210,13 @@ def populate(t: Target, tables: int, versions: int) -> dict[str, Any]:
         t.create_table(NS, name)
     for i in range(tables):
         t.create_table(MANY, f"t{i:04d}")
-    t.call("POST", f"{t.rest()}/namespaces/{NS}/views", {
-        "name": "v", "schema": SCHEMA, "properties": {}, "view-version": {
-            "version-id": 1, "schema-id": 0, "timestamp-ms": int(time.time() * 1000),
-            "summary": {}, "default-namespace": [NS],
-            "representations": [{"type": "sql", "dialect": "spark",
-                                 "sql": f"SELECT id FROM {NS}.hot"}]}})
-    t.call("POST", f"{t.rest()}/namespaces/{NS}/views", {
-        "name": "av", "schema": SCHEMA, "properties": {}, "view-version": {
-            "version-id": 1, "schema-id": 0, "timestamp-ms": int(time.time() * 1000),
-            "summary": {}, "default-namespace": [NS],
-            "representations": [{"type": "sql", "dialect": "spark",
-                                 "sql": f"SELECT id FROM {NS}.hot"}]}})
+    for view in ("v", "av"):
+        t.call("POST", f"{t.rest()}/namespaces/{NS}/views", {
+            "name": view, "schema": SCHEMA, "properties": {}, "view-version": {
+                "version-id": 1, "schema-id": 0, "timestamp-ms": int(time.time() * 1000),
+                "summary": {}, "default-namespace": [NS],
+                "representations": [{"type": "sql", "dialect": "spark",
+                                     "sql": f"SELECT id FROM {NS}.hot"}]}})
     for version in range(2, versions + 1):
         t.replace_view("av", version)
     return {"hot": hot["metadata"]["table-uuid"], "commit": commit["metadata"]["table-uuid"],

@@ -370,3 +370,33 @@ def test_insecure_opt_out_starts_with_a_warning(tmp_path) -> None:
 
 def _json(r: httpx.Response) -> Any:
     return r.json()
+
+
+def test_a_table_on_a_hidden_ref_answers_as_missing_whatever_snapshots_it_asks(
+        server, http, people) -> None:
+    """loadTable's ``snapshots`` mode changes nothing of what a caller
+    without read gets: the answer of a reference that does not exist."""
+    s = Store(server.database_url)
+    try:
+        s.auth.create_principal("refsmain")
+        s.auth.add_grant("refsmain", "read", "main")
+        from catalog.access import create_key
+
+        mine = {"Authorization": f"Bearer {create_key(s, 'refsmain')}"}
+    finally:
+        s.close()
+    admin = people.headers("admin")
+    branch(http, people, "refs_hidden", "admin")
+    base = "/iceberg/refs_hidden/v1/namespaces"
+    assert http.post(base, json={"namespace": ["h"]}, headers=admin).status_code == 200
+    r = http.post(f"{base}/h/tables", headers=admin, json={
+        "name": "t", "schema": {"type": "struct", "schema-id": 0, "fields": [
+            {"id": 1, "name": "id", "required": False, "type": "long"}]}})
+    assert r.status_code == 200, r.text
+    answers = [http.get(f"{prefix}/h/tables/t", params=params, headers=mine)
+               for prefix in (base, "/iceberg/refs_nowhere/v1/namespaces")
+               for params in ({}, {"snapshots": "all"}, {"snapshots": "refs"})]
+    assert {a.status_code for a in answers} == {404}, [a.text for a in answers]
+    hidden, missing = answers[:3], answers[3:]
+    assert {a.text for a in hidden} == {hidden[0].text}
+    assert hidden[0].text == missing[0].text.replace("refs_nowhere", "refs_hidden")

@@ -25,8 +25,9 @@ the warehouse (real paths), regular files only, within the size limit and
 the timeout. Cost per commit: one read of the manifest list, a read of the
 parent's list unless this process checked it (kept by path: files never
 change), and one header read per new manifest. Those reads overlap: the
-header of the manifest the list most likely names is read alongside the
-list (see ``_guess``), and further new manifests' headers a few at a time.
+parent's list and the header of the manifest the list most likely names
+(see ``_guess``) are read alongside the list, and further new manifests'
+headers a few at a time.
 """
 
 from __future__ import annotations
@@ -216,13 +217,17 @@ class SnapshotFiles:
             raise refuse("is not under the table's location " + " nor ".join(
                 name for name, _ in roots))
         guess = _guess(mlist)
-        # Begun before the list is read, so that the two reads overlap (on
-        # S3 each is a round trip a commit would otherwise wait for in turn).
-        ahead = self.reader.start(guess, _HEAD) if guess else None
-        manifests = self._read_list(mlist, snap.snapshot_id, refuse)
         parent = meta.snapshot_by_id(snap.parent_snapshot_id) \
             if snap.parent_snapshot_id is not None else None
-        known = self._parents(parent) if parent is not None else {}
+        # Begun before the list is read, so that the reads overlap (on S3
+        # each is a round trip a commit would otherwise wait for in turn):
+        # the parent's list is not kept here after a restart, or when
+        # another of the server's processes checked the parent.
+        ahead = self.reader.start(guess, _HEAD) if guess else None
+        parents = self.reader.start(parent.manifest_list, None) \
+            if parent is not None and parent.manifest_list not in self.lists else None
+        manifests = self._read_list(mlist, snap.snapshot_id, refuse)
+        known = self._parents(parent, parents) if parent is not None else {}
         new = [(path, content) for path, content in manifests.items() if path not in known]
         started: dict[int, Callable[[], bytes]] = {}
 
@@ -283,15 +288,17 @@ class SnapshotFiles:
             raise refuse("is not a manifest list: an entry names no manifest")
         return listed
 
-    def _parents(self, parent: Snapshot) -> dict[str, ManifestContent]:
+    def _parents(self, parent: Snapshot, begun: Callable[[], bytes] | None,
+                 ) -> dict[str, ManifestContent]:
         """What the parent's manifest list names (the parent landed already:
         a list that cannot be read names nothing known, so every manifest
-        of the new list is checked)."""
+        of the new list is checked); ``begun``: its read, started earlier."""
         found = self.lists.get(parent.manifest_list)
         if found is None:
             try:
-                found = {m.manifest_path: m.content
-                         for m in read_manifest_list(self.io.new_input(parent.manifest_list))}
+                source = BytesInput(parent.manifest_list, begun()) if begun is not None \
+                    else self.io.new_input(parent.manifest_list)
+                found = {m.manifest_path: m.content for m in read_manifest_list(source)}
             except Exception:  # damage already in history (fsck reports it), or gone
                 return {}
             self.lists.put(parent.manifest_list, found)

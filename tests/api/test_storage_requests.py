@@ -60,6 +60,8 @@ class World:
     server: Server
     proxy: LossyProxy  # between the catalog and moto
     prefix: str        # the warehouse's folder in the bucket
+    url: str           # the catalog's database, and the server's settings:
+    env: dict[str, str]  # another server on the same catalog starts with them
 
     def during(self, act: Any) -> list[Request]:
         """The storage requests the catalog sent while ``act`` ran."""
@@ -78,7 +80,7 @@ def world(request: pytest.FixtureRequest, s3: LocalS3,
                "SAPWOOD_MAX_METADATA_BYTES": str(READ_LIMIT)}
         with serving(url, base, extra_env=env, warehouse=s3.warehouse(base.name),
                      client_props=s3.client_props) as server:
-            yield World(server, proxy, f"/{BUCKET}/{base.name}/")
+            yield World(server, proxy, f"/{BUCKET}/{base.name}/", url, env)
 
 
 def metadata_puts(requests: list[Request]) -> list[Request]:
@@ -174,6 +176,63 @@ def test_an_append_reads_its_manifest_list_and_manifest_at_once(world: World) ->
     assert len(names) == 2 and names[0].endswith("-m0.avro") and \
         names[1].startswith("snap-"), [r[:2] for r in sent]
     assert catalog.load_table(f"{ns}.t").scan().to_arrow().num_rows == 2
+
+
+def test_a_parent_list_this_process_never_read_is_read_at_once(world: World, s3: LocalS3,
+                                                                tmp_path: Path) -> None:
+    """A server restarted, or another of its processes, has not read the
+    parent snapshot's manifest list (what the parent named needs no check):
+    it reads it alongside the new list, not after it. With the new list's
+    GET held at the proxy, the parent's list's GET arrives; the append lands."""
+    catalog = world.server.catalog()
+    ns = f"p{uuid.uuid4().hex[:8]}"
+    catalog.create_namespace(ns)
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False)])
+    catalog.create_table(f"{ns}.t", schema).append(pa.table({"id": [1]}, schema=schema))
+    proxy = world.proxy
+    with serving(world.url, tmp_path, extra_env=world.env, client_props=s3.client_props,
+                 warehouse=world.server.warehouse) as other:
+        table = other.catalog().load_table(f"{ns}.t")
+        snapshot = table.current_snapshot()
+        assert snapshot is not None
+        parents = snapshot.manifest_list.rsplit("/", 1)[-1]
+        proxy.holding.clear()
+        proxy.release.clear()
+
+        def held(method: str, path: str) -> bool:
+            name = path.split("?")[0].rsplit("/", 1)[-1]
+            return method == "GET" and name.startswith("snap-") and name != parents
+
+        proxy.hold = held
+        before = len(proxy.received)
+        failed: list[BaseException] = []
+
+        def append() -> None:
+            try:
+                table.append(pa.table({"id": [2]}, schema=schema))
+            except BaseException as e:  # shown by the assertion below
+                failed.append(e)
+
+        worker = threading.Thread(target=append)
+        worker.start()
+        try:
+            assert proxy.holding.wait(30), "the new manifest list was never read"
+            seen: list[str] = []
+            for _ in range(100):  # up to 10 s while the new list's GET is held
+                seen = avro_gets(proxy.received[before:])
+                if parents in seen:
+                    break
+                threading.Event().wait(0.1)
+            assert parents in seen, seen
+        finally:
+            proxy.hold = None
+            proxy.release.set()
+            worker.join(60)
+        assert not failed, failed
+        # Each file read once: the new list, its manifest, the parent's list.
+        names = avro_gets(proxy.received[before:])
+        assert len(names) == 3 and parents in names, names
+        assert other.catalog().load_table(f"{ns}.t").scan().to_arrow().num_rows == 2
 
 
 def test_a_view_replace_is_one_exclusive_put(world: World) -> None:

@@ -46,6 +46,8 @@ FIGURES: dict[str, tuple[str, ...]] = {
                      "webhook_lag_p50_ms", "events_page_hidden_vs_visible",
                      "loop_block_ms_during_hidden_scan"),
     "expired_read": ("expired_read_p50_ms",),
+    # A commit on a table of many snapshots ÷ on one of one (issue 48).
+    "history_bench": ("history_commit_long_vs_short",),
     "merge_bench": ("content_merge_large_vs_small", "content_merge_vs_plain"),
     "mv_bench": ("mv_read_ms", "mv_compute_ms", "mv_refresh_incremental_ms",
                  "mv_refresh_full_ms", "mv_refresh_incremental_aggregate_ms",

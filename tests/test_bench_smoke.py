@@ -67,6 +67,10 @@ def test_expired_read(tmp_path: Path, request: pytest.FixtureRequest):
     figures(run_main("expired_read", ["--smoke", *args], tmp_path), FIGURES["expired_read"])
 
 
+def test_history_bench(tmp_path: Path):
+    figures(run_main("history_bench", ["--smoke"], tmp_path), FIGURES["history_bench"])
+
+
 def test_import_bench(tmp_path: Path):
     """A Nessie history imported (it needs Nessie's server: skipped without
     it, failed instead under SAPWOOD_REQUIRE_SPARK=1, as tests/nessie's)."""

@@ -13,6 +13,9 @@ only. Here, following the table spec (format/spec.md):
 * ``manifests``: v3 manifest lists (manifests' ``first_row_id`` kept or
   assigned) and manifests, for the catalog's own snapshots (content merges).
 
-Everything else (the models, every other update) is PyIceberg's.
+Everything else (the models, every other update) is PyIceberg's, applied
+by ``updated``: PyIceberg's ``update_table_metadata`` without the deep copy
+of the whole result it ends with (lineage applies every commit's updates
+through it).
 
 Imports nothing else of catalog/: metadata/, merge/ and undo/ stand on it."""

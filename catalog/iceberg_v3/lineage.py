@@ -41,6 +41,7 @@ from pyiceberg.utils.datetime import datetime_to_millis
 
 from catalog.iceberg_v3.manifests import unnumbered_rows
 from catalog.iceberg_v3.metadata import V3, upgraded
+from catalog.iceberg_v3.updated import updated
 from core.errors import bad_request, commit_failed
 from core.numbers import INT64_MAX
 
@@ -54,32 +55,39 @@ def apply_updates(base: TableMetadata | None, updates: Sequence[TableUpdate],
     creating = base is None
     at = next((i for i, u in enumerate(updates) if _to_v3(u)), None)
     if start.format_version < V3 and at is None:
-        return update_table_metadata(start, tuple(updates), enforce_validation=creating,
-                                     metadata_location=base_location)
+        return _applied(start, updates, creating, base_location)
     if at is None or start.format_version == V3:
         rest = [u for u in updates if not _to_v3(u)]
         next_row_id = check(start, rest)
         if not rest:
             return start
-        new = update_table_metadata(start, tuple(rest), enforce_validation=creating,
-                                    metadata_location=base_location)
-        return _advanced(new, next_row_id)
+        return _advanced(_applied(start, rest, creating, base_location), next_row_id)
     # Upgraded in this commit: the updates before it on the old version,
     # those after on v3 (a table being created is v3 from the start: the
     # empty metadata it starts from is no table yet).
     before = [] if creating else updates[:at]
     after = [u for u in (updates if creating else updates[at + 1:]) if not _to_v3(u)]
-    meta = update_table_metadata(start, tuple(before)) if before else start
+    meta = updated(start, before) if before else start
     meta = upgraded(meta)
     next_row_id = check(meta, after)
     if after:
-        meta = update_table_metadata(meta, tuple(after))
+        meta = updated(meta, after)
     if base_location:
         meta = _update_table_metadata_log(meta, base_location, start.last_updated_ms)
     if meta.last_updated_ms == start.last_updated_ms:
         meta = meta.model_copy(update={
             "last_updated_ms": datetime_to_millis(datetime.now().astimezone())})
     return TableMetadataUtil.parse_obj(_advanced(meta, next_row_id).model_dump())
+
+
+def _applied(start: TableMetadata, updates: Sequence[TableUpdate], creating: bool,
+             base_location: str | None) -> TableMetadata:
+    """A table being created is validated whole, as PyIceberg validates it;
+    a commit to one takes ``updated``'s path."""
+    if creating:
+        return update_table_metadata(start, tuple(updates), enforce_validation=True,
+                                     metadata_location=base_location)
+    return updated(start, updates, base_location)
 
 
 def check(meta: TableMetadata, updates: Sequence[TableUpdate]) -> int | None:

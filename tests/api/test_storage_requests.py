@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -124,6 +124,47 @@ def avro_gets(requests: list[Request]) -> list[str]:
                   if r[0] == "GET" and r[1].split("?")[0].endswith(".avro"))
 
 
+def name_of(path: str) -> str:
+    return path.split("?")[0].rsplit("/", 1)[-1]
+
+
+def while_held(proxy: LossyProxy, hold: Callable[[str, str], bool], act: Callable[[], None],
+               arrived: Callable[[list[str]], bool]) -> list[Request]:
+    """``act`` run while the storage requests ``hold`` picks wait at the
+    proxy: once one is held, up to 10 s for ``arrived`` to hold of the
+    Avro files read since (it fails otherwise); then released. The
+    requests sent meanwhile; ``act``'s own failure fails too."""
+    proxy.holding.clear()
+    proxy.release.clear()
+    proxy.hold = hold
+    before = len(proxy.received)
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            act()
+        except BaseException as e:  # shown by the assertion below
+            failed.append(e)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    try:
+        assert proxy.holding.wait(30), "the held request was never sent"
+        seen: list[str] = []
+        for _ in range(100):  # up to 10 s while it is held
+            seen = avro_gets(proxy.received[before:])
+            if arrived(seen):
+                break
+            threading.Event().wait(0.1)
+        assert arrived(seen), seen
+    finally:
+        proxy.hold = None
+        proxy.release.set()
+        worker.join(60)
+    assert not failed, failed
+    return list(proxy.received[before:])
+
+
 def test_an_append_reads_its_manifest_list_and_manifest_at_once(world: World) -> None:
     """The new manifest's header is read alongside the manifest list (its
     name follows from the list's: PyIceberg's and Iceberg Java's
@@ -135,37 +176,10 @@ def test_an_append_reads_its_manifest_list_and_manifest_at_once(world: World) ->
     catalog.create_namespace(ns)
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False)])
     table = catalog.create_table(f"{ns}.t", schema)
-    proxy = world.proxy
-    proxy.holding.clear()
-    proxy.release.clear()
-    proxy.hold = lambda m, p: m == "GET" and p.split("?")[0].rsplit("/", 1)[-1] \
-        .startswith("snap-")
-    before = len(proxy.received)
-    failed: list[BaseException] = []
-
-    def append() -> None:
-        try:
-            table.append(pa.table({"id": [1]}, schema=schema))
-        except BaseException as e:  # shown by the assertion below
-            failed.append(e)
-
-    worker = threading.Thread(target=append)
-    worker.start()
-    try:
-        assert proxy.holding.wait(30), "the manifest list was never read"
-        seen: list[str] = []
-        for _ in range(100):  # up to 10 s while the list's GET is held
-            seen = avro_gets(proxy.received[before:])
-            if any(name.endswith("-m0.avro") for name in seen):
-                break
-            threading.Event().wait(0.1)
-        assert any(name.endswith("-m0.avro") for name in seen), seen
-    finally:
-        proxy.hold = None
-        proxy.release.set()
-        worker.join(60)
-    assert not failed, failed
-    sent = list(proxy.received[before:])
+    sent = while_held(
+        world.proxy, lambda m, p: m == "GET" and name_of(p).startswith("snap-"),
+        lambda: table.append(pa.table({"id": [1]}, schema=schema)),
+        lambda seen: any(name.endswith("-m0.avro") for name in seen))
     names = avro_gets(sent)
     assert len(names) == 2 and names[0].endswith("-m0.avro") and \
         names[1].startswith("snap-"), [r[:2] for r in sent]
@@ -189,48 +203,19 @@ def test_a_parent_list_this_process_never_read_is_read_at_once(world: World, s3:
     catalog.create_namespace(ns)
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False)])
     catalog.create_table(f"{ns}.t", schema).append(pa.table({"id": [1]}, schema=schema))
-    proxy = world.proxy
     with serving(world.url, tmp_path, extra_env=world.env, client_props=s3.client_props,
                  warehouse=world.server.warehouse) as other:
         table = other.catalog().load_table(f"{ns}.t")
         snapshot = table.current_snapshot()
         assert snapshot is not None
-        parents = snapshot.manifest_list.rsplit("/", 1)[-1]
-        proxy.holding.clear()
-        proxy.release.clear()
-
-        def held(method: str, path: str) -> bool:
-            name = path.split("?")[0].rsplit("/", 1)[-1]
-            return method == "GET" and name.startswith("snap-") and name != parents
-
-        proxy.hold = held
-        before = len(proxy.received)
-        failed: list[BaseException] = []
-
-        def append() -> None:
-            try:
-                table.append(pa.table({"id": [2]}, schema=schema))
-            except BaseException as e:  # shown by the assertion below
-                failed.append(e)
-
-        worker = threading.Thread(target=append)
-        worker.start()
-        try:
-            assert proxy.holding.wait(30), "the new manifest list was never read"
-            seen: list[str] = []
-            for _ in range(100):  # up to 10 s while the new list's GET is held
-                seen = avro_gets(proxy.received[before:])
-                if parents in seen:
-                    break
-                threading.Event().wait(0.1)
-            assert parents in seen, seen
-        finally:
-            proxy.hold = None
-            proxy.release.set()
-            worker.join(60)
-        assert not failed, failed
+        parents = name_of(snapshot.manifest_list)
+        sent = while_held(
+            world.proxy,
+            lambda m, p: m == "GET" and name_of(p).startswith("snap-") and name_of(p) != parents,
+            lambda: table.append(pa.table({"id": [2]}, schema=schema)),
+            lambda seen: parents in seen)
         # Each file read once: the new list, its manifest, the parent's list.
-        names = avro_gets(proxy.received[before:])
+        names = avro_gets(sent)
         assert len(names) == 3 and parents in names, names
         assert other.catalog().load_table(f"{ns}.t").scan().to_arrow().num_rows == 2
 

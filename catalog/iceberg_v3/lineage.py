@@ -3,8 +3,10 @@ Lineage", "Snapshot Row IDs"): the writer assigns each new snapshot's
 ``first-row-id`` from the table's ``next-row-id``; the catalog checks it and
 advances ``next-row-id`` past the rows the snapshot numbered.
 
-PyIceberg's ``update_table_metadata`` does every update; what it lacks for
-v3 is done around it:
+PyIceberg's update functions do every update (``updated``: as its
+``update_table_metadata`` applies them, without its closing deep copy; a
+table being created is validated whole by ``update_table_metadata``
+itself); what they lack for v3 is done around them:
 
 * ``upgrade-format-version`` to 3 (PyIceberg refuses any version above 2):
   the table becomes v3 with ``next-row-id`` 0; a table already v3 is left

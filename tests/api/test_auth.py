@@ -242,17 +242,22 @@ def test_namespace_grants_and_filtered_listings(server, http, people) -> None:
     assert http.get("/api/v2/trees/ns_scope/history", headers=admin).status_code == 200
 
 
-def test_reading_at_a_hash_needs_read_on_a_ref_that_holds_it(server, http, people) -> None:
-    admin = people.headers("admin")
+def main_reader(server: Server, name: str) -> dict[str, str]:
+    """The headers of a new principal ``name`` who may read main only."""
+    from catalog.access import create_key
+
     s = Store(server.database_url)
     try:
-        s.auth.create_principal("mainonly")
-        s.auth.add_grant("mainonly", "read", "main")
-        from catalog.access import create_key
-
-        mine = {"Authorization": f"Bearer {create_key(s, 'mainonly')}"}
+        s.auth.create_principal(name)
+        s.auth.add_grant(name, "read", "main")
+        return {"Authorization": f"Bearer {create_key(s, name)}"}
     finally:
         s.close()
+
+
+def test_reading_at_a_hash_needs_read_on_a_ref_that_holds_it(server, http, people) -> None:
+    admin = people.headers("admin")
+    mine = main_reader(server, "mainonly")
     branch(http, people, "secret_work", "admin")
     r = http.post("/iceberg/secret_work/v1/namespaces", json={"namespace": ["hidden"]},
                   headers=admin)
@@ -376,15 +381,7 @@ def test_a_table_on_a_hidden_ref_answers_as_missing_whatever_snapshots_it_asks(
         server, http, people) -> None:
     """loadTable's ``snapshots`` mode changes nothing of what a caller
     without read gets: the answer of a reference that does not exist."""
-    s = Store(server.database_url)
-    try:
-        s.auth.create_principal("refsmain")
-        s.auth.add_grant("refsmain", "read", "main")
-        from catalog.access import create_key
-
-        mine = {"Authorization": f"Bearer {create_key(s, 'refsmain')}"}
-    finally:
-        s.close()
+    mine = main_reader(server, "refsmain")
     admin = people.headers("admin")
     branch(http, people, "refs_hidden", "admin")
     base = "/iceberg/refs_hidden/v1/namespaces"

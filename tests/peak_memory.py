@@ -17,6 +17,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.processes import status_kb
+
 _EVERY_S = 0.005
 
 
@@ -89,11 +91,6 @@ def _listdir(path: Path) -> list[Path]:
 
 
 def _hwm(pid: int) -> int | None:
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return None
-    for line in status.splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) * 1024
-    return None  # a process that has exited keeps no memory to show
+    # None for a process that has exited: it keeps no memory to show.
+    kb = status_kb(pid, "VmHWM")
+    return None if kb is None else kb * 1024

@@ -17,13 +17,20 @@ def cpu_seconds(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def rss_mb(pid: int) -> float | None:
-    """Resident memory now, in MB (None: not running, or no /proc)."""
+def status_kb(pid: int, field: str) -> int | None:
+    """A kB figure of /proc/<pid>/status (``VmRSS``, ``VmHWM``; None: not
+    running, or no /proc)."""
     try:
         status = Path(f"/proc/{pid}/status").read_text()
     except OSError:
         return None
     for line in status.splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1])
     return None
+
+
+def rss_mb(pid: int) -> float | None:
+    """Resident memory now, in MB (None: not running, or no /proc)."""
+    kb = status_kb(pid, "VmRSS")
+    return None if kb is None else kb / 1024

@@ -98,9 +98,16 @@ class Tables:
         loc = c.metadata_location
         meta, data = self.files.table(loc)
         if snapshots == "refs":
-            kept = referenced_only(meta)
-            if kept is not meta:  # else the same answer as all of them
-                return Loaded(loc, dump(kept), cache_key=f"{answer_key(loc)}#snapshots=refs")
+            key = f"{answer_key(loc)}#snapshots=refs"
+            # Written once per file, as the full answer is (the file never changes).
+            trimmed = self.files.encoded.get(key)
+            if trimmed is None:
+                kept = referenced_only(meta)
+                if kept is not meta:  # else the same answer as all of them
+                    trimmed = dump(kept)
+                    self.files.encoded.put(key, trimmed)
+            if trimmed is not None:
+                return Loaded(loc, trimmed, cache_key=key)
         return Loaded(loc, data, cache_key=answer_key(loc))
 
     # -- writes -------------------------------------------------------------------

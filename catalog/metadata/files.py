@@ -107,7 +107,8 @@ class MetadataFiles:
         self.mvs: LRU[str, MaterializedViewMetadata] = LRU(
             cache_size, share("mvs"), _mv_size)
         # Encoded forms derived from one file (a materialized view's storage
-        # or view half), by a key naming the form and the file.
+        # or view half, a table's snapshots=refs answer), by a key naming
+        # the form and the file.
         self.encoded: LRU[str, bytes] = LRU(cache_size, share("encoded"),
                                             lambda data: 100 + len(data))
         self.snapshot_files = SnapshotFiles(self.reader, cache_size)

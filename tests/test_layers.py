@@ -63,7 +63,7 @@ CATALOG_PACKAGES = {
     "merge": {"kernel", "metadata", "iceberg_v3", "views"},
     "undo": {"kernel", "metadata", "iceberg_v3", "views", "merge"},
     "maintenance": {"kernel", "metadata"},
-    "delegation": {"kernel", "maintenance"},
+    "delegation": {"kernel", "maintenance", "metadata"},
     "imports": {"kernel", "metadata", "views"},
 }
 KERNEL_IMPORTS = {"kernel", "metadata", "iceberg_v3"}

@@ -28,11 +28,11 @@ from urllib.parse import urlsplit
 from catalog.commands import Loaded
 from catalog.delegation.s3_requests import Access, S3Request, check_key, parse, refuse, under
 from catalog.delegation.settings import MODES, SIGNING, VENDING, DelegationSettings
-from catalog.delegation.sign_headers import to_sign
-from catalog.delegation.signing import WRITER_HEADER, Signer
+from catalog.delegation.sign_headers import WRITER_HEADER, to_sign
 from catalog.delegation.vending import Vended, Vendor
 from catalog.maintenance.gc import write_window
 from catalog.maintenance.liveness import Liveness
+from catalog.metadata.sigv4 import Signer
 from catalog.targets import dotted
 from core.errors import InvalidInputError
 from core.keys import ContentKey

@@ -36,7 +36,11 @@ import re
 from dataclasses import dataclass
 
 from catalog.delegation.s3_requests import S3Request, refuse
-from catalog.delegation.signing import UNSIGNED_PAYLOAD, WRITER_HEADER
+from catalog.metadata.sigv4 import UNSIGNED_PAYLOAD
+
+# Stored with every object a signed request creates: who wrote it, so that
+# only its writer's deletes are signed (docs/security.md).
+WRITER_HEADER = "x-amz-meta-sapwood-writer"
 
 # Signed when given. Each only checks the request (its body, its checksum)
 # or asks for a checksum back; none changes an object but the request's own.

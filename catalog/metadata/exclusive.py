@@ -7,9 +7,11 @@ cannot both succeed and nothing is looked up first. A store that predates
 conditional writes answers the header 501 NotImplemented (as AWS S3 did
 before August 2024); there the file is looked up, then written with a plain
 PUT, as before conditional writes, and the store is remembered so each
-later file costs no refused request. In a local file system the create is
-``O_EXCL`` (used only where catalog.metadata.local_files cannot be);
-elsewhere fsspec's create mode is as exclusive as its file system makes it.
+later file costs no refused request. The conditional PUT is sent directly
+where it can be (catalog.metadata.s3_direct), else through s3fs. In a
+local file system the create is ``O_EXCL`` (used only where
+catalog.metadata.local_files cannot be); elsewhere fsspec's create mode is
+as exclusive as its file system makes it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import errno
 import weakref
 from typing import Any
 
+from catalog.metadata import s3_direct
 from core.errors import SapwoodError, bad_request
 
 # File systems (fsspec instances, one per store and settings) that answered
@@ -35,10 +38,13 @@ def create(fs: Any, path: str, data: bytes, shown: str) -> None:
                 f.write(data)
         elif fs in _UNCONDITIONAL:
             _looked_up_then_written(fs, path, data, shown)
-        else:
+        elif not s3_direct.create(fs, path, data):
             fs.pipe_file(path, data, mode="create")
     except FileExistsError:
         raise _exists(shown) from None
+    except s3_direct.Unconditional:
+        _UNCONDITIONAL.add(fs)
+        _looked_up_then_written(fs, path, data, shown)
     except OSError as e:
         code = _code(e)
         # Two conditional PUTs of one name at once: S3 may answer the second

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 import fsspec
 
+from catalog.metadata import s3_direct
 from catalog.metadata.locations import Locations, Where
 from core.errors import FileNotFoundInWarehouseError, SapwoodError, UnavailableError, bad_request
 
@@ -140,10 +141,15 @@ class MetadataReader:
         uri = where.uri
         want = self.max_bytes + 1 if size is None else min(size, self.max_bytes + 1)
         try:
-            fs, path = fsspec.core.url_to_fs(uri)
             # One ranged GET (on S3): no HEAD for the size first, as a file
-            # opened for reading asks, and never more than the limit fetched.
-            data = _ranged(fs, path, want)
+            # opened for reading asks, and never more than the limit fetched;
+            # sent directly where it can be (catalog.metadata.s3_direct).
+            direct = s3_direct.get(uri, want)
+            if direct is not None:
+                data = direct
+            else:
+                fs, path = fsspec.core.url_to_fs(uri)
+                data = _ranged(fs, path, want)
         except FileNotFoundError:
             raise not_found(uri) from None
         except ImportError:

@@ -35,6 +35,7 @@ from pyiceberg.types import LongType, NestedField
 from catalog.metadata.files import MetadataFiles
 from catalog.metadata.locations import Locations
 from catalog.metadata.reading import MetadataReader
+from catalog.metadata.s3_direct import USER_AGENT
 from core.errors import BadRequestError
 from tests.api import spark_bodies as sb
 from tests.fixtures import BACKENDS, database_url
@@ -112,6 +113,9 @@ def test_a_table_commit_is_one_exclusive_put(world: World) -> None:
     # and manifest (it checks them), but looks nothing up before its write.
     sent = world.during(lambda: table.append(pa.table({"id": [1]}, schema=schema)))
     assert_one_exclusive_put(sent, world.prefix)
+    # Each sent directly, not through s3fs (catalog.metadata.s3_direct).
+    assert len(sent) == 3 and all(r[2].get("user-agent") == USER_AGENT for r in sent), \
+        [(r[:2], r[2].get("user-agent")) for r in sent]
     assert catalog.load_table(f"{ns}.t").scan().to_arrow().num_rows == 1
 
 

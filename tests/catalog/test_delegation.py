@@ -12,8 +12,8 @@ import time
 import pytest
 
 from catalog.delegation.s3_requests import Access, parse, under
-from catalog.delegation.signing import Signer
 from catalog.delegation.vending import session_policy
+from catalog.metadata.sigv4 import Signer
 from core.errors import ForbiddenError, InvalidInputError
 
 EP = "127.0.0.1:9000"

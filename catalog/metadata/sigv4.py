@@ -1,13 +1,14 @@
-"""S3 requests signed for a client (AWS Signature Version 4, with the
-warehouse's credentials).
+"""S3 requests signed with the warehouse's credentials (AWS Signature
+Version 4): the catalog's own (catalog.metadata.s3_direct) and those it
+signs for a client (catalog.delegation).
 
-The client sends the request it is about to make; the answer is the
-headers signing adds (``Authorization``, ``X-Amz-Date``, the payload hash,
-a session token, and what the catalog's rules add: the writer's mark,
-``If-None-Match``, a body's ``Content-MD5``), which the client adds to its
-request. Which headers are signed is catalog.delegation.sign_headers'
-choice; ``host`` always is, and the headers a client's HTTP library sets
-or changes later are not, so they do not break the signature.
+For a client, the answer is the headers signing adds (``Authorization``,
+``X-Amz-Date``, the payload hash, a session token, and what the catalog's
+rules add: the writer's mark, ``If-None-Match``, a body's ``Content-MD5``),
+which the client adds to its request. Which headers are signed is
+catalog.delegation.sign_headers' choice; ``host`` always is, and the
+headers a client's HTTP library sets or changes later are not, so they do
+not break the signature.
 
 The signature is computed here rather than with botocore's ``S3SigV4Auth``
 (tests/catalog/test_delegation.py holds the two equal): botocore's general
@@ -26,9 +27,6 @@ from urllib.parse import urlsplit
 from core.errors import UnavailableError
 
 UNSIGNED_PAYLOAD = "UNSIGNED-PAYLOAD"
-# Stored with every object a signed request creates: who wrote it, so that
-# only its writer's deletes are signed (docs/security.md).
-WRITER_HEADER = "x-amz-meta-sapwood-writer"
 
 
 class Signer:

@@ -36,13 +36,14 @@ import json
 import re
 from collections.abc import Callable, Iterable, Sequence
 
-from pyiceberg.manifest import ManifestContent, read_manifest_list
+from pyiceberg.manifest import ManifestContent
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.snapshots import Snapshot
 from pyiceberg.table.update import AddSnapshotUpdate, TableUpdate
 
 from catalog.metadata.fileio import BytesInput, ReaderIO
 from catalog.metadata.locations import METADATA_PATH, Where, split, under
+from catalog.metadata.manifest_lists import read_list
 from catalog.metadata.reading import MetadataReader
 from core.errors import (
     FileNotFoundInWarehouseError,
@@ -280,7 +281,7 @@ class SnapshotFiles:
                           "differs)")
         try:
             listed = {m.manifest_path: m.content
-                      for m in read_manifest_list(BytesInput(mlist, data))}
+                      for m in read_list(BytesInput(mlist, data))}
         except Exception as e:  # a hostile file, parsed: any failure is its own
             raise refuse(f"is not a manifest list: its entries do not decode "
                          f"({type(e).__name__})") from None
@@ -298,7 +299,7 @@ class SnapshotFiles:
             try:
                 source = BytesInput(parent.manifest_list, begun()) if begun is not None \
                     else self.io.new_input(parent.manifest_list)
-                found = {m.manifest_path: m.content for m in read_manifest_list(source)}
+                found = {m.manifest_path: m.content for m in read_list(source)}
             except Exception:  # damage already in history (fsck reports it), or gone
                 return {}
             self.lists.put(parent.manifest_list, found)

@@ -42,8 +42,8 @@ class _ListFile(AvroFile[ManifestFile]):
         found = _RESOLVED.get(text)
         if found is None:
             schema = self.header.get_schema()
-            found = (schema, resolve_reader(schema, self.read_schema, self.read_types,
-                                            self.read_enums))
+            found = (schema, resolve_reader(schema, self.read_schema or schema,
+                                            self.read_types, self.read_enums))
             _RESOLVED.put(text, found)
         self.schema, self.reader = found
         return self

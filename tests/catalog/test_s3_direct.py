@@ -5,11 +5,13 @@ requests differently."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import certifi
 import fsspec.config
 import pytest
 
@@ -90,17 +92,21 @@ def test_one_of_two_creates_of_a_name_wins(secured: SecuredS3,
 
 
 def test_a_refused_request_goes_to_s3fs_and_none_follows(
-        secured: SecuredS3, monkeypatch: pytest.MonkeyPatch) -> None:
+        secured: SecuredS3, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
     """Credentials the store refuses (as a wrong region or endpoint would
-    be): no answer here, so the caller asks s3fs, and no later request is
-    sent directly."""
+    be): no answer here, so the caller asks s3fs, no later request is sent
+    directly, and the log says so once."""
     with LossyProxy(secured.endpoint.removeprefix("http://"), rule=lambda m, p: False) as proxy:
         d = settled(monkeypatch, proxy.base, secured.key_id, "not-the-secret")
-        assert d.get(BUCKET, KEYS[0], 100) is None
-        assert d.refused and len(proxy.received) == 1
-        assert d.create(BUCKET, "d/refused.json", b"x") is None
-        assert d.get(BUCKET, KEYS[0], 100) is None
+        with caplog.at_level(logging.WARNING, logger="catalog.metadata.s3_direct"):
+            assert d.get(BUCKET, KEYS[0], 100) is None
+            assert d.refused and len(proxy.received) == 1
+            assert d.create(BUCKET, "d/refused.json", b"x") is None
+            assert d.get(BUCKET, KEYS[0], 100) is None
         assert len(proxy.received) == 1
+        warned = [r.getMessage() for r in caplog.records if r.name == "catalog.metadata.s3_direct"]
+        assert len(warned) == 1 and "403" in warned[0], warned
 
 
 def test_a_lost_answer_is_no_answer(secured: SecuredS3,
@@ -175,6 +181,17 @@ def test_settings_s3fs_would_use_differently_keep_s3fs(
         m.setenv("AWS_CONFIG_FILE", str(config))
         found = s3_direct.from_settings()
         assert found is not None and found.store.virtual
+    # Over TLS, the certificates botocore would trust: AWS_CA_BUNDLE's.
+    bundle = tmp_path / "one.pem"
+    pems = Path(certifi.where()).read_text()
+    first = pems.index("-----BEGIN CERTIFICATE-----")
+    bundle.write_text(pems[first:pems.index("-----END CERTIFICATE-----") + 25] + "\n")
+    with monkeypatch.context() as m:
+        m.setenv("AWS_ENDPOINT_URL", "https://store.example:9000")
+        m.setenv("AWS_CA_BUNDLE", str(bundle))
+        found = s3_direct.from_settings()
+        assert found is not None and found.store.tls is not None
+        assert len(found.store.tls.get_ca_certs()) == 1
     # AWS itself: the bucket in the host name, as botocore addresses it.
     monkeypatch.delenv("AWS_ENDPOINT_URL")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")

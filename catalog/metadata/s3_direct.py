@@ -57,7 +57,7 @@ _ERROR_BYTES = 64 * 1024
 # Sent with each direct request: a store's logs tell them from s3fs's.
 USER_AGENT = "sapwood-catalog"
 _CODE = re.compile(rb"<Code>([A-Za-z]+)</Code>")
-# A bucket name that can be a host name's first label.
+# A bucket name that can be a host name's first label (no dots).
 _DNS_BUCKET = re.compile(r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]")
 
 
@@ -127,7 +127,6 @@ class Direct:
                             "requests go through s3fs from now on", status,
                             (_code(body) or "")[:60])
             self.refused = True
-        return None
 
     # -- HTTP -------------------------------------------------------------------------
     def _send(self, method: str, bucket: str, key: str, signed: dict[str, str],
@@ -252,7 +251,8 @@ def split(fs_or_uri: str) -> tuple[str, str] | None:
 
 def get(uri: str, want: int) -> bytes | None:
     """``Direct.get`` for an ``s3://`` location; None: not answered here."""
-    d, where = direct(), split(uri)
+    where = split(uri)
+    d = direct() if where is not None else None  # botocore's settings: read for S3 only
     if d is None or where is None or not _addressable(d, where[0]):
         return None
     return d.get(where[0], where[1], want)
@@ -272,8 +272,6 @@ def create(fs: Any, path: str, data: bytes) -> bool | None:
 
 def _addressable(d: Direct, bucket: str) -> bool:
     """Whether a request can name the bucket the way the store's client
-    would: in the host name, a bucket that can be one (and over TLS, no
-    dots: the certificate covers one label)."""
-    if not d.store.virtual:
-        return True
-    return bool(_DNS_BUCKET.fullmatch(bucket)) and "." not in bucket
+    would: in the host name, only a bucket that is one label (no dots: a
+    TLS certificate covers one)."""
+    return not d.store.virtual or bool(_DNS_BUCKET.fullmatch(bucket))
